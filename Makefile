@@ -1,0 +1,234 @@
+# tenure — build, test and demo entry points.
+#
+#   make demo    set up, build, and run the best real demo that exists
+#   make test    set up, then every lint and every test suite that exists
+#   make setup   install every tool the build needs (idempotent; seconds when warm)
+#   make help    list all targets
+#
+# Conventions for extending this file:
+#   - Every tool a target needs is installed by a `setup-*` target that `setup` depends on, and that
+#     checks before installing, so a warm `make setup` stays fast.
+#   - A test suite is a `test-*` target listed in TEST_SUITES; it must skip with a message (and
+#     succeed) while its directory does not exist yet.
+#   - Lists below (RUSTUP_TARGETS, APT_PACKAGES, NPM_DIRS, PY_DIRS, ...) are the extension points.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+# Suites share cargo's target dir and lock; keep output readable and deterministic.
+.NOTPARALLEL:
+MAKEFLAGS += --no-print-directory
+
+ROOT := $(CURDIR)
+CARGO ?= cargo
+PYTHON ?= python3
+# The interpreter the venv is made from, resolved before .venv/bin goes on PATH.
+HOST_PYTHON := $(shell command -v $(PYTHON))
+VENV := $(ROOT)/.venv
+export PATH := $(HOME)/.cargo/bin:$(VENV)/bin:$(PATH)
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export DEBIAN_FRONTEND := noninteractive
+
+# ---------------------------------------------------------------------------------------------------
+# Tool lists (extension points)
+# ---------------------------------------------------------------------------------------------------
+
+RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 x86_64-unknown-none
+RUSTUP_COMPONENTS ?= rustfmt clippy
+# Debian packages. python3-venv and a C toolchain are added automatically when missing.
+APT_PACKAGES ?= chromium
+# Directories where `npm ci` runs when they hold a package-lock.json.
+NPM_DIRS ?= node demo tests
+# Directories linted by ruff when they hold .py files.
+PY_DIRS ?= python bindings/python tests demo
+REQUIREMENTS := requirements-dev.txt
+CARGO_FUZZ_VERSION ?= 0.13.2
+FUZZ_DIR ?= $(patsubst %/Cargo.toml,%,$(firstword $(wildcard fuzz/Cargo.toml core/fuzz/Cargo.toml)))
+FUZZ_SECONDS ?= 60
+FUZZ_TOOLCHAIN ?= nightly
+# package:directory pairs whose benches `make bench` runs (when the directory has benches/).
+BENCH_PACKAGES ?= tenure:core
+
+# No-std proof target and the browser/component target for the core.
+NO_STD_TARGET ?= x86_64-unknown-none
+WASM_TARGET ?= wasm32-unknown-unknown
+
+# Test suites run by `make test`, in order. Add yours here.
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help setup setup-rust setup-apt setup-venv setup-npm setup-cargo-tools setup-fuzz \
+        test $(TEST_SUITES) demo bench fuzz clean distclean
+
+help:
+	@echo "tenure make targets:"
+	@echo "  demo            set up, build and run the demo (a simulated 5-node cluster for now)"
+	@echo "  test            set up, then: $(TEST_SUITES)"
+	@echo "  setup           install toolchains and tools (idempotent)"
+	@echo "  bench           run benchmarks that exist"
+	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
+	@echo "  clean           cargo clean"
+	@echo "  distclean       clean, and remove .venv, node_modules and setup stamps"
+
+# ---------------------------------------------------------------------------------------------------
+# setup
+# ---------------------------------------------------------------------------------------------------
+
+setup: setup-rust setup-apt setup-venv setup-npm setup-cargo-tools setup-fuzz
+	@echo "setup: ok"
+
+setup-rust:
+	@command -v rustup >/dev/null || { echo "setup: rustup is required (https://rustup.rs)" >&2; exit 1; }
+	@installed="$$(rustup target list --installed)"; missing=""; \
+	for t in $(RUSTUP_TARGETS); do grep -qx "$$t" <<<"$$installed" || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then echo "setup: rustup target add$$missing"; rustup target add $$missing; fi
+	@installed="$$(rustup component list --installed)"; missing=""; \
+	for c in $(RUSTUP_COMPONENTS); do grep -q "^$$c" <<<"$$installed" || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then echo "setup: rustup component add$$missing"; rustup component add $$missing; fi
+
+setup-apt:
+	@pkgs="$(APT_PACKAGES)"; \
+	$(HOST_PYTHON) -c 'import ensurepip, venv' 2>/dev/null || pkgs="$$pkgs python3-venv"; \
+	command -v cc >/dev/null || pkgs="$$pkgs gcc libc6-dev"; \
+	missing=""; \
+	for p in $$pkgs; do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: apt-get install$$missing"; \
+	  if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then $(SUDO) apt-get update; fi; \
+	  $(SUDO) apt-get install -y $$missing || { $(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; }; \
+	fi
+
+# The stamp lives inside .venv, so deleting .venv re-creates it; editing requirements re-installs.
+setup-venv: $(VENV)/.requirements-installed
+
+$(VENV)/.requirements-installed: $(REQUIREMENTS)
+	@if ! "$(VENV)/bin/python" -m pip --version >/dev/null 2>&1; then \
+	  echo "setup: creating $(VENV) from $(HOST_PYTHON)"; rm -rf "$(VENV)"; "$(HOST_PYTHON)" -m venv "$(VENV)"; \
+	fi
+	@echo "setup: pip install -r $(REQUIREMENTS)"
+	@"$(VENV)/bin/python" -m pip install -q -r $(REQUIREMENTS)
+	@touch $@
+
+# npm writes node_modules/.package-lock.json on install: newer than the lockfile means up to date.
+setup-npm:
+	@for d in $(NPM_DIRS); do \
+	  [ -f "$$d/package-lock.json" ] || continue; \
+	  stamp="$$d/node_modules/.package-lock.json"; \
+	  if [ -f "$$stamp" ] && [ "$$stamp" -nt "$$d/package-lock.json" ] && [ "$$stamp" -nt "$$d/package.json" ]; then continue; fi; \
+	  echo "setup: npm ci in $$d"; \
+	  (cd "$$d" && npm ci --no-audit --no-fund); \
+	  mkdir -p "$$d/node_modules"; touch "$$stamp"; \
+	done
+
+# wasm-bindgen-cli must match the wasm-bindgen crate in Cargo.lock exactly.
+# Installed without --locked (with it, the install fails on a yanked dependency; see NOTES).
+setup-cargo-tools:
+	@[ -f Cargo.lock ] || $(CARGO) generate-lockfile || echo "setup: warning: could not generate Cargo.lock; skipping cargo tools" >&2
+	@want="$$([ -f Cargo.lock ] && awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock || true)"; \
+	if [ -n "$$want" ]; then \
+	  have="$$(wasm-bindgen --version 2>/dev/null | awk '{print $$2}' || true)"; \
+	  if [ "$$have" != "$$want" ]; then \
+	    echo "setup: cargo install wasm-bindgen-cli $$want (have: $${have:-none})"; \
+	    $(CARGO) install wasm-bindgen-cli --version "=$$want" --force; \
+	  fi; \
+	fi
+
+# cargo-fuzz and a nightly toolchain, only once a fuzz/ directory exists.
+setup-fuzz:
+	@if [ -n "$(FUZZ_DIR)" ]; then \
+	  rustup toolchain list | grep -q "^$(FUZZ_TOOLCHAIN)" || rustup toolchain install $(FUZZ_TOOLCHAIN) --profile minimal; \
+	  have="$$($(CARGO) fuzz --version 2>/dev/null | awk '{print $$2}' || true)"; \
+	  if [ "$$have" != "$(CARGO_FUZZ_VERSION)" ]; then \
+	    echo "setup: cargo install cargo-fuzz $(CARGO_FUZZ_VERSION)"; \
+	    $(CARGO) install cargo-fuzz --version "=$(CARGO_FUZZ_VERSION)" --locked --force; \
+	  fi; \
+	fi
+
+# ---------------------------------------------------------------------------------------------------
+# test
+# ---------------------------------------------------------------------------------------------------
+
+test: setup $(TEST_SUITES)
+	@echo "test: all suites passed"
+
+lint: setup
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	@dirs=""; for d in $(PY_DIRS); do \
+	  if [ -d "$$d" ] && [ -n "$$(find "$$d" -name '*.py' -not -path '*/node_modules/*' -not -path '*/.venv/*' -print -quit)" ]; then dirs="$$dirs $$d"; fi; \
+	done; \
+	if [ -n "$$dirs" ]; then echo "ruff check$$dirs"; ruff check $$dirs; else echo "lint: no Python files yet, skipping ruff"; fi
+
+test-rust: setup
+	$(CARGO) test --workspace
+	$(CARGO) build -p tenure --no-default-features --target $(NO_STD_TARGET)
+	$(CARGO) build -p tenure --target $(WASM_TARGET)
+	RUSTDOCFLAGS=-Dwarnings $(CARGO) doc -p tenure --no-deps
+
+test-sim: setup
+	@if [ ! -f tests/sim/Cargo.toml ]; then echo "test-sim: tests/sim not present yet, skipping"; exit 0; fi; \
+	echo "test-sim: simulator tests run as part of cargo test --workspace"
+
+test-python: setup
+	@if [ ! -f python/pyproject.toml ]; then echo "test-python: python/pyproject.toml not present yet, skipping"; exit 0; fi; \
+	echo "test-python: python/pyproject.toml exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+
+test-node: setup
+	@if [ ! -f node/package.json ]; then echo "test-node: node/package.json not present yet, skipping"; exit 0; fi; \
+	echo "test-node: node/package.json exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+
+test-component: setup
+	@if [ ! -f bindings/component/Cargo.toml ]; then echo "test-component: bindings/component not present yet, skipping"; exit 0; fi; \
+	echo "test-component: bindings/component/Cargo.toml exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+
+test-web: setup
+	@if [ ! -f bindings/wasm/Cargo.toml ] && [ ! -f demo/package.json ]; then echo "test-web: bindings/wasm and demo/ not present yet, skipping"; exit 0; fi; \
+	echo "test-web: bindings/wasm or demo/package.json exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+
+test-e2e: setup
+	@if [ ! -d tests/e2e ]; then echo "test-e2e: tests/e2e not present yet, skipping"; exit 0; fi; \
+	echo "test-e2e: tests/e2e exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+
+# ---------------------------------------------------------------------------------------------------
+# demo, bench, fuzz
+# ---------------------------------------------------------------------------------------------------
+
+# Until the mixed-language cluster exists, the best real thing: the simulator's demo if present,
+# else the core's in-memory 5-node cluster example.
+demo: setup
+	@if [ -f tests/sim/Cargo.toml ]; then \
+	  echo "demo: simulated cluster (tenure-sim --demo)"; \
+	  $(CARGO) run --release -p tenure-sim --bin tenure-sim -- --demo; \
+	else \
+	  echo "demo: in-memory 5-node cluster (core/examples/cluster.rs)"; \
+	  $(CARGO) run --release -p tenure --example cluster; \
+	fi
+
+bench: setup
+	@ran=""; for pd in $(BENCH_PACKAGES); do \
+	  p="$${pd%%:*}"; d="$${pd#*:}"; \
+	  if [ -d "$$d/benches" ]; then echo "bench: $$p"; $(CARGO) bench -p "$$p"; ran=1; fi; \
+	done; \
+	if [ -z "$$ran" ]; then echo "bench: no benches/ directory in $(BENCH_PACKAGES) yet, skipping"; fi
+
+fuzz: setup
+	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \
+	targets="$$($(CARGO) +$(FUZZ_TOOLCHAIN) fuzz list --fuzz-dir $(FUZZ_DIR))"; \
+	[ -n "$$targets" ] || { echo "fuzz: no fuzz targets in $(FUZZ_DIR), skipping"; exit 0; }; \
+	for t in $$targets; do \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz run --fuzz-dir $(FUZZ_DIR) "$$t" -- -max_total_time=$(FUZZ_SECONDS); \
+	done
+
+# ---------------------------------------------------------------------------------------------------
+# clean
+# ---------------------------------------------------------------------------------------------------
+
+clean:
+	$(CARGO) clean
+
+distclean: clean
+	rm -rf .venv .setup $(addsuffix /node_modules,$(NPM_DIRS))
