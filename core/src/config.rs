@@ -1,0 +1,429 @@
+//! Node configuration: defaults, derivation of a missing timeout bound, warnings and errors.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Default lower bound of the randomised election timeout, in milliseconds.
+pub const DEFAULT_ELECTION_TIMEOUT_MIN: u64 = 150;
+/// Default upper bound of the randomised election timeout, in milliseconds.
+pub const DEFAULT_ELECTION_TIMEOUT_MAX: u64 = 300;
+/// Default interval between a leader's heartbeats, in milliseconds.
+pub const DEFAULT_HEARTBEAT_INTERVAL: u64 = 50;
+/// Default time a peer reported `no_connection` stays in the view, in milliseconds.
+pub const DEFAULT_GHOST_TTL: u64 = 5000;
+/// Default floor below which no leader exists.
+pub const DEFAULT_MIN_CLUSTER_SIZE: u32 = 3;
+/// Longest accepted node id or cluster id, in bytes.
+pub const MAX_ID_LEN: usize = 255;
+
+/// Everything a node needs to know before it starts. Build it with [`Config::new`] and the
+/// builder methods, or fill the public fields directly.
+///
+/// ```
+/// let config = tenure::Config::new("10.0.0.1:7000", "scheduler")
+///     .bootstrap(["10.0.0.2:7000", "10.0.0.3:7000"])
+///     .election_timeout_min(200);
+/// let checked = config.validate().unwrap();
+/// assert_eq!(checked.election_timeout_max, 400); // derived: min alone doubles to a max
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// This node's id (for the UDP runtimes: its `HOST:PORT`).
+    pub id: String,
+    /// The cluster id; required, namespaces the election.
+    pub cluster: String,
+    /// Peers declared at start (self, if listed, is ignored).
+    pub bootstrap: Vec<String>,
+    /// Floor of the view size below which no leader may exist.
+    pub min_cluster_size: u32,
+    /// Lower bound of the election timeout; `None` derives it from the upper bound (half).
+    pub election_timeout_min: Option<u64>,
+    /// Upper bound of the election timeout; `None` derives it from the lower bound (double).
+    pub election_timeout_max: Option<u64>,
+    /// Interval between heartbeats.
+    pub heartbeat_interval: u64,
+    /// How long a peer reported `no_connection` stays in the view.
+    pub ghost_ttl: u64,
+    /// Ask "could I win?" before incrementing the term (default on).
+    pub pre_vote: bool,
+    /// Ask the host to confirm before publishing leadership (default on).
+    pub confirm_leader: bool,
+    /// Emit `Output::Persist` whenever term or vote changes (durable term and vote).
+    pub durable: bool,
+    /// Shared cluster key: when set, every message carries an HMAC-SHA256 tag.
+    pub key: Option<Vec<u8>>,
+}
+
+impl Config {
+    /// A configuration with every default (5000 ms ghost TTL, 150–300 ms election timeout,
+    /// 50 ms heartbeat, `min_cluster_size` 3, pre-vote and confirm-leader on, not durable).
+    pub fn new(id: impl Into<String>, cluster: impl Into<String>) -> Self {
+        Config {
+            id: id.into(),
+            cluster: cluster.into(),
+            bootstrap: Vec::new(),
+            min_cluster_size: DEFAULT_MIN_CLUSTER_SIZE,
+            election_timeout_min: None,
+            election_timeout_max: None,
+            heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
+            ghost_ttl: DEFAULT_GHOST_TTL,
+            pre_vote: true,
+            confirm_leader: true,
+            durable: false,
+            key: None,
+        }
+    }
+
+    /// Sets the bootstrap peers.
+    pub fn bootstrap<I, S>(mut self, peers: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.bootstrap = peers.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Sets `min_cluster_size`.
+    pub fn min_cluster_size(mut self, n: u32) -> Self {
+        self.min_cluster_size = n;
+        self
+    }
+    /// Sets the lower election timeout bound.
+    pub fn election_timeout_min(mut self, ms: u64) -> Self {
+        self.election_timeout_min = Some(ms);
+        self
+    }
+    /// Sets the upper election timeout bound.
+    pub fn election_timeout_max(mut self, ms: u64) -> Self {
+        self.election_timeout_max = Some(ms);
+        self
+    }
+    /// Sets the heartbeat interval.
+    pub fn heartbeat_interval(mut self, ms: u64) -> Self {
+        self.heartbeat_interval = ms;
+        self
+    }
+    /// Sets the ghost TTL.
+    pub fn ghost_ttl(mut self, ms: u64) -> Self {
+        self.ghost_ttl = ms;
+        self
+    }
+    /// Turns pre-vote on or off.
+    pub fn pre_vote(mut self, on: bool) -> Self {
+        self.pre_vote = on;
+        self
+    }
+    /// Turns the confirm-leader gate on or off.
+    pub fn confirm_leader(mut self, on: bool) -> Self {
+        self.confirm_leader = on;
+        self
+    }
+    /// Turns durable term and vote on or off.
+    pub fn durable(mut self, on: bool) -> Self {
+        self.durable = on;
+        self
+    }
+    /// Sets the shared cluster key (authenticated mode).
+    pub fn key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Checks the configuration, derives a missing timeout bound, and lists warnings.
+    pub fn validate(&self) -> Result<ValidConfig, ConfigError> {
+        check_id("id", &self.id)?;
+        check_id("cluster", &self.cluster)?;
+        for peer in &self.bootstrap {
+            check_id("bootstrap", peer)?;
+        }
+        let (min, max) = match (self.election_timeout_min, self.election_timeout_max) {
+            (None, None) => (DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MAX),
+            (Some(min), None) => (min, min.saturating_mul(2)),
+            (None, Some(max)) => (max / 2, max),
+            (Some(min), Some(max)) => (min, max),
+        };
+        if min == 0 {
+            return Err(ConfigError::ZeroTimeout { field: "election_timeout_min" });
+        }
+        if max == 0 {
+            return Err(ConfigError::ZeroTimeout { field: "election_timeout_max" });
+        }
+        if min > max {
+            return Err(ConfigError::MinAboveMax { min, max });
+        }
+        if self.heartbeat_interval == 0 {
+            return Err(ConfigError::ZeroTimeout { field: "heartbeat_interval" });
+        }
+        if self.ghost_ttl == 0 {
+            return Err(ConfigError::ZeroTimeout { field: "ghost_ttl" });
+        }
+        if self.heartbeat_interval >= min {
+            return Err(ConfigError::HeartbeatNotBelowElectionTimeout {
+                heartbeat_interval: self.heartbeat_interval,
+                election_timeout_min: min,
+            });
+        }
+        if self.min_cluster_size == 0 {
+            return Err(ConfigError::ZeroMinClusterSize);
+        }
+        if let Some(key) = &self.key {
+            if key.is_empty() {
+                return Err(ConfigError::EmptyKey);
+            }
+        }
+        let mut warnings = Vec::new();
+        if self.min_cluster_size < 3 {
+            warnings.push(ConfigWarning::SmallMinClusterSize { min_cluster_size: self.min_cluster_size });
+        }
+        if self.heartbeat_interval.saturating_mul(3) > min {
+            warnings.push(ConfigWarning::SlowHeartbeat {
+                heartbeat_interval: self.heartbeat_interval,
+                election_timeout_min: min,
+            });
+        }
+        Ok(ValidConfig {
+            election_timeout_min: min,
+            election_timeout_max: max,
+            heartbeat_interval: self.heartbeat_interval,
+            ghost_ttl: self.ghost_ttl,
+            min_cluster_size: self.min_cluster_size,
+            warnings,
+        })
+    }
+}
+
+fn check_id(field: &'static str, value: &str) -> Result<(), ConfigError> {
+    if value.is_empty() {
+        return Err(ConfigError::EmptyId { field });
+    }
+    if value.len() > MAX_ID_LEN {
+        return Err(ConfigError::IdTooLong { field, len: value.len() });
+    }
+    Ok(())
+}
+
+/// The numbers a node runs with, after derivation, plus the warnings found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidConfig {
+    /// Effective lower election timeout bound.
+    pub election_timeout_min: u64,
+    /// Effective upper election timeout bound.
+    pub election_timeout_max: u64,
+    /// Heartbeat interval.
+    pub heartbeat_interval: u64,
+    /// Ghost TTL.
+    pub ghost_ttl: u64,
+    /// Floor of the view size for a leader to exist.
+    pub min_cluster_size: u32,
+    /// Non-fatal problems.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// A configuration that works but is probably not what was meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigWarning {
+    /// `min_cluster_size` of 1 or 2: a lone node (or a pair) can lead, so a partition can yield
+    /// two leaders.
+    SmallMinClusterSize {
+        /// The configured value.
+        min_cluster_size: u32,
+    },
+    /// The heartbeat interval is not below a third of `election_timeout_min`: one lost heartbeat
+    /// can trigger an election.
+    SlowHeartbeat {
+        /// The configured heartbeat interval.
+        heartbeat_interval: u64,
+        /// The effective lower election timeout bound.
+        election_timeout_min: u64,
+    },
+}
+
+impl ConfigWarning {
+    /// A stable snake_case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigWarning::SmallMinClusterSize { .. } => "small_min_cluster_size",
+            ConfigWarning::SlowHeartbeat { .. } => "slow_heartbeat",
+        }
+    }
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigWarning::SmallMinClusterSize { min_cluster_size } => write!(
+                f,
+                "min_cluster_size is {min_cluster_size}: a partition can leave two sides that each elect a leader"
+            ),
+            ConfigWarning::SlowHeartbeat { heartbeat_interval, election_timeout_min } => write!(
+                f,
+                "heartbeat_interval {heartbeat_interval} ms is not below a third of election_timeout_min {election_timeout_min} ms: a single lost heartbeat may cause an election"
+            ),
+        }
+    }
+}
+
+/// An invalid configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The node id, the cluster id or a bootstrap peer is empty.
+    EmptyId {
+        /// Which field (`id`, `cluster` or `bootstrap`).
+        field: &'static str,
+    },
+    /// An id longer than [`MAX_ID_LEN`] bytes.
+    IdTooLong {
+        /// Which field.
+        field: &'static str,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// A timeout or interval of zero.
+    ZeroTimeout {
+        /// Which field.
+        field: &'static str,
+    },
+    /// `election_timeout_min` above `election_timeout_max`.
+    MinAboveMax {
+        /// The lower bound.
+        min: u64,
+        /// The upper bound.
+        max: u64,
+    },
+    /// A heartbeat interval at or above `election_timeout_min`: followers would always time out.
+    HeartbeatNotBelowElectionTimeout {
+        /// The heartbeat interval.
+        heartbeat_interval: u64,
+        /// The effective lower election timeout bound.
+        election_timeout_min: u64,
+    },
+    /// `min_cluster_size` of zero.
+    ZeroMinClusterSize,
+    /// A cluster key of zero bytes.
+    EmptyKey,
+}
+
+impl ConfigError {
+    /// A stable snake_case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::EmptyId { .. } => "empty_id",
+            ConfigError::IdTooLong { .. } => "id_too_long",
+            ConfigError::ZeroTimeout { .. } => "zero_timeout",
+            ConfigError::MinAboveMax { .. } => "min_above_max",
+            ConfigError::HeartbeatNotBelowElectionTimeout { .. } => "heartbeat_not_below_election_timeout",
+            ConfigError::ZeroMinClusterSize => "zero_min_cluster_size",
+            ConfigError::EmptyKey => "empty_key",
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::EmptyId { field } => write!(f, "{field} must not be empty"),
+            ConfigError::IdTooLong { field, len } => {
+                write!(f, "{field} is {len} bytes long; at most {MAX_ID_LEN} are allowed")
+            }
+            ConfigError::ZeroTimeout { field } => write!(f, "{field} must be greater than 0 ms"),
+            ConfigError::MinAboveMax { min, max } => write!(
+                f,
+                "election_timeout_min ({min} ms) must not exceed election_timeout_max ({max} ms)"
+            ),
+            ConfigError::HeartbeatNotBelowElectionTimeout { heartbeat_interval, election_timeout_min } => write!(
+                f,
+                "heartbeat_interval ({heartbeat_interval} ms) must be below election_timeout_min ({election_timeout_min} ms)"
+            ),
+            ConfigError::ZeroMinClusterSize => write!(f, "min_cluster_size must be at least 1"),
+            ConfigError::EmptyKey => write!(f, "the cluster key must not be empty"),
+        }
+    }
+}
+
+/// The pair a durable node must store before sending anything that depends on it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DurableState {
+    /// The current term.
+    pub term: u64,
+    /// Whom this node voted for in `term`, if anyone.
+    pub voted_for: Option<String>,
+}
+
+impl DurableState {
+    /// The state-file format shared by every runtime: one line `term voted_for` (`-` for none).
+    pub fn encode(&self) -> String {
+        let mut s = self.term.to_string();
+        s.push(' ');
+        s.push_str(self.voted_for.as_deref().unwrap_or("-"));
+        s.push('\n');
+        s
+    }
+
+    /// Parses [`DurableState::encode`]'s format; `None` for anything else.
+    pub fn decode(text: &str) -> Option<DurableState> {
+        let mut parts = text.split_whitespace();
+        let term = parts.next()?.parse().ok()?;
+        let voted = parts.next()?;
+        if parts.next().is_some() {
+            return None;
+        }
+        let voted_for = if voted == "-" { None } else { Some(voted.to_string()) };
+        Some(DurableState { term, voted_for })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_derives_missing_timeout_bound() {
+        let c = Config::new("a", "c").election_timeout_min(200).validate().unwrap();
+        assert_eq!((c.election_timeout_min, c.election_timeout_max), (200, 400));
+        let c = Config::new("a", "c").election_timeout_max(400).validate().unwrap();
+        assert_eq!((c.election_timeout_min, c.election_timeout_max), (200, 400));
+        let c = Config::new("a", "c").validate().unwrap();
+        assert_eq!((c.election_timeout_min, c.election_timeout_max), (150, 300));
+        assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn config_warnings_are_typed_and_listed() {
+        let c = Config::new("a", "c").min_cluster_size(2).heartbeat_interval(60).validate().unwrap();
+        let codes: Vec<_> = c.warnings.iter().map(|w| w.code()).collect();
+        assert_eq!(codes, ["small_min_cluster_size", "slow_heartbeat"]);
+        let c = Config::new("a", "c").min_cluster_size(1).validate().unwrap();
+        assert_eq!(c.warnings.len(), 1);
+    }
+
+    #[test]
+    fn config_errors_are_clear() {
+        assert_eq!(Config::new("a", "").validate(), Err(ConfigError::EmptyId { field: "cluster" }));
+        assert_eq!(Config::new("", "c").validate(), Err(ConfigError::EmptyId { field: "id" }));
+        assert_eq!(
+            Config::new("a", "c").election_timeout_min(0).validate(),
+            Err(ConfigError::ZeroTimeout { field: "election_timeout_min" })
+        );
+        assert_eq!(
+            Config::new("a", "c").election_timeout_min(500).election_timeout_max(400).validate(),
+            Err(ConfigError::MinAboveMax { min: 500, max: 400 })
+        );
+        assert!(Config::new("a", "c").heartbeat_interval(150).validate().is_err());
+        assert_eq!(Config::new("a", "c").key(alloc::vec![]).validate(), Err(ConfigError::EmptyKey));
+        let msg = alloc::format!("{}", ConfigError::MinAboveMax { min: 500, max: 400 });
+        assert!(msg.contains("election_timeout_min (500 ms)"));
+    }
+
+    #[test]
+    fn durable_state_text_round_trips() {
+        for s in [
+            DurableState { term: 0, voted_for: None },
+            DurableState { term: 42, voted_for: Some("127.0.0.1:7001".into()) },
+        ] {
+            assert_eq!(DurableState::decode(&s.encode()), Some(s));
+        }
+        assert_eq!(DurableState::decode("x y"), None);
+        assert_eq!(DurableState::decode(""), None);
+    }
+}

@@ -1,0 +1,177 @@
+//! The whole election state as one typed value, with a JSON rendering.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write};
+use serde::Serialize;
+
+/// Everything `inspect()` reports, in every binding, under these names (SPEC "Observability").
+/// Times are the host's monotonic milliseconds. `Display` renders it as one JSON object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Inspect {
+    /// This node's id.
+    pub id: String,
+    /// `unclustered`, `follower`, `candidate` or `leader`.
+    pub state: String,
+    /// Whether this node leads.
+    pub leader: bool,
+    /// The leader known in the current term.
+    pub leader_id: Option<String>,
+    /// The current term.
+    pub term: u64,
+    /// Whom this node voted for in the current term.
+    pub voted_for: Option<String>,
+    /// When the term last changed.
+    pub term_changed_at: u64,
+    /// The cluster id.
+    pub cluster: String,
+    /// Members in the view, counting self.
+    pub view_size: u32,
+    /// Votes needed to win.
+    pub quorum: u32,
+    /// Floor of the view size for a leader to exist.
+    pub min_cluster_size: u32,
+    /// Peers in the view (without self).
+    pub peers: Vec<String>,
+    /// Peers declared by the host (bootstrap or `join`).
+    pub declared: Vec<String>,
+    /// The bootstrap list as configured.
+    pub bootstrap: Vec<String>,
+    /// Peers reported `no_connection`, with the instant at which they leave the view.
+    pub unreachable: BTreeMap<String, u64>,
+    /// The ghost TTL.
+    pub ghost_ttl: u64,
+    /// Who granted (pre-)votes in the current campaign.
+    pub votes_granted: Vec<String>,
+    /// How many.
+    pub votes_count: u32,
+    /// Whether an election (or confirm-wait) deadline is armed.
+    pub election_timer_armed: bool,
+    /// Whether the heartbeat timer is armed.
+    pub heartbeat_timer_armed: bool,
+    /// When a heartbeat was last received.
+    pub heartbeat_in_last: Option<u64>,
+    /// When heartbeats were last sent.
+    pub heartbeat_out_last: Option<u64>,
+    /// Effective lower election timeout bound.
+    pub election_timeout_min: u64,
+    /// Effective upper election timeout bound.
+    pub election_timeout_max: u64,
+    /// Heartbeat interval.
+    pub heartbeat_interval: u64,
+    /// Dropped inbound messages by reason (every reason listed, zeros included).
+    pub dropped_by_reason: BTreeMap<String, u64>,
+    /// Peers the host reported `no_connection` and not heard from since.
+    pub send_failing_peers: Vec<String>,
+    /// Consecutive confirm-leader denials.
+    pub confirm_denied: u32,
+    /// When leadership was last denied.
+    pub last_denied_at: Option<u64>,
+    /// While leading, the leadership validity deadline (see `Node::lease_deadline`).
+    pub lease_deadline: Option<u64>,
+}
+
+/// Writes `s` as a JSON string literal.
+pub(crate) fn write_json_str(out: &mut impl Write, s: &str) -> fmt::Result {
+    out.write_char('"')?;
+    for c in s.chars() {
+        match c {
+            '"' => out.write_str("\\\"")?,
+            '\\' => out.write_str("\\\\")?,
+            '\n' => out.write_str("\\n")?,
+            '\r' => out.write_str("\\r")?,
+            '\t' => out.write_str("\\t")?,
+            c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32)?,
+            c => out.write_char(c)?,
+        }
+    }
+    out.write_char('"')
+}
+
+fn opt_str(out: &mut impl Write, v: &Option<String>) -> fmt::Result {
+    match v {
+        Some(s) => write_json_str(out, s),
+        None => out.write_str("null"),
+    }
+}
+
+fn opt_u64(out: &mut impl Write, v: Option<u64>) -> fmt::Result {
+    match v {
+        Some(n) => write!(out, "{n}"),
+        None => out.write_str("null"),
+    }
+}
+
+fn list(out: &mut impl Write, v: &[String]) -> fmt::Result {
+    out.write_char('[')?;
+    for (i, s) in v.iter().enumerate() {
+        if i > 0 {
+            out.write_char(',')?;
+        }
+        write_json_str(out, s)?;
+    }
+    out.write_char(']')
+}
+
+fn map(out: &mut impl Write, m: &BTreeMap<String, u64>) -> fmt::Result {
+    out.write_char('{')?;
+    for (i, (k, v)) in m.iter().enumerate() {
+        if i > 0 {
+            out.write_char(',')?;
+        }
+        write_json_str(out, k)?;
+        write!(out, ":{v}")?;
+    }
+    out.write_char('}')
+}
+
+impl fmt::Display for Inspect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{\"id\":")?;
+        write_json_str(f, &self.id)?;
+        f.write_str(",\"state\":")?;
+        write_json_str(f, &self.state)?;
+        write!(f, ",\"leader\":{},\"leader_id\":", self.leader)?;
+        opt_str(f, &self.leader_id)?;
+        write!(f, ",\"term\":{},\"voted_for\":", self.term)?;
+        opt_str(f, &self.voted_for)?;
+        write!(f, ",\"term_changed_at\":{},\"cluster\":", self.term_changed_at)?;
+        write_json_str(f, &self.cluster)?;
+        write!(
+            f,
+            ",\"view_size\":{},\"quorum\":{},\"min_cluster_size\":{},\"peers\":",
+            self.view_size, self.quorum, self.min_cluster_size
+        )?;
+        list(f, &self.peers)?;
+        f.write_str(",\"declared\":")?;
+        list(f, &self.declared)?;
+        f.write_str(",\"bootstrap\":")?;
+        list(f, &self.bootstrap)?;
+        f.write_str(",\"unreachable\":")?;
+        map(f, &self.unreachable)?;
+        write!(f, ",\"ghost_ttl\":{},\"votes_granted\":", self.ghost_ttl)?;
+        list(f, &self.votes_granted)?;
+        write!(
+            f,
+            ",\"votes_count\":{},\"election_timer_armed\":{},\"heartbeat_timer_armed\":{},\"heartbeat_in_last\":",
+            self.votes_count, self.election_timer_armed, self.heartbeat_timer_armed
+        )?;
+        opt_u64(f, self.heartbeat_in_last)?;
+        f.write_str(",\"heartbeat_out_last\":")?;
+        opt_u64(f, self.heartbeat_out_last)?;
+        write!(
+            f,
+            ",\"election_timeout_min\":{},\"election_timeout_max\":{},\"heartbeat_interval\":{},\"dropped_by_reason\":",
+            self.election_timeout_min, self.election_timeout_max, self.heartbeat_interval
+        )?;
+        map(f, &self.dropped_by_reason)?;
+        f.write_str(",\"send_failing_peers\":")?;
+        list(f, &self.send_failing_peers)?;
+        write!(f, ",\"confirm_denied\":{},\"last_denied_at\":", self.confirm_denied)?;
+        opt_u64(f, self.last_denied_at)?;
+        f.write_str(",\"lease_deadline\":")?;
+        opt_u64(f, self.lease_deadline)?;
+        f.write_char('}')
+    }
+}

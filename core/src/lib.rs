@@ -1,0 +1,41 @@
+//! # tenure — embeddable, sans-IO leader election
+//!
+//! One coordinator among a group of nodes, with a clean start/stop signal: Raft-style terms,
+//! votes, pre-vote, check-quorum and heartbeats, without a replicated log. The core never does
+//! I/O, never reads a clock and never spawns a thread: the host moves opaque byte strings between
+//! nodes, passes the time of a monotonic millisecond clock into every call, polls
+//! [`Node::poll_output`] after every input and wakes the node at [`Node::poll_timeout`].
+//!
+//! Start with [`Node`] and [`Config`]; `docs/protocol.md` explains the rules and guarantees,
+//! `docs/wire.md` the bytes.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+
+pub mod cli;
+mod config;
+mod error;
+mod fence;
+mod inspect;
+mod node;
+mod rng;
+pub mod wire;
+
+pub use config::{
+    Config, ConfigError, ConfigWarning, DurableState, ValidConfig, DEFAULT_ELECTION_TIMEOUT_MAX,
+    DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_GHOST_TTL, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_MIN_CLUSTER_SIZE, MAX_ID_LEN,
+};
+pub use error::Error;
+pub use fence::{FenceChecker, FenceVerdict};
+pub use inspect::Inspect;
+#[cfg(feature = "bug-injection")]
+pub use node::Bug;
+pub use node::{Event, Node, Output, PeerDownReason, Role};
+#[cfg(feature = "getrandom")]
+pub use rng::os_seed;
+pub use wire::{DropReason, MAX_MESSAGE_SIZE};
+
+/// The crate version, which is the version of the whole project (every binding checks it).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

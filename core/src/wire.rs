@@ -1,0 +1,307 @@
+//! The wire format: a versioned, compact binary envelope around a postcard-encoded message.
+//!
+//! ```text
+//! offset  size  field
+//! 0       2     magic  b"TN"
+//! 2       1     version (1)
+//! 3       1     flags: bit 0 = an HMAC-SHA256 tag follows the body; other bits must be 0
+//! 4       n     body: postcard encoding of `Envelope` (cluster, from, term, message)
+//! 4+n     32    tag (only when flag bit 0 is set): HMAC-SHA256(key, bytes[0 .. 4+n])
+//! ```
+//!
+//! See `docs/wire.md` for every field. Decoding never panics: every failure is a [`DropReason`].
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+/// The two magic bytes that start every tenure message.
+pub const MAGIC: [u8; 2] = *b"TN";
+/// The wire format version this core writes and reads.
+pub const VERSION: u8 = 1;
+/// Largest encoded message accepted or produced, in bytes (fits one UDP datagram).
+pub const MAX_MESSAGE_SIZE: usize = 64 * 1024;
+/// Length of the authentication tag.
+pub const TAG_LEN: usize = 32;
+const HEADER_LEN: usize = 4;
+const FLAG_TAGGED: u8 = 0b0000_0001;
+
+/// Why an inbound message was dropped. Counted per reason in [`crate::Inspect::dropped_by_reason`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DropReason {
+    /// Larger than [`MAX_MESSAGE_SIZE`].
+    Oversized,
+    /// Not a tenure message, or a body that does not decode.
+    Malformed,
+    /// A tenure message of a version this core does not speak.
+    UnknownVersion,
+    /// A message for another cluster id.
+    WrongCluster,
+    /// Missing, unexpected or invalid authentication tag.
+    BadMac,
+    /// The sender named inside the message is not the peer the host says it came from.
+    SenderMismatch,
+    /// A message that claims to come from this node itself.
+    FromSelf,
+    /// A message from a peer removed by `leave` or `peer_down(terminated)` less than one election
+    /// timeout ago (traffic in flight must not re-admit it).
+    RemovedPeer,
+}
+
+impl DropReason {
+    /// Every reason, in a stable order.
+    pub const ALL: [DropReason; 8] = [
+        DropReason::Oversized,
+        DropReason::Malformed,
+        DropReason::UnknownVersion,
+        DropReason::WrongCluster,
+        DropReason::BadMac,
+        DropReason::SenderMismatch,
+        DropReason::FromSelf,
+        DropReason::RemovedPeer,
+    ];
+
+    /// The stable snake_case name used in `inspect()` and by every binding.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Oversized => "oversized",
+            DropReason::Malformed => "malformed",
+            DropReason::UnknownVersion => "unknown_version",
+            DropReason::WrongCluster => "wrong_cluster",
+            DropReason::BadMac => "bad_mac",
+            DropReason::SenderMismatch => "sender_mismatch",
+            DropReason::FromSelf => "from_self",
+            DropReason::RemovedPeer => "removed_peer",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        match self {
+            DropReason::Oversized => 0,
+            DropReason::Malformed => 1,
+            DropReason::UnknownVersion => 2,
+            DropReason::WrongCluster => 3,
+            DropReason::BadMac => 4,
+            DropReason::SenderMismatch => 5,
+            DropReason::FromSelf => 6,
+            DropReason::RemovedPeer => 7,
+        }
+    }
+}
+
+impl core::fmt::Display for DropReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let text = match self {
+            DropReason::Oversized => "message larger than 65536 bytes",
+            DropReason::Malformed => "not a well-formed tenure message",
+            DropReason::UnknownVersion => "unknown wire format version",
+            DropReason::WrongCluster => "message for another cluster id",
+            DropReason::BadMac => "missing or invalid authentication tag",
+            DropReason::SenderMismatch => "sender inside the message differs from the transport sender",
+            DropReason::FromSelf => "message claims to come from this node",
+            DropReason::RemovedPeer => "message from a peer removed less than one election timeout ago",
+        };
+        write!(f, "{} ({})", text, self.as_str())
+    }
+}
+
+/// One protocol message. The `term` lives in the [`Envelope`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Message {
+    /// "Could I win an election in `term`?" — asked before incrementing the term.
+    PreVote,
+    /// Answer to [`Message::PreVote`].
+    PreVoteReply {
+        /// Whether the pre-vote is granted.
+        granted: bool,
+    },
+    /// "Vote for me in `term`."
+    Vote {
+        /// Set when the campaign was started by a leadership transfer: voters set leader
+        /// stickiness aside for it.
+        transfer: bool,
+    },
+    /// Answer to [`Message::Vote`].
+    VoteReply {
+        /// Whether the vote is granted.
+        granted: bool,
+    },
+    /// The leader of `term` is alive.
+    Heartbeat {
+        /// The leader's own clock when it sent this, echoed back in the ack (no clock sync needed).
+        sent_at: u64,
+    },
+    /// Acknowledgement of a heartbeat: the leader's quorum evidence.
+    HeartbeatAck {
+        /// The `sent_at` of the heartbeat acknowledged.
+        echo: u64,
+    },
+    /// Leadership transfer: "campaign now, without waiting for your timeout".
+    TimeoutNow,
+    /// An application payload sent by `broadcast`.
+    App {
+        /// Opaque bytes.
+        payload: Vec<u8>,
+    },
+}
+
+impl Message {
+    /// A stable lower-case name for logs, tests and the demo.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::PreVote => "pre_vote",
+            Message::PreVoteReply { .. } => "pre_vote_reply",
+            Message::Vote { .. } => "vote",
+            Message::VoteReply { .. } => "vote_reply",
+            Message::Heartbeat { .. } => "heartbeat",
+            Message::HeartbeatAck { .. } => "heartbeat_ack",
+            Message::TimeoutNow => "timeout_now",
+            Message::App { .. } => "app",
+        }
+    }
+}
+
+/// Everything inside the authenticated part of a datagram.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The cluster id; messages for other clusters are dropped.
+    pub cluster: String,
+    /// The sender's node id.
+    pub from: String,
+    /// The sender's term (for `PreVote`, the term it would campaign in).
+    pub term: u64,
+    /// The message.
+    pub message: Message,
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+fn mac(key: &[u8]) -> Option<HmacSha256> {
+    // HMAC accepts keys of any length; `new_from_slice` cannot fail for it, but stay total.
+    <HmacSha256 as Mac>::new_from_slice(key).ok()
+}
+
+/// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
+///
+/// Returns `None` when the result would exceed [`MAX_MESSAGE_SIZE`].
+pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(32 + envelope.cluster.len() + envelope.from.len());
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    out.push(if key.is_some() { FLAG_TAGGED } else { 0 });
+    let out = postcard::to_extend(envelope, out).ok()?;
+    let mut out = out;
+    if let Some(key) = key {
+        let mut m = mac(key)?;
+        m.update(&out);
+        out.extend_from_slice(&m.finalize().into_bytes());
+    }
+    if out.len() > MAX_MESSAGE_SIZE {
+        return None;
+    }
+    Some(out)
+}
+
+/// Decodes and authenticates a datagram. `key` must be the cluster key when the node has one.
+///
+/// A node with a key rejects untagged messages; a node without one rejects tagged messages (it
+/// cannot check them), both as [`DropReason::BadMac`].
+pub fn decode(bytes: &[u8], key: Option<&[u8]>) -> Result<Envelope, DropReason> {
+    if bytes.len() > MAX_MESSAGE_SIZE {
+        return Err(DropReason::Oversized);
+    }
+    let (header, rest) = match bytes.split_at_checked(HEADER_LEN) {
+        Some(parts) => parts,
+        None => return Err(DropReason::Malformed),
+    };
+    if header[..2] != MAGIC {
+        return Err(DropReason::Malformed);
+    }
+    if header[2] != VERSION {
+        return Err(DropReason::UnknownVersion);
+    }
+    let flags = header[3];
+    if flags & !FLAG_TAGGED != 0 {
+        return Err(DropReason::Malformed);
+    }
+    let tagged = flags & FLAG_TAGGED != 0;
+    let body = match (tagged, key) {
+        (false, None) => rest,
+        (true, Some(key)) => {
+            let signed_len = bytes.len().checked_sub(TAG_LEN).ok_or(DropReason::BadMac)?;
+            if signed_len < HEADER_LEN {
+                return Err(DropReason::BadMac);
+            }
+            let (signed, tag) = bytes.split_at(signed_len);
+            let mut m = mac(key).ok_or(DropReason::BadMac)?;
+            m.update(signed);
+            m.verify_slice(tag).map_err(|_| DropReason::BadMac)?;
+            &signed[HEADER_LEN..]
+        }
+        _ => return Err(DropReason::BadMac),
+    };
+    match postcard::take_from_bytes::<Envelope>(body) {
+        Ok((envelope, [])) => Ok(envelope),
+        _ => Err(DropReason::Malformed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    fn env(message: Message) -> Envelope {
+        Envelope { cluster: "c".to_string(), from: "a".to_string(), term: 7, message }
+    }
+
+    #[test]
+    fn round_trip_every_kind_with_and_without_key() {
+        let all = vec![
+            Message::PreVote,
+            Message::PreVoteReply { granted: true },
+            Message::Vote { transfer: true },
+            Message::VoteReply { granted: false },
+            Message::Heartbeat { sent_at: 123_456 },
+            Message::HeartbeatAck { echo: 99 },
+            Message::TimeoutNow,
+            Message::App { payload: vec![1, 2, 3] },
+        ];
+        for m in all {
+            for key in [None, Some(&b"secret"[..])] {
+                let e = env(m.clone());
+                let bytes = encode(&e, key).unwrap();
+                assert_eq!(decode(&bytes, key), Ok(e));
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_or_missing_key_is_bad_mac() {
+        let e = env(Message::TimeoutNow);
+        let tagged = encode(&e, Some(b"k1")).unwrap();
+        let plain = encode(&e, None).unwrap();
+        assert_eq!(decode(&tagged, Some(b"k2")), Err(DropReason::BadMac));
+        assert_eq!(decode(&plain, Some(b"k1")), Err(DropReason::BadMac));
+        assert_eq!(decode(&tagged, None), Err(DropReason::BadMac));
+        let mut flipped = tagged.clone();
+        flipped[6] ^= 1;
+        assert_eq!(decode(&flipped, Some(b"k1")), Err(DropReason::BadMac));
+    }
+
+    #[test]
+    fn garbage_is_malformed_not_a_panic() {
+        assert_eq!(decode(&[], None), Err(DropReason::Malformed));
+        assert_eq!(decode(b"TN", None), Err(DropReason::Malformed));
+        assert_eq!(decode(b"XX\x01\x00", None), Err(DropReason::Malformed));
+        assert_eq!(decode(b"TN\x02\x00abc", None), Err(DropReason::UnknownVersion));
+        assert_eq!(decode(b"TN\x01\x00\xff\xff\xff", None), Err(DropReason::Malformed));
+        assert_eq!(decode(&vec![0u8; MAX_MESSAGE_SIZE + 1], None), Err(DropReason::Oversized));
+        let mut trailing = encode(&env(Message::PreVote), None).unwrap();
+        trailing.push(0);
+        assert_eq!(decode(&trailing, None), Err(DropReason::Malformed));
+    }
+}
