@@ -33,7 +33,7 @@ export DEBIAN_FRONTEND := noninteractive
 # Tool lists (extension points)
 # ---------------------------------------------------------------------------------------------------
 
-RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 x86_64-unknown-none
+RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 thumbv7em-none-eabihf
 RUSTUP_COMPONENTS ?= rustfmt clippy
 # Debian packages. python3-venv and a C toolchain are added automatically when missing.
 APT_PACKAGES ?= chromium
@@ -50,7 +50,9 @@ FUZZ_TOOLCHAIN ?= nightly
 BENCH_PACKAGES ?= tenure:core
 
 # No-std proof target and the browser/component target for the core.
-NO_STD_TARGET ?= x86_64-unknown-none
+# A bare-metal target without std proves the core is no_std. (x86_64-unknown-none cannot build
+# sha2: its soft-float ABI trips an LLVM error on the SHA intrinsics.)
+NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.

@@ -232,7 +232,7 @@ pub struct Node {
 const MAX_BACKOFF_FACTOR: u64 = 20;
 
 impl Node {
-    /// Creates a node from a configuration, a PRNG seed (bindings use [`crate::os_seed`] or the
+    /// Creates a node from a configuration, a PRNG seed (bindings use `os_seed()` (feature `getrandom`) or the
     /// host's random source) and, with durable state, the pair last persisted. `now` is the
     /// host's monotonic clock in milliseconds.
     pub fn new(config: Config, seed: u64, restored: Option<DurableState>, now: u64) -> Result<Node, ConfigError> {

@@ -280,6 +280,19 @@ mod tests {
     }
 
     #[test]
+    fn documented_heartbeat_example_matches() {
+        // docs/wire.md spells these bytes out field by field.
+        let e = Envelope {
+            cluster: "test".to_string(),
+            from: "n1".to_string(),
+            term: 3,
+            message: Message::Heartbeat { sent_at: 1000 },
+        };
+        let expected = [0x54, 0x4e, 0x01, 0x00, 0x04, b't', b'e', b's', b't', 0x02, b'n', b'1', 0x03, 0x04, 0xe8, 0x07];
+        assert_eq!(encode(&e, None).unwrap(), expected);
+    }
+
+    #[test]
     fn wrong_or_missing_key_is_bad_mac() {
         let e = env(Message::TimeoutNow);
         let tagged = encode(&e, Some(b"k1")).unwrap();
