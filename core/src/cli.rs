@@ -18,7 +18,9 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
 Runs one tenure node over UDP on HOST:PORT and prints one JSON object per line to stdout for
 every event: {\"ts_ms\": <wall-clock ms>, \"id\": \"HOST:PORT\", \"event\": \"leader\", \"term\": 4}.
 Events: started, leader, follower (with \"leader\": id or null), peer_joined, peer_left, message,
-warning, stopped. SIGTERM or SIGINT stops the node gracefully (a leader transfers leadership first).
+warning, inspect, stopped. SIGTERM or SIGINT stops the node gracefully (a leader transfers leadership
+first). Control lines on stdin: `transfer HOST:PORT` (a leader hands leadership over), `inspect`
+(prints an `inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member).
 
   --id HOST:PORT               this node's id and UDP address (required)
   --peer HOST:PORT             a peer (repeat; at least one)
@@ -210,6 +212,41 @@ pub fn lifecycle_line(ts_ms: u64, id: &str, event: &str, term: u64) -> String {
     s
 }
 
+/// A command read from a runtime's stdin, one per line (see [`USAGE`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// `transfer PEER`: a leader hands leadership to PEER.
+    Transfer(String),
+    /// `inspect`: print an `inspect` line.
+    Inspect,
+    /// `broadcast TEXT`: send TEXT (UTF-8) to every member.
+    Broadcast(Vec<u8>),
+}
+
+/// Parses one stdin control line; `Ok(None)` for a blank line.
+pub fn parse_control(line: &str) -> Result<Option<Control>, String> {
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let (cmd, rest) = line.split_once(char::is_whitespace).map_or((line, ""), |(c, r)| (c, r.trim()));
+    match (cmd, rest) {
+        ("inspect", "") => Ok(Some(Control::Inspect)),
+        ("transfer", peer) if !peer.is_empty() && !peer.contains(char::is_whitespace) => {
+            Ok(Some(Control::Transfer(peer.to_string())))
+        }
+        ("broadcast", text) => Ok(Some(Control::Broadcast(text.as_bytes().to_vec()))),
+        _ => Err(format!("unknown control line {line:?}; expected `transfer PEER`, `inspect` or `broadcast TEXT`")),
+    }
+}
+
+/// The JSON `inspect` line: `{"ts_ms":…,"id":…,"event":"inspect","state":{…every inspect key…}}`.
+pub fn inspect_line(ts_ms: u64, id: &str, state: &crate::Inspect) -> String {
+    let mut s = head(ts_ms, id, "inspect");
+    let _ = write!(s, ",\"state\":{state}}}");
+    s
+}
+
 /// A JSON `warning` line (configuration warnings, send failures) with a message.
 pub fn warning_line(ts_ms: u64, id: &str, code: &str, message: &str) -> String {
     let mut s = head(ts_ms, id, "warning");
@@ -263,5 +300,10 @@ mod tests {
         assert_eq!(event_line(5, "a", &Event::ConfirmLeader { term: 1 }), None);
         assert_eq!(lifecycle_line(1, "a", "started", 0), r#"{"ts_ms":1,"id":"a","event":"started","term":0}"#);
         assert_eq!(key_from_file(b"secret\n"), b"secret".to_vec());
+        assert_eq!(parse_control(" transfer 127.0.0.1:7002\n"), Ok(Some(Control::Transfer("127.0.0.1:7002".into()))));
+        assert_eq!(parse_control("inspect"), Ok(Some(Control::Inspect)));
+        assert_eq!(parse_control(""), Ok(None));
+        assert!(parse_control("transfer").is_err());
+        assert!(parse_control("reboot now").is_err());
     }
 }
