@@ -1,0 +1,131 @@
+"""Exceptions raised by tenure. Every one is a :class:`TenureError` carrying the core's stable
+``code`` (the same snake_case string in every binding)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ._types import DropReason
+
+__all__ = [
+    "TenureError",
+    "ConfigError",
+    "DecodeError",
+    "InvalidPeerError",
+    "SelfPeerError",
+    "UnknownPeerError",
+    "NotLeaderError",
+    "PayloadTooLargeError",
+    "NoPendingConfirmError",
+    "NotLeaderInTermError",
+    "StateFileError",
+    "UsageError",
+    "LeadershipLost",
+]
+
+
+class TenureError(Exception):
+    """Base class of every tenure error.
+
+    ``code`` is the core's stable snake_case code, e.g. ``"unknown_peer"``; ``str(error)`` is a
+    sentence naming what was wrong.
+    """
+
+    code: str = "tenure_error"
+
+    def __init__(self, message: str, code: Optional[str] = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        """The human-readable explanation."""
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigError(TenureError, ValueError):
+    """An invalid configuration (empty id, zero timeout, min above max, ...).
+
+    ``code`` is one of ``empty_id``, ``id_too_long``, ``zero_timeout``, ``min_above_max``,
+    ``heartbeat_not_below_election_timeout``, ``zero_min_cluster_size``, ``empty_key``.
+    """
+
+    code = "config_error"
+
+
+class DecodeError(TenureError, ValueError):
+    """An inbound message was dropped (and counted); ``reason`` says why.
+
+    ``code`` equals ``reason.value`` (``malformed``, ``bad_mac``, ``wrong_cluster``, ...).
+    """
+
+    code = "malformed"
+
+    def __init__(self, message: str, reason: DropReason | str = DropReason.MALFORMED) -> None:
+        reason = DropReason(reason)
+        super().__init__(message, reason.value)
+        self.reason: DropReason = reason
+
+
+class InvalidPeerError(TenureError, ValueError):
+    """A peer id that is empty or longer than 255 bytes (``invalid_peer``)."""
+
+    code = "invalid_peer"
+
+
+class SelfPeerError(TenureError, ValueError):
+    """The operation named this node itself where only another node makes sense (``self_peer``)."""
+
+    code = "self_peer"
+
+
+class UnknownPeerError(TenureError, LookupError):
+    """The peer is not in this node's view (``unknown_peer``)."""
+
+    code = "unknown_peer"
+
+
+class NotLeaderError(TenureError):
+    """Only the leader can do this (``not_leader``)."""
+
+    code = "not_leader"
+
+
+class PayloadTooLargeError(TenureError, ValueError):
+    """A broadcast payload that does not fit in one message (``payload_too_large``)."""
+
+    code = "payload_too_large"
+
+
+class NoPendingConfirmError(TenureError):
+    """``confirm_leader`` for a term with no pending confirmation (``no_pending_confirm``):
+    already answered, timed out, or superseded."""
+
+    code = "no_pending_confirm"
+
+
+class NotLeaderInTermError(TenureError):
+    """``leader_handler_failed`` for a term this node is not leading (``not_leader_in_term``)."""
+
+    code = "not_leader_in_term"
+
+
+class StateFileError(TenureError):
+    """The runtime's ``state_file`` exists but does not hold a valid ``term voted_for`` line
+    (``state_file``)."""
+
+    code = "state_file"
+
+
+class UsageError(TenureError, ValueError):
+    """A command line the shared parser refused (``usage``)."""
+
+    code = "usage"
+
+
+class LeadershipLost(TenureError):
+    """Raised out of ``async with elector.leadership()`` when leadership ended inside the block
+    (``leadership_lost``): the block was cancelled at that moment."""
+
+    code = "leadership_lost"

@@ -1,0 +1,126 @@
+"""The wire format: encode and decode single tenure messages.
+
+Hosts never need this to run a node (``Node`` encodes and decodes by itself); it exists for tests,
+tools and debugging. The bytes are produced by the same core in every binding; see
+``docs/wire.md`` for the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from . import _native
+
+__all__ = [
+    "Envelope",
+    "PreVote",
+    "PreVoteReply",
+    "Vote",
+    "VoteReply",
+    "Heartbeat",
+    "HeartbeatAck",
+    "TimeoutNow",
+    "App",
+    "WireMessage",
+    "encode",
+    "decode",
+    "MAX_MESSAGE_SIZE",
+]
+
+MAX_MESSAGE_SIZE: int = _native.MAX_MESSAGE_SIZE
+"""Largest encoded message accepted or produced, in bytes."""
+
+
+@dataclass(frozen=True)
+class PreVote:
+    """"Could I win an election in ``term``?" (asked before incrementing the term)."""
+
+    kind = "pre_vote"
+
+
+@dataclass(frozen=True)
+class PreVoteReply:
+    """Answer to :class:`PreVote`."""
+
+    granted: bool
+    kind = "pre_vote_reply"
+
+
+@dataclass(frozen=True)
+class Vote:
+    """"Vote for me in ``term``"; ``transfer`` marks a campaign started by a leadership transfer."""
+
+    transfer: bool
+    kind = "vote"
+
+
+@dataclass(frozen=True)
+class VoteReply:
+    """Answer to :class:`Vote`."""
+
+    granted: bool
+    kind = "vote_reply"
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """The leader of ``term`` is alive; ``sent_at`` is the leader's clock, echoed in the ack."""
+
+    sent_at: int
+    kind = "heartbeat"
+
+
+@dataclass(frozen=True)
+class HeartbeatAck:
+    """Acknowledgement of the heartbeat sent at ``echo``."""
+
+    echo: int
+    kind = "heartbeat_ack"
+
+
+@dataclass(frozen=True)
+class TimeoutNow:
+    """Leadership transfer: campaign now."""
+
+    kind = "timeout_now"
+
+
+@dataclass(frozen=True)
+class App:
+    """An application payload sent by ``broadcast``."""
+
+    payload: bytes
+    kind = "app"
+
+
+WireMessage = Union[PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App]
+"""Any protocol message."""
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """Everything inside the (authenticated part of a) datagram."""
+
+    cluster: str
+    """The cluster id."""
+    sender: str
+    """The sender's node id (``from`` on the wire)."""
+    term: int
+    """The sender's term."""
+    message: WireMessage
+    """The protocol message."""
+
+
+def encode(envelope: Envelope, key: Optional[bytes] = None) -> bytes:
+    """Encodes ``envelope``, appending an HMAC-SHA256 tag when ``key`` is given.
+
+    Raises :class:`tenure.PayloadTooLargeError` if the result would exceed ``MAX_MESSAGE_SIZE``.
+    """
+    return _native.encode(envelope, key)
+
+
+def decode(data: bytes, key: Optional[bytes] = None) -> Envelope:
+    """Decodes one message. Raises :class:`tenure.DecodeError` (with ``.reason``) on bad input;
+    never anything else for any ``bytes``."""
+    return _native.decode(data, key)
