@@ -1,0 +1,426 @@
+//! Hosts the tenure WebAssembly component (`tenure:election`) under wasmtime.
+//!
+//! [`Loader`] compiles the component once; [`ComponentNode`] instantiates it and drives its
+//! exported `node` resource. The node's outputs reach a [`Callbacks`] implementation while the
+//! call into the node is running, in the order the core produced them. A callback must not call
+//! back into the same node (wasmtime traps on re-entry): it records or queues instead, and the
+//! host acts after the call returned (see `ComponentNode::callbacks_mut`).
+//!
+//! Every call returns `wasmtime::Result<…>`: `Err` is a trap (a guest panic, or a callback that
+//! failed, such as `persist`), after which the node refuses every further call with an error
+//! instead of running on in an unknown state.
+
+use std::path::Path;
+
+use wasmtime::error::Context as _;
+use wasmtime::{bail, format_err};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
+use wasmtime::{Config, Engine, Store};
+
+mod generated {
+    wasmtime::component::bindgen!({
+        world: "election",
+        path: "../../../wit",
+        imports: { default: trappable },
+        additional_derives: [PartialEq, Eq],
+    });
+}
+
+pub use generated::exports::tenure::election::node::Guest as NodeExports;
+pub use generated::tenure::election::types::{
+    Config as NodeConfig, ConfigError, ConfigErrorCode, ConfigWarning, ConfirmAnswer, DropReason, DurableState,
+    Inspect, NodeError, NodeErrorCode, PeerDownReason, Role,
+};
+use generated::Election;
+
+/// The path of the component built by this crate's build script (or `TENURE_COMPONENT_WASM`).
+pub const COMPONENT_PATH: &str = env!("TENURE_COMPONENT_WASM");
+
+/// What the host does with the node's outputs. Every method runs inside a call into the node:
+/// none may call back into it.
+pub trait Callbacks: Send + 'static {
+    /// Transmit `bytes` to peer `to`.
+    fn send(&mut self, to: &str, bytes: Vec<u8>);
+    /// Wake the node (`handle_timeout`) at `deadline`; `None` cancels.
+    fn set_wakeup(&mut self, deadline: Option<u64>);
+    /// Make the pair durable before returning; an `Err` traps the node (it must not go on).
+    fn persist(&mut self, state: &DurableState) -> Result<(), String>;
+    /// This node leads `term`. An `Err` rolls leadership back.
+    fn became_leader(&mut self, term: u64) -> Result<(), String>;
+    /// This node follows `leader` (or nobody known) in `term`.
+    fn became_follower(&mut self, term: u64, leader: Option<&str>);
+    /// The node won `term`: grant, deny, or defer (answer later with `confirm_leader`).
+    fn confirm_leader(&mut self, term: u64) -> ConfirmAnswer;
+    /// A peer entered the view.
+    fn peer_joined(&mut self, peer: &str);
+    /// A peer left the view.
+    fn peer_left(&mut self, peer: &str);
+    /// An application payload from `from`.
+    fn message(&mut self, from: &str, payload: Vec<u8>);
+}
+
+struct HostState<C> {
+    callbacks: C,
+}
+
+impl<C: Callbacks> generated::tenure::election::types::Host for HostState<C> {}
+
+impl<C: Callbacks> generated::tenure::election::host::Host for HostState<C> {
+    fn send(&mut self, to: String, bytes: Vec<u8>) -> wasmtime::Result<()> {
+        self.callbacks.send(&to, bytes);
+        Ok(())
+    }
+    fn set_wakeup(&mut self, deadline: Option<u64>) -> wasmtime::Result<()> {
+        self.callbacks.set_wakeup(deadline);
+        Ok(())
+    }
+    fn persist(&mut self, state: DurableState) -> wasmtime::Result<()> {
+        self.callbacks.persist(&state).map_err(|e| format_err!("persist failed: {e}"))
+    }
+    fn became_leader(&mut self, term: u64) -> wasmtime::Result<Result<(), String>> {
+        Ok(self.callbacks.became_leader(term))
+    }
+    fn became_follower(&mut self, term: u64, leader: Option<String>) -> wasmtime::Result<()> {
+        self.callbacks.became_follower(term, leader.as_deref());
+        Ok(())
+    }
+    fn confirm_leader(&mut self, term: u64) -> wasmtime::Result<ConfirmAnswer> {
+        Ok(self.callbacks.confirm_leader(term))
+    }
+    fn peer_joined(&mut self, peer: String) -> wasmtime::Result<()> {
+        self.callbacks.peer_joined(&peer);
+        Ok(())
+    }
+    fn peer_left(&mut self, peer: String) -> wasmtime::Result<()> {
+        self.callbacks.peer_left(&peer);
+        Ok(())
+    }
+    fn message(&mut self, sender: String, payload: Vec<u8>) -> wasmtime::Result<()> {
+        self.callbacks.message(&sender, payload);
+        Ok(())
+    }
+}
+
+/// A compiled component and a linker for callbacks of type `C`: compile once, instantiate many.
+pub struct Loader<C: 'static> {
+    engine: Engine,
+    component: Component,
+    linker: Linker<HostState<C>>,
+}
+
+impl<C: Callbacks> Loader<C> {
+    /// Compiles the component at `path`.
+    pub fn from_file(path: impl AsRef<Path>) -> wasmtime::Result<Self> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).with_context(|| format!("reading the component {}", path.display()))?;
+        Self::from_bytes(&bytes)
+    }
+
+    /// Compiles the component built with this crate ([`COMPONENT_PATH`]).
+    pub fn built() -> wasmtime::Result<Self> {
+        Self::from_file(COMPONENT_PATH)
+    }
+
+    /// Compiles a component from its bytes.
+    pub fn from_bytes(bytes: &[u8]) -> wasmtime::Result<Self> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        let engine = Engine::new(&config)?;
+        let component = Component::from_binary(&engine, bytes).context("compiling the component")?;
+        let mut linker = Linker::new(&engine);
+        Election::add_to_linker::<_, HasSelf<_>>(&mut linker, |s: &mut HostState<C>| s)?;
+        Ok(Loader { engine, component, linker })
+    }
+}
+
+/// One node running inside its own instance of the component.
+pub struct ComponentNode<C: Callbacks> {
+    store: Store<HostState<C>>,
+    bindings: Election,
+    node: ResourceAny,
+    trapped: Option<String>,
+}
+
+/// The outcome of a call: `Err` is a trap (see the crate docs); `Ok` holds the node's answer.
+pub type Call<T> = wasmtime::Result<T>;
+
+impl<C: Callbacks> ComponentNode<C> {
+    /// Instantiates the component and constructs a node at `now`. The outer `Err` is a trap or
+    /// instantiation failure; the inner one is a configuration the node refused.
+    pub fn new(loader: &Loader<C>, callbacks: C, config: &NodeConfig, now: u64) -> Call<Result<Self, ConfigError>> {
+        let mut store = Store::new(&loader.engine, HostState { callbacks });
+        let bindings = Election::instantiate(&mut store, &loader.component, &loader.linker)?;
+        let created = bindings.tenure_election_node().node().call_constructor(&mut store, config, now)?;
+        Ok(created.map(|node| ComponentNode { store, bindings, node, trapped: None }))
+    }
+
+    /// The callbacks (for the host to inspect or act on queued work between calls).
+    pub fn callbacks(&self) -> &C {
+        &self.store.data().callbacks
+    }
+
+    /// The callbacks, mutably.
+    pub fn callbacks_mut(&mut self) -> &mut C {
+        &mut self.store.data_mut().callbacks
+    }
+
+    /// The trap that stopped this node, if one did.
+    pub fn trapped(&self) -> Option<&str> {
+        self.trapped.as_deref()
+    }
+
+    fn call<T>(
+        &mut self,
+        f: impl FnOnce(&generated::exports::tenure::election::node::GuestNode<'_>, &mut Store<HostState<C>>, ResourceAny) -> wasmtime::Result<T>,
+    ) -> Call<T> {
+        if let Some(t) = &self.trapped {
+            bail!("the component trapped earlier and cannot be used: {t}");
+        }
+        let guest = self.bindings.tenure_election_node().node();
+        match f(&guest, &mut self.store, self.node) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.trapped = Some(format!("{e:#}"));
+                Err(format_err!("the component trapped: {e:#}"))
+            }
+        }
+    }
+
+    /// A datagram from `from`.
+    pub fn handle_message(&mut self, now: u64, from: &str, bytes: &[u8]) -> Call<Result<(), DropReason>> {
+        self.call(|g, s, n| g.call_handle_message(s, n, now, from, bytes))
+    }
+    /// The wake-up deadline passed.
+    pub fn handle_timeout(&mut self, now: u64) -> Call<()> {
+        self.call(|g, s, n| g.call_handle_timeout(s, n, now))
+    }
+    /// Declares a peer.
+    pub fn join(&mut self, now: u64, peer: &str) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_join(s, n, now, peer))
+    }
+    /// Withdraws a peer.
+    pub fn leave(&mut self, now: u64, peer: &str) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_leave(s, n, now, peer))
+    }
+    /// Reports a peer down.
+    pub fn peer_down(&mut self, now: u64, peer: &str, reason: PeerDownReason) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_peer_down(s, n, now, peer, reason))
+    }
+    /// Hands leadership to `peer`.
+    pub fn transfer_leadership(&mut self, now: u64, peer: &str) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_transfer_leadership(s, n, now, peer))
+    }
+    /// Sends a payload to every member of the view.
+    pub fn broadcast(&mut self, now: u64, payload: &[u8]) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_broadcast(s, n, now, payload))
+    }
+    /// Answers a deferred `confirm_leader`.
+    pub fn confirm_leader(&mut self, now: u64, term: u64, granted: bool) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_confirm_leader(s, n, now, term, granted))
+    }
+    /// Rolls back leadership of `term`.
+    pub fn leader_failed(&mut self, now: u64, term: u64) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_leader_failed(s, n, now, term))
+    }
+    /// This node's id.
+    pub fn id(&mut self) -> Call<String> {
+        self.call(|g, s, n| g.call_id(s, n))
+    }
+    /// The role.
+    pub fn role(&mut self) -> Call<Role> {
+        self.call(|g, s, n| g.call_role(s, n))
+    }
+    /// The term.
+    pub fn term(&mut self) -> Call<u64> {
+        self.call(|g, s, n| g.call_term(s, n))
+    }
+    /// The leader known in the current term.
+    pub fn leader(&mut self) -> Call<Option<String>> {
+        self.call(|g, s, n| g.call_leader(s, n))
+    }
+    /// Whether this node leads.
+    pub fn is_leader(&mut self) -> Call<bool> {
+        self.call(|g, s, n| g.call_is_leader(s, n))
+    }
+    /// Whom this node voted for in the current term.
+    pub fn voted_for(&mut self) -> Call<Option<String>> {
+        self.call(|g, s, n| g.call_voted_for(s, n))
+    }
+    /// The fencing token while leading.
+    pub fn fencing_token(&mut self) -> Call<Option<u64>> {
+        self.call(|g, s, n| g.call_fencing_token(s, n))
+    }
+    /// The leadership validity deadline while leading.
+    pub fn lease_deadline(&mut self) -> Call<Option<u64>> {
+        self.call(|g, s, n| g.call_lease_deadline(s, n))
+    }
+    /// The next wake-up deadline.
+    pub fn next_deadline(&mut self) -> Call<Option<u64>> {
+        self.call(|g, s, n| g.call_next_deadline(s, n))
+    }
+    /// This node and every peer it counts, sorted.
+    pub fn view(&mut self) -> Call<Vec<String>> {
+        self.call(|g, s, n| g.call_view(s, n))
+    }
+    /// Configuration warnings.
+    pub fn warnings(&mut self) -> Call<Vec<ConfigWarning>> {
+        self.call(|g, s, n| g.call_warnings(s, n))
+    }
+    /// The whole election state.
+    pub fn inspect(&mut self) -> Call<Inspect> {
+        self.call(|g, s, n| g.call_inspect(s, n))
+    }
+}
+
+impl<C: Callbacks> Drop for ComponentNode<C> {
+    fn drop(&mut self) {
+        if self.trapped.is_none() {
+            let _ = self.node.resource_drop(&mut self.store);
+        }
+    }
+}
+
+/// Builds a component config from the core's [`tenure::Config`] (as produced by the shared
+/// command line), a seed and the restored durable state.
+pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::DurableState>) -> NodeConfig {
+    NodeConfig {
+        id: c.id.clone(),
+        cluster: c.cluster.clone(),
+        bootstrap: c.bootstrap.clone(),
+        min_cluster_size: Some(c.min_cluster_size),
+        election_timeout_min: c.election_timeout_min,
+        election_timeout_max: c.election_timeout_max,
+        heartbeat_interval: Some(c.heartbeat_interval),
+        ghost_ttl: Some(c.ghost_ttl),
+        pre_vote: Some(c.pre_vote),
+        confirm_leader: Some(c.confirm_leader),
+        durable: c.durable,
+        key: c.key.clone(),
+        seed,
+        restored: restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for }),
+    }
+}
+
+/// A `role` as the core's lower-case name.
+pub fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Unclustered => "unclustered",
+        Role::Follower => "follower",
+        Role::Candidate => "candidate",
+        Role::Leader => "leader",
+    }
+}
+
+/// A drop reason as the core's snake_case name.
+pub fn drop_reason_name(r: DropReason) -> &'static str {
+    match r {
+        DropReason::Oversized => "oversized",
+        DropReason::Malformed => "malformed",
+        DropReason::UnknownVersion => "unknown_version",
+        DropReason::WrongCluster => "wrong_cluster",
+        DropReason::BadMac => "bad_mac",
+        DropReason::SenderMismatch => "sender_mismatch",
+        DropReason::FromSelf => "from_self",
+        DropReason::RemovedPeer => "removed_peer",
+    }
+}
+
+/// A node error code as the core's snake_case `Error::code()`.
+pub fn node_error_name(c: NodeErrorCode) -> &'static str {
+    match c {
+        NodeErrorCode::InvalidPeer => "invalid_peer",
+        NodeErrorCode::SelfPeer => "self_peer",
+        NodeErrorCode::UnknownPeer => "unknown_peer",
+        NodeErrorCode::NotLeader => "not_leader",
+        NodeErrorCode::PayloadTooLarge => "payload_too_large",
+        NodeErrorCode::NoPendingConfirm => "no_pending_confirm",
+        NodeErrorCode::NotLeaderInTerm => "not_leader_in_term",
+    }
+}
+
+/// One callback, recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// `send`.
+    Send {
+        /// Destination.
+        to: String,
+        /// Bytes.
+        bytes: Vec<u8>,
+    },
+    /// `set-wakeup`.
+    SetWakeup(Option<u64>),
+    /// `persist`.
+    Persist(DurableState),
+    /// `became-leader`.
+    BecameLeader(u64),
+    /// `became-follower`.
+    BecameFollower(u64, Option<String>),
+    /// `confirm-leader`.
+    ConfirmLeader(u64),
+    /// `peer-joined`.
+    PeerJoined(String),
+    /// `peer-left`.
+    PeerLeft(String),
+    /// `message`.
+    Message(String, Vec<u8>),
+}
+
+/// A [`Callbacks`] that records every call, answers `confirm-leader` with a fixed answer and
+/// `became-leader` with `Ok` (or a fixed error): for tests, simulations and replays.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// Everything the node called, in order (the host drains it between calls).
+    pub records: Vec<Record>,
+    /// The answer to `confirm-leader`.
+    pub confirm: ConfirmAnswer,
+    /// When set, `became-leader` fails with this message.
+    pub fail_leadership: Option<String>,
+    /// When set, `persist` fails (traps the node) with this message.
+    pub fail_persist: Option<String>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder { records: Vec::new(), confirm: ConfirmAnswer::Grant, fail_leadership: None, fail_persist: None }
+    }
+}
+
+impl Callbacks for Recorder {
+    fn send(&mut self, to: &str, bytes: Vec<u8>) {
+        self.records.push(Record::Send { to: to.to_string(), bytes });
+    }
+    fn set_wakeup(&mut self, deadline: Option<u64>) {
+        self.records.push(Record::SetWakeup(deadline));
+    }
+    fn persist(&mut self, state: &DurableState) -> Result<(), String> {
+        if let Some(e) = &self.fail_persist {
+            return Err(e.clone());
+        }
+        self.records.push(Record::Persist(state.clone()));
+        Ok(())
+    }
+    fn became_leader(&mut self, term: u64) -> Result<(), String> {
+        self.records.push(Record::BecameLeader(term));
+        match &self.fail_leadership {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+    fn became_follower(&mut self, term: u64, leader: Option<&str>) {
+        self.records.push(Record::BecameFollower(term, leader.map(str::to_string)));
+    }
+    fn confirm_leader(&mut self, term: u64) -> ConfirmAnswer {
+        self.records.push(Record::ConfirmLeader(term));
+        self.confirm
+    }
+    fn peer_joined(&mut self, peer: &str) {
+        self.records.push(Record::PeerJoined(peer.to_string()));
+    }
+    fn peer_left(&mut self, peer: &str) {
+        self.records.push(Record::PeerLeft(peer.to_string()));
+    }
+    fn message(&mut self, from: &str, payload: Vec<u8>) {
+        self.records.push(Record::Message(from.to_string(), payload));
+    }
+}

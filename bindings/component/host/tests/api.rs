@@ -1,0 +1,241 @@
+//! The component's contract, one behaviour at a time: typed errors, callback order, the
+//! leadership gate through callbacks, and traps that surface instead of wedging the node.
+
+use tenure_component_host::{
+    ComponentNode, ConfigErrorCode, ConfirmAnswer, DropReason, Loader, NodeConfig, NodeErrorCode, PeerDownReason,
+    Record, Recorder, Role,
+};
+
+fn config(id: &str, peers: &[&str]) -> NodeConfig {
+    NodeConfig {
+        id: id.to_string(),
+        cluster: "api".to_string(),
+        bootstrap: peers.iter().map(|p| p.to_string()).collect(),
+        min_cluster_size: None,
+        election_timeout_min: None,
+        election_timeout_max: None,
+        heartbeat_interval: None,
+        ghost_ttl: None,
+        pre_vote: None,
+        confirm_leader: None,
+        durable: true,
+        key: None,
+        seed: 7,
+        restored: None,
+    }
+}
+
+fn node(loader: &Loader<Recorder>, c: NodeConfig) -> ComponentNode<Recorder> {
+    ComponentNode::new(loader, Recorder::default(), &c, 0).expect("no trap").expect("valid config")
+}
+
+fn take(n: &mut ComponentNode<Recorder>) -> Vec<Record> {
+    std::mem::take(&mut n.callbacks_mut().records)
+}
+
+/// A three-node cluster where the test plays b and c by hand: a campaigns, b and c grant.
+fn win(a: &mut ComponentNode<Recorder>, b_id: &str) -> (u64, Vec<Record>) {
+    let deadline = a.next_deadline().unwrap().expect("a follower has an election deadline");
+    a.handle_timeout(deadline).unwrap();
+    let mut now = deadline;
+    // Answer every pre-vote and vote request from b (a quorum of 2 out of 3 with a itself).
+    let mut records = take(a);
+    for _round in 0..2 {
+        let requests: Vec<Vec<u8>> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Send { to, bytes } if to == b_id => Some(bytes.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(!requests.is_empty(), "a asked b nothing: {records:?}");
+        for req in requests {
+            let env = tenure::wire::decode(&req, None).expect("a valid message");
+            let reply_msg = match env.message {
+                tenure::wire::Message::PreVote { .. } => tenure::wire::Message::PreVoteReply { granted: true },
+                tenure::wire::Message::Vote { .. } => tenure::wire::Message::VoteReply { granted: true },
+                other => panic!("unexpected request {other:?}"),
+            };
+            let reply = tenure::wire::Envelope {
+                cluster: "api".to_string(),
+                from: b_id.to_string(),
+                term: env.term,
+                message: reply_msg,
+            };
+            let bytes = tenure::wire::encode(&reply, None).expect("encodable");
+            now += 1;
+            a.handle_message(now, b_id, &bytes).unwrap().expect("accepted");
+        }
+        records = take(a);
+        if records.iter().any(|r| matches!(r, Record::ConfirmLeader(_) | Record::BecameLeader(_))) {
+            break;
+        }
+    }
+    (now, records)
+}
+
+#[test]
+fn a_bad_config_is_a_typed_error() {
+    let loader = Loader::<Recorder>::built().unwrap();
+    let mut c = config("a", &["b", "c"]);
+    c.cluster = String::new();
+    let err = ComponentNode::new(&loader, Recorder::default(), &c, 0).unwrap().err().expect("refused");
+    assert_eq!(err.code, ConfigErrorCode::EmptyId);
+    assert!(err.message.contains("cluster"), "{}", err.message);
+
+    let mut c = config("a", &["b", "c"]);
+    c.election_timeout_min = Some(300);
+    c.election_timeout_max = Some(100);
+    let err = ComponentNode::new(&loader, Recorder::default(), &c, 0).unwrap().err().expect("refused");
+    assert_eq!(err.code, ConfigErrorCode::MinAboveMax);
+
+    let mut c = config("a", &["b", "c"]);
+    c.min_cluster_size = Some(2);
+    let mut n = node(&loader, c);
+    let w = n.warnings().unwrap();
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].code, "small_min_cluster_size");
+}
+
+#[test]
+fn bad_input_is_dropped_with_a_reason_and_calls_are_refused_with_codes() {
+    let loader = Loader::<Recorder>::built().unwrap();
+    let mut n = node(&loader, config("a", &["b", "c"]));
+    assert_eq!(n.handle_message(1, "b", b"not tenure").unwrap(), Err(DropReason::Malformed));
+    assert_eq!(n.handle_message(1, "b", &[]).unwrap(), Err(DropReason::Malformed));
+    assert_eq!(n.handle_message(1, "b", &vec![0u8; 1 << 20]).unwrap(), Err(DropReason::Oversized));
+    let i = n.inspect().unwrap();
+    let dropped: std::collections::BTreeMap<_, _> = i.dropped_by_reason.into_iter().collect();
+    assert_eq!(dropped["malformed"], 2);
+    assert_eq!(dropped["oversized"], 1);
+    assert_eq!(dropped.len(), 8);
+
+    let e = n.transfer_leadership(2, "b").unwrap().unwrap_err();
+    assert_eq!(e.code, NodeErrorCode::NotLeader);
+    assert_eq!(n.leave(2, "zz").unwrap().unwrap_err().code, NodeErrorCode::UnknownPeer);
+    assert_eq!(n.join(2, "").unwrap().unwrap_err().code, NodeErrorCode::InvalidPeer);
+    assert_eq!(n.peer_down(2, "a", PeerDownReason::Terminated).unwrap().unwrap_err().code, NodeErrorCode::SelfPeer);
+    assert_eq!(n.confirm_leader(2, 9, true).unwrap().unwrap_err().code, NodeErrorCode::NoPendingConfirm);
+    assert_eq!(n.broadcast(2, &vec![0u8; 1 << 20]).unwrap().unwrap_err().code, NodeErrorCode::PayloadTooLarge);
+
+    // Membership callbacks and the view.
+    take(&mut n);
+    n.join(3, "d").unwrap().unwrap();
+    assert!(take(&mut n).contains(&Record::PeerJoined("d".into())));
+    assert_eq!(n.view().unwrap(), ["a", "b", "c", "d"]);
+    n.leave(4, "d").unwrap().unwrap();
+    assert!(take(&mut n).contains(&Record::PeerLeft("d".into())));
+    assert_eq!(n.view().unwrap(), ["a", "b", "c"]);
+}
+
+#[test]
+fn winning_asks_the_host_persists_first_and_publishes_leadership() {
+    let loader = Loader::<Recorder>::built().unwrap();
+    let mut a = node(&loader, config("a", &["b", "c"]));
+    let start = take(&mut a);
+    assert!(matches!(start.as_slice(), [Record::SetWakeup(Some(_))]), "{start:?}");
+
+    let (_, records) = win(&mut a, "b");
+    let confirm = records.iter().position(|r| matches!(r, Record::ConfirmLeader(_))).expect("confirm asked");
+    let leader = records.iter().position(|r| matches!(r, Record::BecameLeader(_))).expect("became leader");
+    assert!(confirm < leader);
+    assert_eq!(a.role().unwrap(), Role::Leader);
+    let term = a.term().unwrap();
+    assert_eq!(a.fencing_token().unwrap(), Some(term));
+    assert_eq!(a.inspect().unwrap().voted_for.as_deref(), Some("a"));
+}
+
+#[test]
+fn persist_comes_before_the_sends_that_depend_on_it() {
+    let loader = Loader::<Recorder>::built().unwrap();
+    let mut c = config("a", &["b", "c"]);
+    c.pre_vote = Some(false);
+    let mut a = node(&loader, c);
+    take(&mut a);
+    let deadline = a.next_deadline().unwrap().unwrap();
+    a.handle_timeout(deadline).unwrap();
+    let records = take(&mut a);
+    let persist = records.iter().position(|r| matches!(r, Record::Persist(_))).expect("persisted");
+    let first_send = records.iter().position(|r| matches!(r, Record::Send { .. })).expect("asked for votes");
+    assert!(persist < first_send, "{records:?}");
+    match &records[persist] {
+        Record::Persist(s) => assert_eq!((s.term, s.voted_for.as_deref()), (1, Some("a"))),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_denied_or_deferred_confirmation_withholds_leadership() {
+    let loader = Loader::<Recorder>::built().unwrap();
+    // Deny: no leadership, a backoff, the denial counted.
+    let mut a = ComponentNode::new(
+        &loader,
+        Recorder { confirm: ConfirmAnswer::Deny, ..Recorder::default() },
+        &config("a", &["b", "c"]),
+        0,
+    )
+    .unwrap()
+    .unwrap();
+    take(&mut a);
+    let (_, records) = win(&mut a, "b");
+    assert!(records.iter().any(|r| matches!(r, Record::ConfirmLeader(_))));
+    assert!(!records.iter().any(|r| matches!(r, Record::BecameLeader(_))));
+    assert!(!a.is_leader().unwrap());
+    assert_eq!(a.inspect().unwrap().confirm_denied, 1);
+
+    // Defer: nothing happens until the host answers through the export.
+    let mut a = ComponentNode::new(
+        &loader,
+        Recorder { confirm: ConfirmAnswer::Defer, ..Recorder::default() },
+        &config("a", &["b", "c"]),
+        0,
+    )
+    .unwrap()
+    .unwrap();
+    take(&mut a);
+    let (now, records) = win(&mut a, "b");
+    let term = match records.iter().find(|r| matches!(r, Record::ConfirmLeader(_))) {
+        Some(Record::ConfirmLeader(t)) => *t,
+        _ => panic!("no confirm: {records:?}"),
+    };
+    assert_eq!(a.role().unwrap(), Role::Candidate);
+    a.confirm_leader(now + 1, term, true).unwrap().unwrap();
+    assert!(take(&mut a).contains(&Record::BecameLeader(term)));
+    assert!(a.is_leader().unwrap());
+}
+
+#[test]
+fn a_failing_became_leader_handler_rolls_leadership_back() {
+    let loader = Loader::<Recorder>::built().unwrap();
+    let recorder = Recorder { fail_leadership: Some("cannot start the scheduler".into()), ..Recorder::default() };
+    let mut a = ComponentNode::new(&loader, recorder, &config("a", &["b", "c"]), 0).unwrap().unwrap();
+    take(&mut a);
+    let (_, records) = win(&mut a, "b");
+    let term = a.term().unwrap();
+    let leader = records.iter().position(|r| *r == Record::BecameLeader(term)).expect("became leader");
+    let follower = records
+        .iter()
+        .position(|r| matches!(r, Record::BecameFollower(t, None) if *t == term))
+        .expect("stepped down");
+    assert!(leader < follower, "{records:?}");
+    assert!(!a.is_leader().unwrap());
+    assert_eq!(a.inspect().unwrap().confirm_denied, 1);
+}
+
+#[test]
+fn a_trap_surfaces_as_an_error_and_the_node_refuses_further_calls() {
+    let loader = Loader::<Recorder>::built().unwrap();
+    let mut c = config("a", &["b", "c"]);
+    c.pre_vote = Some(false);
+    let recorder = Recorder { fail_persist: Some("disk full".into()), ..Recorder::default() };
+    let mut a = ComponentNode::new(&loader, recorder, &c, 0).unwrap().unwrap();
+    let deadline = a.next_deadline().unwrap().unwrap();
+    // The first vote request needs a persisted vote: persisting fails, the call traps.
+    let err = a.handle_timeout(deadline).unwrap_err();
+    assert!(format!("{err:#}").contains("disk full"), "{err:#}");
+    assert!(a.trapped().is_some());
+    // No vote request left before the failed persist was acknowledged.
+    assert!(!a.callbacks().records.iter().any(|r| matches!(r, Record::Send { .. })));
+    let err = a.term().unwrap_err();
+    assert!(format!("{err:#}").contains("trapped earlier"), "{err:#}");
+}

@@ -1,0 +1,300 @@
+//! The tenure WebAssembly component: a thin wit-bindgen guest over the core.
+//!
+//! Each exported call feeds one input to the core and then drains every output, in order, into
+//! the `host` imports (`persist` before any later `send`), so the host sees the outputs as
+//! callbacks before the call returns. Two outputs need an answer that feeds back into the core:
+//! `confirm-leader` (a grant or denial is applied at once; `defer` leaves it to a later
+//! `node.confirm-leader`) and `became-leader` (an error rolls leadership back). Finally, when the
+//! wake-up deadline changed, `set-wakeup` tells the host.
+//!
+//! Nothing here can panic on host input: the core validates everything and reports typed errors.
+//! The core state sits in a `RefCell` that is never borrowed while a host import runs, so even a
+//! host that (against the rule) re-enters the instance cannot trip a borrow panic.
+
+use core::cell::{Cell, RefCell};
+
+use ::tenure::{ConfigError, DropReason, DurableState, Error, Event, Node as Core, Output, PeerDownReason, Role};
+
+mod bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "election",
+    });
+}
+
+use bindings::exports::tenure::election::node::{Guest, GuestNode};
+use bindings::tenure::election::host;
+use bindings::tenure::election::types as wit;
+
+struct Component;
+
+impl Guest for Component {
+    type Node = NodeResource;
+}
+
+bindings::export!(Component with_types_in bindings);
+
+/// The exported `node` resource.
+pub struct NodeResource {
+    core: RefCell<Core>,
+    /// The deadline last passed to `set-wakeup`.
+    wakeup: Cell<Option<u64>>,
+}
+
+fn role(r: Role) -> wit::Role {
+    match r {
+        Role::Unclustered => wit::Role::Unclustered,
+        Role::Follower => wit::Role::Follower,
+        Role::Candidate => wit::Role::Candidate,
+        Role::Leader => wit::Role::Leader,
+    }
+}
+
+fn config_error(e: ConfigError) -> wit::ConfigError {
+    use wit::ConfigErrorCode as C;
+    let code = match e {
+        ConfigError::EmptyId { .. } => C::EmptyId,
+        ConfigError::IdTooLong { .. } => C::IdTooLong,
+        ConfigError::ZeroTimeout { .. } => C::ZeroTimeout,
+        ConfigError::MinAboveMax { .. } => C::MinAboveMax,
+        ConfigError::HeartbeatNotBelowElectionTimeout { .. } => C::HeartbeatNotBelowElectionTimeout,
+        ConfigError::ZeroMinClusterSize => C::ZeroMinClusterSize,
+        ConfigError::EmptyKey => C::EmptyKey,
+    };
+    wit::ConfigError { code, message: e.to_string() }
+}
+
+fn node_error(e: Error) -> wit::NodeError {
+    use wit::NodeErrorCode as C;
+    let code = match e {
+        Error::InvalidPeer { .. } => C::InvalidPeer,
+        Error::SelfPeer => C::SelfPeer,
+        Error::UnknownPeer { .. } => C::UnknownPeer,
+        Error::NotLeader => C::NotLeader,
+        Error::PayloadTooLarge { .. } => C::PayloadTooLarge,
+        Error::NoPendingConfirm { .. } => C::NoPendingConfirm,
+        Error::NotLeaderInTerm { .. } => C::NotLeaderInTerm,
+    };
+    wit::NodeError { code, message: e.to_string() }
+}
+
+fn drop_reason(r: DropReason) -> wit::DropReason {
+    use wit::DropReason as D;
+    match r {
+        DropReason::Oversized => D::Oversized,
+        DropReason::Malformed => D::Malformed,
+        DropReason::UnknownVersion => D::UnknownVersion,
+        DropReason::WrongCluster => D::WrongCluster,
+        DropReason::BadMac => D::BadMac,
+        DropReason::SenderMismatch => D::SenderMismatch,
+        DropReason::FromSelf => D::FromSelf,
+        DropReason::RemovedPeer => D::RemovedPeer,
+    }
+}
+
+impl NodeResource {
+    /// Runs one input against the core, then hands every output to the host.
+    fn input<T>(&self, now: u64, f: impl FnOnce(&mut Core) -> T) -> T {
+        let result = f(&mut self.core.borrow_mut());
+        self.drain(now);
+        result
+    }
+
+    fn drain(&self, now: u64) {
+        loop {
+            // The borrow ends before the host import runs.
+            let Some(output) = self.core.borrow_mut().poll_output() else { break };
+            match output {
+                Output::Send { to, bytes } => host::send(&to, &bytes),
+                Output::Persist(state) => {
+                    host::persist(&wit::DurableState { term: state.term, voted_for: state.voted_for })
+                }
+                Output::Event(event) => self.event(now, event),
+            }
+        }
+        let next = self.core.borrow().poll_timeout();
+        if next != self.wakeup.get() {
+            self.wakeup.set(next);
+            host::set_wakeup(next);
+        }
+    }
+
+    fn event(&self, now: u64, event: Event) {
+        match event {
+            Event::BecameLeader { term } => {
+                if host::became_leader(term).is_err() {
+                    // Only fails if leadership already moved on, which cannot happen in between.
+                    let _ = self.core.borrow_mut().leader_handler_failed(now, term);
+                }
+            }
+            Event::BecameFollower { term, leader } => host::became_follower(term, leader.as_deref()),
+            Event::PeerJoined { peer } => host::peer_joined(&peer),
+            Event::PeerLeft { peer } => host::peer_left(&peer),
+            Event::Message { from, payload } => host::message(&from, &payload),
+            Event::ConfirmLeader { term } => {
+                let granted = match host::confirm_leader(term) {
+                    wit::ConfirmAnswer::Grant => true,
+                    wit::ConfirmAnswer::Deny => false,
+                    wit::ConfirmAnswer::Defer => return,
+                };
+                // Fails only if the confirmation is no longer pending (the host answered it
+                // itself through a re-entrant call): nothing left to do then.
+                let _ = self.core.borrow_mut().confirm_leader(now, term, granted);
+            }
+        }
+    }
+}
+
+impl GuestNode for NodeResource {
+    fn new(config: wit::Config, now: u64) -> Result<Self, wit::ConfigError> {
+        let mut c = tenure::Config::new(config.id, config.cluster).bootstrap(config.bootstrap);
+        if let Some(n) = config.min_cluster_size {
+            c.min_cluster_size = n;
+        }
+        c.election_timeout_min = config.election_timeout_min;
+        c.election_timeout_max = config.election_timeout_max;
+        if let Some(h) = config.heartbeat_interval {
+            c.heartbeat_interval = h;
+        }
+        if let Some(g) = config.ghost_ttl {
+            c.ghost_ttl = g;
+        }
+        if let Some(p) = config.pre_vote {
+            c.pre_vote = p;
+        }
+        if let Some(g) = config.confirm_leader {
+            c.confirm_leader = g;
+        }
+        c.durable = config.durable;
+        c.key = config.key;
+        let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
+        let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
+        let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };
+        node.drain(now);
+        Ok(node)
+    }
+
+    fn handle_message(&self, now: u64, sender: String, bytes: Vec<u8>) -> Result<(), wit::DropReason> {
+        self.input(now, |n| n.handle_message(now, &sender, &bytes)).map_err(drop_reason)
+    }
+
+    fn handle_timeout(&self, now: u64) {
+        self.input(now, |n| n.handle_timeout(now))
+    }
+
+    fn join(&self, now: u64, peer: String) -> Result<(), wit::NodeError> {
+        self.input(now, |n| n.join(now, &peer)).map_err(node_error)
+    }
+
+    fn leave(&self, now: u64, peer: String) -> Result<(), wit::NodeError> {
+        self.input(now, |n| n.leave(now, &peer)).map_err(node_error)
+    }
+
+    fn peer_down(&self, now: u64, peer: String, reason: wit::PeerDownReason) -> Result<(), wit::NodeError> {
+        let reason = match reason {
+            wit::PeerDownReason::Terminated => PeerDownReason::Terminated,
+            wit::PeerDownReason::NoConnection => PeerDownReason::NoConnection,
+        };
+        self.input(now, |n| n.peer_down(now, &peer, reason)).map_err(node_error)
+    }
+
+    fn transfer_leadership(&self, now: u64, peer: String) -> Result<(), wit::NodeError> {
+        self.input(now, |n| n.transfer_leadership(now, &peer)).map_err(node_error)
+    }
+
+    fn broadcast(&self, now: u64, payload: Vec<u8>) -> Result<(), wit::NodeError> {
+        self.input(now, |n| n.broadcast(now, &payload)).map_err(node_error)
+    }
+
+    fn confirm_leader(&self, now: u64, term: u64, granted: bool) -> Result<(), wit::NodeError> {
+        self.input(now, |n| n.confirm_leader(now, term, granted)).map_err(node_error)
+    }
+
+    fn leader_failed(&self, now: u64, term: u64) -> Result<(), wit::NodeError> {
+        self.input(now, |n| n.leader_handler_failed(now, term)).map_err(node_error)
+    }
+
+    fn id(&self) -> String {
+        self.core.borrow().id().to_string()
+    }
+
+    fn role(&self) -> wit::Role {
+        role(self.core.borrow().role())
+    }
+
+    fn term(&self) -> u64 {
+        self.core.borrow().term()
+    }
+
+    fn leader(&self) -> Option<String> {
+        self.core.borrow().leader().map(str::to_string)
+    }
+
+    fn is_leader(&self) -> bool {
+        self.core.borrow().is_leader()
+    }
+
+    fn voted_for(&self) -> Option<String> {
+        self.core.borrow().voted_for().map(str::to_string)
+    }
+
+    fn fencing_token(&self) -> Option<u64> {
+        self.core.borrow().fencing_token()
+    }
+
+    fn lease_deadline(&self) -> Option<u64> {
+        self.core.borrow().lease_deadline()
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        self.wakeup.get()
+    }
+
+    fn view(&self) -> Vec<String> {
+        self.core.borrow().view()
+    }
+
+    fn warnings(&self) -> Vec<wit::ConfigWarning> {
+        let core = self.core.borrow();
+        core.warnings()
+            .iter()
+            .map(|w| wit::ConfigWarning { code: w.code().to_string(), message: w.to_string() })
+            .collect()
+    }
+
+    fn inspect(&self) -> wit::Inspect {
+        let i = self.core.borrow().inspect();
+        wit::Inspect {
+            id: i.id,
+            state: role(self.core.borrow().role()),
+            leader: i.leader,
+            leader_id: i.leader_id,
+            term: i.term,
+            voted_for: i.voted_for,
+            term_changed_at: i.term_changed_at,
+            cluster: i.cluster,
+            view_size: i.view_size,
+            quorum: i.quorum,
+            min_cluster_size: i.min_cluster_size,
+            peers: i.peers,
+            declared: i.declared,
+            bootstrap: i.bootstrap,
+            unreachable: i.unreachable.into_iter().collect(),
+            ghost_ttl: i.ghost_ttl,
+            votes_granted: i.votes_granted,
+            votes_count: i.votes_count,
+            election_timer_armed: i.election_timer_armed,
+            heartbeat_timer_armed: i.heartbeat_timer_armed,
+            heartbeat_in_last: i.heartbeat_in_last,
+            heartbeat_out_last: i.heartbeat_out_last,
+            election_timeout_min: i.election_timeout_min,
+            election_timeout_max: i.election_timeout_max,
+            heartbeat_interval: i.heartbeat_interval,
+            dropped_by_reason: i.dropped_by_reason.into_iter().collect(),
+            send_failing_peers: i.send_failing_peers,
+            confirm_denied: i.confirm_denied,
+            last_denied_at: i.last_denied_at,
+            lease_deadline: i.lease_deadline,
+        }
+    }
+}
