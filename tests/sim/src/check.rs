@@ -1,0 +1,242 @@
+//! The invariants, checked after every step of every simulation.
+//!
+//! - **S1** one leader per term: a global `term → leader` record over the whole run. Enforced
+//!   while the run is inside the scope of SPEC's guarantee (same views, no member removed,
+//!   durable state kept across restarts); [`Checker::leave_s1_scope`] is called by the fault
+//!   injector when a run steps outside it. In every run, in or out of scope, a node becomes leader
+//!   only with the votes of a majority of its own view (**S1-view**), counted from the grants its
+//!   voters actually sent.
+//! - **S2** with durable state, no node grants two different votes in one term, across restarts,
+//!   and its term never decreases.
+//! - **S3** no node is leader while its view is smaller than `min_cluster_size`.
+//! - **S4** a leader that has had no quorum evidence (a valid message from each of a quorum of
+//!   its view, counting itself) for longer than `election_timeout_min + heartbeat_interval` is no
+//!   longer leader. The core looks back one `election_timeout_min` at each heartbeat tick, so that
+//!   is the exact bound; a view that grew restarts the clock (a newly declared peer has not had
+//!   a chance to answer).
+//! - **L1** (checked by the run driver, [`crate::random`], and the conformance tests): once the
+//!   network is stable and a majority is up and connected, exactly one leader exists within
+//!   [`L1_SETTLE_BOUND_ELECTION_TIMEOUTS`] election timeouts, every connected node follows it, and
+//!   it keeps leading while the network stays so. After a silent crash of the leader of such a
+//!   cluster, a new leader exists within `election_timeout_max + L1_FAILOVER_BOUND_RTTS` round
+//!   trips (docs/protocol.md, "Liveness bound (L1)").
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use tenure::wire::{Envelope, Message};
+use tenure::{DurableState, Event, Node};
+
+use crate::sim::SimNode;
+
+/// L1 failover bound: a new leader within `election_timeout_max` plus this many round trips after
+/// the silent crash of the leader of a stable cluster (one for pre-vote, one for the vote).
+pub const L1_FAILOVER_BOUND_RTTS: u64 = 2;
+
+/// L1 convergence bound after the network becomes stable again (heal, restarts, no loss), in
+/// units of `election_timeout_max`: exactly one leader, followed by every connected node.
+pub const L1_SETTLE_BOUND_ELECTION_TIMEOUTS: u64 = 10;
+
+/// A broken invariant, with the seed and the last few hundred log lines.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    /// The run's seed.
+    pub seed: u64,
+    /// Simulated time of the failing step.
+    pub at: u64,
+    /// Which invariant (`S1`, `S1-view`, `S2`, `S3`, `S4`, `L1`).
+    pub invariant: &'static str,
+    /// What happened.
+    pub detail: String,
+    /// The event log tail.
+    pub log: Vec<String>,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "VIOLATION of {} at {} ms, seed {}: {}", self.invariant, self.at, self.seed, self.detail)?;
+        writeln!(f, "--- last {} log lines ---", self.log.len())?;
+        for l in &self.log {
+            writeln!(f, "{l}")?;
+        }
+        write!(f, "--- end of log (seed {}) ---", self.seed)
+    }
+}
+
+/// State the checker keeps over a whole run.
+#[derive(Debug, Clone)]
+pub struct Checker {
+    /// S1: the leader of each term.
+    pub term_leader: BTreeMap<u64, String>,
+    /// Whether the run is still within S1's scope.
+    pub s1_in_scope: bool,
+    /// S2: the vote each node cast in each term (durable nodes only).
+    votes: BTreeMap<(String, u64), String>,
+    /// S2: highest term each durable node was seen in.
+    max_term: BTreeMap<String, u64>,
+    /// S1-view: voters that sent a granted vote reply, by (term, candidate).
+    grants: BTreeMap<(u64, String), BTreeSet<String>>,
+    /// S4: when node heard last from peer (any accepted message).
+    heard: BTreeMap<(String, String), u64>,
+    /// S4: since when each node leads (term, since), and its view size with the time it changed.
+    leading: BTreeMap<String, (u64, u64)>,
+    view: BTreeMap<String, (usize, u64)>,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Checker {
+            term_leader: BTreeMap::new(),
+            s1_in_scope: true,
+            votes: BTreeMap::new(),
+            max_term: BTreeMap::new(),
+            grants: BTreeMap::new(),
+            heard: BTreeMap::new(),
+            leading: BTreeMap::new(),
+            view: BTreeMap::new(),
+        }
+    }
+}
+
+impl Checker {
+    /// The run leaves S1's scope (a member removed, views diverged, or a restart without state):
+    /// from now on only S1-view and convergence (L1) are checked.
+    pub fn leave_s1_scope(&mut self) {
+        self.s1_in_scope = false;
+    }
+
+    /// A node restarted without its durable state: its past votes and terms are forgotten (the
+    /// documented hazard), and S1 no longer holds.
+    pub fn forget_durable(&mut self, id: &str) {
+        self.votes.retain(|(n, _), _| n != id);
+        self.max_term.remove(id);
+        self.leave_s1_scope();
+    }
+
+    pub(crate) fn on_accept(&mut self, now: u64, node: &str, from: &str) {
+        self.heard.insert((node.to_string(), from.to_string()), now);
+    }
+
+    pub(crate) fn on_persist(&mut self, _node: &str, _s: &DurableState) {}
+
+    pub(crate) fn on_send(&mut self, from: &str, to: &str, env: &Envelope) {
+        if let Message::VoteReply { granted: true } = env.message {
+            self.grants.entry((env.term, to.to_string())).or_default().insert(from.to_string());
+        }
+    }
+
+    pub(crate) fn on_event(&mut self, id: &str, e: &Event, node: Option<&Node>) -> Option<(&'static str, String)> {
+        if let (Event::BecameLeader { term }, Some(node)) = (e, node) {
+            let view = node.view();
+            let need = view.len() / 2 + 1;
+            let granted = self.grants.get(&(*term, id.to_string()));
+            let votes = view.iter().filter(|v| *v == id || granted.is_some_and(|g| g.contains(*v))).count();
+            if votes < need {
+                return Some((
+                    "S1-view",
+                    format!(
+                        "{id} became leader of term {term} with {votes} vote(s) from its view of {} (needs {need}); granted by {:?}",
+                        view.len(),
+                        granted
+                    ),
+                ));
+            }
+        }
+        None
+    }
+
+    /// Checks S1–S4 over every node; the first broken invariant is returned.
+    pub(crate) fn after_step(&mut self, now: u64, nodes: &[SimNode]) -> Option<(&'static str, String)> {
+        for n in nodes {
+            let Some(node) = &n.node else {
+                self.leading.remove(&n.id);
+                continue;
+            };
+            let id = &n.id;
+            let term = node.term();
+            // S2: votes and terms of durable nodes.
+            if n.config.durable {
+                if let Some(&max) = self.max_term.get(id) {
+                    if term < max {
+                        return Some(("S2", format!("{id}'s term went back from {max} to {term}")));
+                    }
+                }
+                self.max_term.insert(id.clone(), term);
+                if let Some(v) = node.voted_for() {
+                    match self.votes.get(&(id.clone(), term)) {
+                        Some(prev) if prev != v => {
+                            return Some(("S2", format!("{id} voted for {prev} and then for {v} in term {term}")));
+                        }
+                        Some(_) => {}
+                        None => {
+                            self.votes.insert((id.clone(), term), v.to_string());
+                        }
+                    }
+                }
+            }
+            // View changes (S4's clock).
+            let vs = node.view_size();
+            match self.view.get(id) {
+                Some((size, _)) if *size == vs => {}
+                _ => {
+                    self.view.insert(id.clone(), (vs, now));
+                }
+            }
+            if !node.is_leader() {
+                self.leading.remove(id);
+                continue;
+            }
+            // S1.
+            match self.term_leader.get(&term) {
+                Some(l) if l != id && self.s1_in_scope => {
+                    return Some(("S1", format!("{l} and {id} both became leader of term {term}")));
+                }
+                Some(_) => {}
+                None => {
+                    self.term_leader.insert(term, id.clone());
+                }
+            }
+            // S3.
+            let min = node.config().min_cluster_size as usize;
+            if vs < min {
+                return Some(("S3", format!("{id} leads with a view of {vs} < min_cluster_size {min}")));
+            }
+            // S4 (a paused node cannot act; it is checked once it runs again).
+            let since = match self.leading.get(id) {
+                Some((t, since)) if *t == term => *since,
+                _ => {
+                    self.leading.insert(id.clone(), (term, now));
+                    now
+                }
+            };
+            if n.paused_until.is_some() {
+                continue;
+            }
+            let view = node.view();
+            let need = (view.len() / 2 + 1).saturating_sub(1);
+            if need == 0 {
+                continue;
+            }
+            let mut times: Vec<u64> = view
+                .iter()
+                .filter(|p| *p != id)
+                .filter_map(|p| self.heard.get(&(id.clone(), p.clone())).copied())
+                .collect();
+            times.sort_unstable_by(|a, b| b.cmp(a));
+            let evidence = times.get(need - 1).copied().unwrap_or(0);
+            let cfg = node.config();
+            let view_since = self.view.get(id).map_or(0, |v| v.1);
+            let from = (evidence + cfg.election_timeout_min).max(view_since).max(since);
+            if now > from + cfg.heartbeat_interval {
+                return Some((
+                    "S4",
+                    format!(
+                        "{id} still leads term {term} at {now} ms; its quorum evidence lapsed at {} ms (heard: {times:?}, needs {need})",
+                        evidence + cfg.election_timeout_min
+                    ),
+                ));
+            }
+        }
+        None
+    }
+}

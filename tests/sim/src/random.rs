@@ -1,0 +1,405 @@
+//! Randomised runs: one seed → one schedule of faults, then a stable phase in which L1 is checked,
+//! then a silent crash of the leader whose failover time is measured.
+
+use std::collections::BTreeSet;
+
+use tenure::{Bug, Config, PeerDownReason};
+
+use crate::check::{Violation, L1_FAILOVER_BOUND_RTTS, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
+use crate::rng::Rng;
+use crate::scenario::Input;
+use crate::sim::{HostPolicy, NetConfig, Sim};
+
+/// A kind of fault the chaos phase may inject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fault {
+    /// Crash a node, restart it later with its durable state.
+    Crash,
+    /// Restart a node without its durable state (out of S1's scope: the documented hazard).
+    Amnesia,
+    /// Stall a node (GC pause); its clock jumps when it resumes.
+    Pause,
+    /// Symmetric partitions.
+    Partition,
+    /// One-way link failures.
+    OneWay,
+    /// Datagram loss.
+    Loss,
+    /// Datagram duplication.
+    Dup,
+    /// Reordering (extra delay on some datagrams).
+    Reorder,
+    /// `peer_down(no_connection)` for unreachable peers (ghosts), `leave` and
+    /// `peer_down(terminated)` of crashed members with a later `join` back (out of S1's scope).
+    Membership,
+    /// Hosts deny `confirm_leader`.
+    Deny,
+    /// Became-leader handlers fail.
+    Handler,
+    /// Leaders transfer leadership.
+    Transfer,
+    /// Nodes broadcast payloads.
+    Broadcast,
+}
+
+impl Fault {
+    /// Every fault, with its command-line name.
+    pub const ALL: [(Fault, &'static str); 13] = [
+        (Fault::Crash, "crash"),
+        (Fault::Amnesia, "amnesia"),
+        (Fault::Pause, "pause"),
+        (Fault::Partition, "partition"),
+        (Fault::OneWay, "oneway"),
+        (Fault::Loss, "loss"),
+        (Fault::Dup, "dup"),
+        (Fault::Reorder, "reorder"),
+        (Fault::Membership, "membership"),
+        (Fault::Deny, "deny"),
+        (Fault::Handler, "handler"),
+        (Fault::Transfer, "transfer"),
+        (Fault::Broadcast, "broadcast"),
+    ];
+
+    /// The faults that keep a run inside S1's scope (the default).
+    pub fn in_scope() -> BTreeSet<Fault> {
+        Fault::ALL.iter().map(|f| f.0).filter(|f| !matches!(f, Fault::Amnesia | Fault::Membership)).collect()
+    }
+
+    /// Parses `a,b,c`, `default` or `all`.
+    pub fn parse_list(s: &str) -> Result<BTreeSet<Fault>, String> {
+        let mut out = BTreeSet::new();
+        for name in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "all" => out.extend(Fault::ALL.iter().map(|f| f.0)),
+                "default" => out.extend(Fault::in_scope()),
+                "none" => {}
+                _ => {
+                    let f = Fault::ALL
+                        .iter()
+                        .find(|f| f.1 == name)
+                        .ok_or_else(|| format!("unknown fault {name:?}; known: all, default, none, {}", names()))?;
+                    out.insert(f.0);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn names() -> String {
+    Fault::ALL.iter().map(|f| f.1).collect::<Vec<_>>().join(", ")
+}
+
+/// What one seed runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Cluster size.
+    pub nodes: usize,
+    /// Round-trip time of the network.
+    pub rtt_ms: u64,
+    /// Faults the chaos phase draws from.
+    pub faults: BTreeSet<Fault>,
+    /// Bugs switched on in every node.
+    pub bugs: Vec<Bug>,
+    /// Durable term and vote (on by default; without it restarts leave S1's scope).
+    pub durable: bool,
+    /// Pre-vote (on by default).
+    pub pre_vote: bool,
+    /// Length of the chaos phase.
+    pub chaos_ms: u64,
+    /// Keep the full log (for `--verbose` and failing-seed reports).
+    pub verbose_log: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            nodes: 5,
+            rtt_ms: 2,
+            faults: Fault::in_scope(),
+            bugs: Vec::new(),
+            durable: true,
+            pre_vote: true,
+            chaos_ms: 3000,
+            verbose_log: true,
+        }
+    }
+}
+
+/// The outcome of one seed.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The seed.
+    pub seed: u64,
+    /// The first violation, if any.
+    pub violation: Option<Violation>,
+    /// Time from the silent crash of a stable leader to the next leader.
+    pub failover_ms: Option<u64>,
+    /// Whether the run stayed inside S1's scope.
+    pub s1_in_scope: bool,
+}
+
+/// Runs one seed.
+pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
+    let mut sim = Sim::cluster(seed, opts.nodes.max(1), NetConfig::rtt(opts.rtt_ms), |c: Config| {
+        c.durable(opts.durable).pre_vote(opts.pre_vote)
+    });
+    sim.verbose_log = opts.verbose_log;
+    for id in sim.nodes.iter().map(|n| n.id.clone()).collect::<Vec<_>>() {
+        for b in &opts.bugs {
+            sim.inject(&id, *b);
+        }
+    }
+    let mut failover_ms = None;
+    let result = drive(&mut sim, opts, &mut failover_ms);
+    RunResult { seed, violation: result.err(), failover_ms, s1_in_scope: sim.checker.s1_in_scope }
+}
+
+fn ids(sim: &Sim) -> Vec<String> {
+    sim.nodes.iter().map(|n| n.id.clone()).collect()
+}
+
+fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Result<(), Violation> {
+    let mut rng = Rng::new(sim.seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0xC4A0_5);
+    let faults: Vec<Fault> = opts.faults.iter().copied().collect();
+    let n = sim.nodes.len();
+    let all = ids(sim);
+    let et_max = sim.nodes[0].config.validate().map(|c| c.election_timeout_max).unwrap_or(300);
+    let rtt = opts.rtt_ms;
+    // Nodes removed by leave/terminated (crashed), to be joined back in the stable phase.
+    let mut removed: Vec<String> = Vec::new();
+
+    // ---- chaos -------------------------------------------------------------------------
+    let chaos_end = sim.now + opts.chaos_ms;
+    sim.run_until(rng.range(0, 400))?;
+    while sim.now < chaos_end && !faults.is_empty() {
+        let fault = faults[rng.below(faults.len())];
+        let pick = |rng: &mut Rng| all[rng.below(n)].clone();
+        match fault {
+            Fault::Crash | Fault::Amnesia => {
+                let down: Vec<String> = sim
+                    .nodes
+                    .iter()
+                    .filter(|x| x.node.is_none() && !removed.contains(&x.id))
+                    .map(|x| x.id.clone())
+                    .collect();
+                if !down.is_empty() && (down.len() * 2 >= n || rng.chance(0.5)) {
+                    let id = down[rng.below(down.len())].clone();
+                    let keep = !(fault == Fault::Amnesia && rng.chance(0.7));
+                    sim.restart(&id, keep);
+                } else {
+                    // Prefer the leader half of the time: that is where the interesting bugs are.
+                    let id = match sim.leader() {
+                        Some(l) if rng.chance(0.5) => l,
+                        _ => pick(&mut rng),
+                    };
+                    if sim.nodes[sim.idx(&id)].node.is_some() {
+                        sim.crash(&id);
+                    }
+                }
+            }
+            Fault::Pause => {
+                let id = match sim.leader() {
+                    Some(l) if rng.chance(0.5) => l,
+                    _ => pick(&mut rng),
+                };
+                let ms = rng.range(20, 4 * et_max);
+                sim.pause(&id, ms);
+            }
+            Fault::Partition => {
+                if rng.chance(0.35) {
+                    sim.heal();
+                } else {
+                    let mut a = Vec::new();
+                    let mut b = Vec::new();
+                    for id in &all {
+                        if rng.chance(0.5) {
+                            a.push(id.clone())
+                        } else {
+                            b.push(id.clone())
+                        }
+                    }
+                    sim.partition(&[a, b]);
+                }
+            }
+            Fault::OneWay => {
+                if rng.chance(0.3) {
+                    sim.heal();
+                } else {
+                    let from = match sim.leader() {
+                        Some(l) if rng.chance(0.5) => l,
+                        _ => pick(&mut rng),
+                    };
+                    for _ in 0..rng.range(1, n as u64) {
+                        let to = pick(&mut rng);
+                        if to != from {
+                            if rng.chance(0.5) {
+                                sim.block(&from, &to);
+                            } else {
+                                sim.block(&to, &from);
+                            }
+                        }
+                    }
+                }
+            }
+            Fault::Loss => sim.net.loss = if rng.chance(0.3) { 0.0 } else { rng.unit() * 0.4 },
+            Fault::Dup => sim.net.duplicate = if rng.chance(0.3) { 0.0 } else { rng.unit() * 0.3 },
+            Fault::Reorder => sim.net.reorder = if rng.chance(0.3) { 0.0 } else { rng.unit() * 0.3 },
+            Fault::Membership => {
+                let id = pick(&mut rng);
+                match rng.below(3) {
+                    0 => {
+                        // Hosts that cannot reach `id` report it unreachable.
+                        let reporters: Vec<String> =
+                            all.iter().filter(|o| **o != id && !sim.connected(o, &id)).cloned().collect();
+                        for r in reporters {
+                            if sim.nodes[sim.idx(&r)].node.is_some() {
+                                let _ = sim.call(&r, Input::PeerDown(id.clone(), PeerDownReason::NoConnection));
+                            }
+                        }
+                        sim.checker.leave_s1_scope();
+                    }
+                    k => {
+                        // A member goes away for good: it stops, the others leave/terminate it.
+                        if removed.len() * 2 + 2 < n && sim.nodes[sim.idx(&id)].node.is_some() {
+                            sim.crash(&id);
+                            removed.push(id.clone());
+                            sim.checker.leave_s1_scope();
+                            for o in all.iter().filter(|o| **o != id) {
+                                if sim.nodes[sim.idx(o)].node.is_some() {
+                                    let input = if k == 1 {
+                                        Input::Leave(id.clone())
+                                    } else {
+                                        Input::PeerDown(id.clone(), PeerDownReason::Terminated)
+                                    };
+                                    let _ = sim.call(o, input);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Fault::Deny => {
+                let id = pick(&mut rng);
+                let p = &mut sim.host(&id).policy;
+                if rng.chance(0.5) {
+                    p.deny_next = rng.range(1, 3) as u32;
+                } else {
+                    p.deny_confirm = rng.unit() * 0.6;
+                }
+                p.ignore_confirm = rng.chance(0.1);
+            }
+            Fault::Handler => {
+                let id = pick(&mut rng);
+                let p = &mut sim.host(&id).policy;
+                if rng.chance(0.5) {
+                    p.fail_next = 1;
+                } else {
+                    p.fail_handler = rng.unit() * 0.5;
+                }
+            }
+            Fault::Transfer => {
+                if let Some(l) = sim.leader() {
+                    let to = pick(&mut rng);
+                    let _ = sim.call(&l, Input::Transfer(to));
+                }
+            }
+            Fault::Broadcast => {
+                let id = pick(&mut rng);
+                if sim.nodes[sim.idx(&id)].is_running() {
+                    let len = rng.range(0, 64) as usize;
+                    let payload: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+                    let _ = sim.call(&id, Input::Broadcast(payload));
+                }
+            }
+        }
+        let gap = rng.range(5, 250);
+        sim.run_until((sim.now + gap).min(chaos_end))?;
+    }
+    sim.run_until(chaos_end)?;
+
+    // ---- stable ------------------------------------------------------------------------
+    sim.logf(format_args!("--- STABLE: heal, restart, no loss, hosts grant ---"));
+    sim.heal();
+    sim.net = NetConfig::rtt(rtt);
+    for id in &all {
+        let i = sim.idx(id);
+        sim.nodes[i].policy = HostPolicy::default();
+        if let Some(p) = sim.nodes[i].paused_until {
+            if p > sim.now {
+                sim.nodes[i].paused_until = Some(sim.now);
+            }
+        }
+    }
+    for id in &all {
+        if sim.nodes[sim.idx(id)].node.is_none() {
+            sim.restart(id, true);
+        }
+    }
+    for r in &removed {
+        for o in all.iter().filter(|o| *o != r) {
+            let _ = sim.call(o, Input::Join(r.clone()));
+        }
+    }
+    let settle_start = sim.now;
+    let bound = L1_SETTLE_BOUND_ELECTION_TIMEOUTS * et_max;
+    let ok = sim.run_until_cond(settle_start + bound, |s| s.converged())?;
+    if ok.is_none() {
+        sim.fail(
+            "L1",
+            format!(
+                "no single converged leader within {bound} ms of the network becoming stable (leaders: {:?})",
+                sim.leaders()
+            ),
+        );
+        return Err(sim.violation().cloned().expect("just failed"));
+    }
+    // The leader must keep leading while the network stays stable — even with one follower that
+    // cannot hear it (a one-way cut), which pre-vote and leader stickiness must neutralise.
+    let leader = sim.leader().expect("converged");
+    let term = sim.node(&leader).term();
+    if n >= 3 && rng.chance(0.5) {
+        let f = all.iter().filter(|x| **x != leader).nth(rng.below(n - 1)).expect("a follower").clone();
+        sim.block(&leader, &f);
+    }
+    let hold = rng.range(2 * et_max, 4 * et_max);
+    let stable_end = sim.now + hold;
+    while sim.now < stable_end {
+        if !sim.step(stable_end) {
+            break;
+        }
+        if let Some(v) = sim.violation() {
+            return Err(v.clone());
+        }
+        if sim.leaders() != [leader.clone()] || sim.node(&leader).term() != term {
+            sim.fail(
+                "L1",
+                format!(
+                    "leader {leader} (term {term}) lost its leadership in a stable network (leaders now: {:?})",
+                    sim.leaders()
+                ),
+            );
+            return Err(sim.violation().cloned().expect("just failed"));
+        }
+    }
+
+    // ---- failover probe ----------------------------------------------------------------
+    sim.heal();
+    if n >= 3 {
+        sim.run_for(rng.range(0, 60))?;
+        let Some(old) = sim.leader() else { return Ok(()) };
+        let crash_at = sim.now;
+        sim.crash(&old);
+        let bound = et_max + L1_FAILOVER_BOUND_RTTS * rtt;
+        let found = sim.run_until_cond(crash_at + 4 * et_max, |s| s.leader().is_some())?;
+        match found {
+            Some(t) => *failover_ms = Some(t - crash_at),
+            None => {
+                sim.fail("L1", format!("no new leader within {} ms of the leader's crash", 4 * et_max));
+                return Err(sim.violation().cloned().expect("just failed"));
+            }
+        }
+        let _ = bound;
+    }
+    Ok(())
+}

@@ -1,0 +1,763 @@
+//! The simulated cluster: nodes, network, clock, faults, host behaviour.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::fmt::Write as _;
+
+use tenure::wire::{self, Envelope, Message};
+use tenure::{Bug, Config, DurableState, Event, Node, Output, PeerDownReason, Role};
+
+use crate::check::{Checker, Violation};
+use crate::rng::Rng;
+use crate::scenario::{apply_input, output_json, ConfigJson, FinalJson, Input, RestoredJson, Scenario, Step};
+
+/// How many log lines a failing run prints.
+pub const LOG_TAIL: usize = 300;
+
+/// The simulated network between every pair of nodes.
+#[derive(Debug, Clone)]
+pub struct NetConfig {
+    /// Round-trip time: one-way latency is drawn from `[rtt/4, 3·rtt/4]` (rounded up), mean rtt/2.
+    pub rtt_ms: u64,
+    /// Probability that a datagram is lost.
+    pub loss: f64,
+    /// Probability that a datagram is delivered twice (the copy with its own latency).
+    pub duplicate: f64,
+    /// Probability that a datagram is held back by up to `2·rtt + 20` ms extra (reordering).
+    pub reorder: f64,
+}
+
+impl NetConfig {
+    /// A clean network with this round-trip time.
+    pub fn rtt(rtt_ms: u64) -> NetConfig {
+        NetConfig { rtt_ms, loss: 0.0, duplicate: 0.0, reorder: 0.0 }
+    }
+    /// The largest one-way latency without reordering.
+    pub fn max_one_way(&self) -> u64 {
+        (3 * self.rtt_ms).div_ceil(4)
+    }
+}
+
+/// What a simulated host does when its node asks it something.
+#[derive(Debug, Clone, Default)]
+pub struct HostPolicy {
+    /// Probability of denying a `ConfirmLeader`.
+    pub deny_confirm: f64,
+    /// Deny this many upcoming confirmations.
+    pub deny_next: u32,
+    /// Never answer confirmations (the core treats the silence as a denial).
+    pub ignore_confirm: bool,
+    /// Probability that the became-leader handler fails (`leader_handler_failed`).
+    pub fail_handler: f64,
+    /// Fail this many upcoming became-leader handlers.
+    pub fail_next: u32,
+}
+
+/// One simulated host and its node.
+#[derive(Debug)]
+pub struct SimNode {
+    /// The node id.
+    pub id: String,
+    /// Its configuration (used again on restart).
+    pub config: Config,
+    /// The running node, `None` while crashed.
+    pub node: Option<Node>,
+    /// The last `Output::Persist` the node emitted (what a host's state file holds).
+    pub durable: Option<DurableState>,
+    /// Paused (a GC-like stall) until this instant.
+    pub paused_until: Option<u64>,
+    /// How the host answers.
+    pub policy: HostPolicy,
+    /// Bugs switched on in every incarnation.
+    pub bugs: Vec<Bug>,
+    /// Incarnation counter (0 for the first start).
+    pub incarnation: u32,
+    /// Every event, with its time (kept only when [`Sim::keep_events`] is on).
+    pub events: Vec<(u64, Event)>,
+}
+
+impl SimNode {
+    /// Up (not crashed) and not paused.
+    pub fn is_running(&self) -> bool {
+        self.node.is_some() && self.paused_until.is_none()
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Flight {
+    at: u64,
+    seq: u64,
+    from: String,
+    to: String,
+    bytes: Vec<u8>,
+}
+
+impl Ord for Flight {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse for earliest first.
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+impl PartialOrd for Flight {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A recording of one node incarnation's inputs and outputs (a scenario in the making).
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// Node id.
+    pub id: String,
+    /// Incarnation.
+    pub incarnation: u32,
+    /// The scenario (name and description empty until chosen).
+    pub scenario: Scenario,
+}
+
+/// The simulated cluster.
+pub struct Sim {
+    /// The run's seed.
+    pub seed: u64,
+    /// The simulated clock, in ms.
+    pub now: u64,
+    /// The simulator's PRNG (network and host decisions).
+    pub rng: Rng,
+    /// The network parameters.
+    pub net: NetConfig,
+    /// The hosts.
+    pub nodes: Vec<SimNode>,
+    /// Directed links that drop everything.
+    pub blocked: BTreeSet<(String, String)>,
+    /// The invariant checker.
+    pub checker: Checker,
+    /// Keep every event per node (tests and the demo).
+    pub keep_events: bool,
+    /// Record every node's inputs/outputs as scenario steps.
+    pub record: bool,
+    /// Finished and running recordings.
+    pub recordings: Vec<Recording>,
+    /// Print log lines as they happen (the demo).
+    pub echo: bool,
+    /// Log every delivery and timer (off: only events, faults and drops).
+    pub verbose_log: bool,
+    flights: BinaryHeap<Flight>,
+    seq: u64,
+    log: VecDeque<String>,
+    violation: Option<Violation>,
+    same_instant: u32,
+    /// Datagrams sent, delivered.
+    pub stats: (u64, u64),
+}
+
+impl Sim {
+    /// An empty simulation.
+    pub fn new(seed: u64, net: NetConfig) -> Sim {
+        Sim {
+            seed,
+            now: 0,
+            rng: Rng::new(seed),
+            net,
+            nodes: Vec::new(),
+            blocked: BTreeSet::new(),
+            checker: Checker::default(),
+            keep_events: false,
+            record: false,
+            recordings: Vec::new(),
+            echo: false,
+            verbose_log: true,
+            flights: BinaryHeap::new(),
+            seq: 0,
+            log: VecDeque::new(),
+            violation: None,
+            same_instant: 0,
+            stats: (0, 0),
+        }
+    }
+
+    /// A cluster of `n` nodes `n1..nN`, all bootstrapped with the full list; `tweak` adjusts each
+    /// configuration.
+    pub fn cluster(seed: u64, n: usize, net: NetConfig, tweak: impl Fn(Config) -> Config) -> Sim {
+        let mut sim = Sim::new(seed, net);
+        let ids: Vec<String> = (1..=n).map(|i| format!("n{i}")).collect();
+        for id in &ids {
+            sim.add_node(tweak(Config::new(id.clone(), "sim").bootstrap(ids.iter().cloned())));
+        }
+        sim
+    }
+
+    /// Adds and starts a node now. Panics on an invalid configuration (a test bug).
+    pub fn add_node(&mut self, config: Config) -> usize {
+        let idx = self.nodes.len();
+        self.nodes.push(SimNode {
+            id: config.id.clone(),
+            config,
+            node: None,
+            durable: None,
+            paused_until: None,
+            policy: HostPolicy::default(),
+            bugs: Vec::new(),
+            incarnation: 0,
+            events: Vec::new(),
+        });
+        self.start(idx, None);
+        idx
+    }
+
+    fn node_seed(&self, idx: usize, incarnation: u32) -> u64 {
+        let mut r = Rng::new(self.seed ^ ((idx as u64) << 32) ^ u64::from(incarnation).wrapping_mul(0x9E37_79B9));
+        r.next_u64()
+    }
+
+    fn start(&mut self, idx: usize, restored: Option<DurableState>) {
+        let seed = self.node_seed(idx, self.nodes[idx].incarnation);
+        let config = self.nodes[idx].config.clone();
+        let mut node = Node::new(config.clone(), seed, restored.clone(), self.now).expect("valid simulator config");
+        for b in &self.nodes[idx].bugs {
+            node.inject_bug(*b);
+        }
+        if self.record {
+            let id = config.id.clone();
+            self.recordings.push(Recording {
+                id,
+                incarnation: self.nodes[idx].incarnation,
+                scenario: Scenario {
+                    name: String::new(),
+                    description: String::new(),
+                    config: ConfigJson::from_config(&config),
+                    seed,
+                    restored: restored.as_ref().map(|r| RestoredJson { term: r.term, voted_for: r.voted_for.clone() }),
+                    start_ms: self.now,
+                    steps: Vec::new(),
+                    final_state: FinalJson::of(&node),
+                },
+            });
+        }
+        self.nodes[idx].node = Some(node);
+        self.nodes[idx].paused_until = None;
+        let role = self.nodes[idx].node.as_ref().map(|n| n.role().as_str()).unwrap_or("");
+        let id = self.nodes[idx].id.clone();
+        self.logf(format_args!("{id} starts ({role})"));
+        self.after_step();
+    }
+
+    /// Switches a bug on for a node, now and after restarts.
+    pub fn inject(&mut self, id: &str, bug: Bug) {
+        let idx = self.idx(id);
+        self.nodes[idx].bugs.push(bug);
+        if let Some(n) = &mut self.nodes[idx].node {
+            n.inject_bug(bug);
+        }
+    }
+
+    /// The index of a node id. Panics on an unknown id (a test bug).
+    pub fn idx(&self, id: &str) -> usize {
+        self.nodes.iter().position(|n| n.id == id).unwrap_or_else(|| panic!("no simulated node {id:?}"))
+    }
+
+    /// The node (must be up).
+    pub fn node(&self, id: &str) -> &Node {
+        self.nodes[self.idx(id)].node.as_ref().unwrap_or_else(|| panic!("{id} is down"))
+    }
+
+    /// The host (up or down).
+    pub fn host(&mut self, id: &str) -> &mut SimNode {
+        let i = self.idx(id);
+        &mut self.nodes[i]
+    }
+
+    // ----- log ------------------------------------------------------------------------------
+
+    /// Appends a line to the event log.
+    pub fn logf(&mut self, args: std::fmt::Arguments<'_>) {
+        let mut line = String::with_capacity(64);
+        let _ = write!(line, "{:>7} ms  ", self.now);
+        let _ = line.write_fmt(args);
+        if self.echo {
+            println!("{line}");
+        }
+        if self.log.len() >= LOG_TAIL {
+            self.log.pop_front();
+        }
+        self.log.push_back(line);
+    }
+
+    /// The last log lines.
+    pub fn log_tail(&self) -> Vec<String> {
+        self.log.iter().cloned().collect()
+    }
+
+    /// The first violation found, if any.
+    pub fn violation(&self) -> Option<&Violation> {
+        self.violation.as_ref()
+    }
+
+    fn describe(&self, bytes: &[u8]) -> String {
+        match wire::decode(bytes, self.nodes.first().and_then(|n| n.config.key.as_deref())) {
+            Ok(env) => describe_env(&env),
+            Err(_) => format!("{} bytes", bytes.len()),
+        }
+    }
+
+    // ----- inputs ---------------------------------------------------------------------------
+
+    /// Gives an input to a node now (it must be up), drains its outputs, lets its host react,
+    /// and checks the invariants. Returns the input's result code.
+    pub fn call(&mut self, id: &str, input: Input) -> Result<(), &'static str> {
+        let idx = self.idx(id);
+        self.apply(idx, input)
+    }
+
+    fn apply(&mut self, idx: usize, input: Input) -> Result<(), &'static str> {
+        let now = self.now;
+        let Some(node) = self.nodes[idx].node.as_mut() else { return Err("down") };
+        let result = apply_input(node, now, &input);
+        let mut outputs = Vec::new();
+        while let Some(o) = node.poll_output() {
+            outputs.push(o);
+        }
+        let next_deadline = node.poll_timeout();
+        let id = self.nodes[idx].id.clone();
+        if let Input::Message { from, bytes } = &input {
+            if result.is_ok() {
+                self.checker.on_accept(now, &id, from);
+            }
+            if self.verbose_log || result.is_err() {
+                let what = self.describe(bytes);
+                match result {
+                    Ok(()) => self.logf(format_args!("{id} <- {from}: {what}")),
+                    Err(code) => self.logf(format_args!("{id} <- {from}: {what} DROPPED ({code})")),
+                }
+            }
+        } else if !matches!(input, Input::Timeout) || self.verbose_log {
+            let r = match result {
+                Ok(()) => "ok".to_string(),
+                Err(c) => c.to_string(),
+            };
+            self.logf(format_args!("{id} input {input:?} -> {r}", input = ShortInput(&input)));
+        }
+        if self.record {
+            let incarnation = self.nodes[idx].incarnation;
+            if let Some(rec) = self.recordings.iter_mut().rev().find(|r| r.id == id && r.incarnation == incarnation) {
+                rec.scenario.steps.push(Step {
+                    at: now,
+                    input: input.to_json(),
+                    result: result.map_or_else(|c| c.to_string(), |()| "ok".to_string()),
+                    outputs: outputs.iter().map(output_json).collect(),
+                    next_deadline,
+                });
+                if let Some(n) = self.nodes[idx].node.as_ref() {
+                    rec.scenario.final_state = FinalJson::of(n);
+                }
+            }
+        }
+        let mut reactions = Vec::new();
+        for o in outputs {
+            match o {
+                Output::Persist(s) => {
+                    self.checker.on_persist(&id, &s);
+                    self.nodes[idx].durable = Some(s);
+                }
+                Output::Send { to, bytes } => self.send(&id, to, bytes),
+                Output::Event(e) => {
+                    self.logf(format_args!("{id} EVENT {}", describe_event(&e)));
+                    if let Some(r) = self.host_reaction(idx, &e) {
+                        reactions.push(r);
+                    }
+                    if let Some((invariant, detail)) = self.checker.on_event(&id, &e, self.nodes[idx].node.as_ref()) {
+                        self.fail(invariant, detail);
+                    }
+                    if self.keep_events {
+                        self.nodes[idx].events.push((now, e));
+                    }
+                }
+            }
+        }
+        self.after_step();
+        for r in reactions {
+            let _ = self.apply(idx, r);
+        }
+        result
+    }
+
+    fn host_reaction(&mut self, idx: usize, e: &Event) -> Option<Input> {
+        match e {
+            Event::ConfirmLeader { term } => {
+                let p = &mut self.nodes[idx].policy;
+                if p.ignore_confirm {
+                    return None;
+                }
+                let deny = if p.deny_next > 0 {
+                    p.deny_next -= 1;
+                    true
+                } else {
+                    let chance = p.deny_confirm;
+                    self.rng.chance(chance)
+                };
+                Some(Input::Confirm { term: *term, granted: !deny })
+            }
+            Event::BecameLeader { term } => {
+                let p = &mut self.nodes[idx].policy;
+                let fail = if p.fail_next > 0 {
+                    p.fail_next -= 1;
+                    true
+                } else {
+                    let chance = p.fail_handler;
+                    self.rng.chance(chance)
+                };
+                fail.then_some(Input::LeaderFailed(*term))
+            }
+            _ => None,
+        }
+    }
+
+    fn send(&mut self, from: &str, to: String, bytes: Vec<u8>) {
+        self.stats.0 += 1;
+        if let Ok(env) = wire::decode(&bytes, self.nodes.first().and_then(|n| n.config.key.as_deref())) {
+            self.checker.on_send(from, &to, &env);
+        }
+        if self.blocked.contains(&(from.to_string(), to.clone())) {
+            if self.verbose_log {
+                let what = self.describe(&bytes);
+                self.logf(format_args!("{from} -> {to}: {what} (blocked)"));
+            }
+            return;
+        }
+        if self.rng.chance(self.net.loss) {
+            if self.verbose_log {
+                let what = self.describe(&bytes);
+                self.logf(format_args!("{from} -> {to}: {what} (lost)"));
+            }
+            return;
+        }
+        let copies = if self.rng.chance(self.net.duplicate) { 2 } else { 1 };
+        for _ in 0..copies {
+            let mut lat = self.rng.range(self.net.rtt_ms / 4, self.net.max_one_way());
+            if self.rng.chance(self.net.reorder) {
+                lat += self.rng.range(1, 2 * self.net.rtt_ms + 20);
+            }
+            self.seq += 1;
+            self.flights.push(Flight {
+                at: self.now + lat,
+                seq: self.seq,
+                from: from.to_string(),
+                to: to.clone(),
+                bytes: bytes.clone(),
+            });
+        }
+    }
+
+    /// Injects raw bytes into a node as if `from` had sent them (hostile or foreign input).
+    pub fn inject_message(&mut self, to: &str, from: &str, bytes: Vec<u8>) -> Result<(), &'static str> {
+        self.call(to, Input::Message { from: from.to_string(), bytes })
+    }
+
+    fn after_step(&mut self) {
+        if self.violation.is_some() {
+            return;
+        }
+        let mut ck = std::mem::take(&mut self.checker);
+        let found = ck.after_step(self.now, &self.nodes);
+        self.checker = ck;
+        if let Some((invariant, detail)) = found {
+            self.fail(invariant, detail);
+        }
+    }
+
+    /// Records a violation (the first one wins) with the log tail.
+    pub fn fail(&mut self, invariant: &'static str, detail: String) {
+        if self.violation.is_some() {
+            return;
+        }
+        self.logf(format_args!("VIOLATION {invariant}: {detail}"));
+        self.violation = Some(Violation { seed: self.seed, at: self.now, invariant, detail, log: self.log_tail() });
+    }
+
+    // ----- the clock ------------------------------------------------------------------------
+
+    /// The next instant something happens, if any.
+    fn next_event(&self) -> Option<u64> {
+        let mut next = self.flights.peek().map(|f| f.at);
+        for n in &self.nodes {
+            let t = match (&n.node, n.paused_until) {
+                (None, _) => None,
+                (Some(_), Some(p)) => Some(p),
+                (Some(node), None) => node.poll_timeout(),
+            };
+            if let Some(t) = t {
+                let t = t.max(self.now);
+                next = Some(next.map_or(t, |x: u64| x.min(t)));
+            }
+        }
+        next
+    }
+
+    /// Processes one instant's worth of work if the next event is at or before `limit`; returns
+    /// false (and moves the clock to `limit`) otherwise.
+    pub fn step(&mut self, limit: u64) -> bool {
+        let Some(t) = self.next_event().filter(|t| *t <= limit) else {
+            self.now = self.now.max(limit);
+            return false;
+        };
+        if t == self.now {
+            self.same_instant += 1;
+            if self.same_instant > 100_000 {
+                self.fail("L1", format!("livelock: more than 100000 steps at {t} ms"));
+                return false;
+            }
+        } else {
+            self.same_instant = 0;
+        }
+        self.now = t;
+        // Timers and resumptions first (a resumed node handles its overdue timers before the
+        // datagrams that queued up while it was stalled, as a real host's event loop would).
+        for idx in 0..self.nodes.len() {
+            let n = &self.nodes[idx];
+            let Some(node) = &n.node else { continue };
+            if let Some(p) = n.paused_until {
+                if p <= t {
+                    self.nodes[idx].paused_until = None;
+                    let id = self.nodes[idx].id.clone();
+                    self.logf(format_args!("{id} resumes"));
+                    let _ = self.apply(idx, Input::Timeout);
+                }
+                continue;
+            }
+            if node.poll_timeout().is_some_and(|d| d <= t) {
+                let _ = self.apply(idx, Input::Timeout);
+            }
+        }
+        while self.flights.peek().is_some_and(|f| f.at <= t) {
+            let f = self.flights.pop().expect("peeked");
+            let Some(idx) = self.nodes.iter().position(|n| n.id == f.to) else { continue };
+            let n = &self.nodes[idx];
+            if n.node.is_none() {
+                if self.verbose_log {
+                    let what = self.describe(&f.bytes);
+                    self.logf(format_args!("{} -> {}: {what} (receiver down)", f.from, f.to));
+                }
+                continue;
+            }
+            if let Some(p) = n.paused_until {
+                // Queued in the socket buffer until the stall ends.
+                self.seq += 1;
+                self.flights.push(Flight { at: p, seq: self.seq, ..f });
+                continue;
+            }
+            self.stats.1 += 1;
+            let _ = self.apply(idx, Input::Message { from: f.from, bytes: f.bytes });
+        }
+        true
+    }
+
+    /// Runs until `until` (inclusive) or a violation.
+    pub fn run_until(&mut self, until: u64) -> Result<(), Violation> {
+        while self.violation.is_none() && self.step(until) {}
+        match &self.violation {
+            Some(v) => Err(v.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs for `ms` more milliseconds.
+    pub fn run_for(&mut self, ms: u64) -> Result<(), Violation> {
+        self.run_until(self.now + ms)
+    }
+
+    /// Runs until `cond` holds (checked after every instant) or `deadline`; returns when it held.
+    pub fn run_until_cond(&mut self, deadline: u64, cond: impl Fn(&Sim) -> bool) -> Result<Option<u64>, Violation> {
+        loop {
+            if let Some(v) = &self.violation {
+                return Err(v.clone());
+            }
+            if cond(self) {
+                return Ok(Some(self.now));
+            }
+            if !self.step(deadline) {
+                return Ok(cond(self).then_some(self.now));
+            }
+        }
+    }
+
+    // ----- queries --------------------------------------------------------------------------
+
+    /// Ids of the running nodes that are leaders.
+    pub fn leaders(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|n| n.is_running() && n.node.as_ref().is_some_and(Node::is_leader))
+            .map(|n| n.id.clone())
+            .collect()
+    }
+
+    /// The single leader among running nodes, if exactly one.
+    pub fn leader(&self) -> Option<String> {
+        let l = self.leaders();
+        (l.len() == 1).then(|| l[0].clone())
+    }
+
+    /// True when exactly one running node leads and every running node that `can_reach` it
+    /// (in both directions) is in its term and follows it.
+    pub fn converged(&self) -> bool {
+        let Some(l) = self.leader() else { return false };
+        let lt = self.node(&l).term();
+        self.nodes.iter().filter(|n| n.is_running() && self.connected(&n.id, &l)).all(|n| {
+            let node = n.node.as_ref().expect("running");
+            node.term() == lt && node.leader() == Some(l.as_str())
+        })
+    }
+
+    /// Whether datagrams flow both ways between two nodes.
+    pub fn connected(&self, a: &str, b: &str) -> bool {
+        a == b
+            || (!self.blocked.contains(&(a.to_string(), b.to_string()))
+                && !self.blocked.contains(&(b.to_string(), a.to_string())))
+    }
+
+    /// Role of a node (`None` while down).
+    pub fn role(&self, id: &str) -> Option<Role> {
+        self.nodes[self.idx(id)].node.as_ref().map(Node::role)
+    }
+
+    /// The recording of the current (or last) incarnation of `id`.
+    pub fn recording(&self, id: &str) -> Option<&Recording> {
+        self.recordings.iter().rev().find(|r| r.id == id)
+    }
+
+    // ----- faults ---------------------------------------------------------------------------
+
+    /// Crashes a node silently: its state is gone (except what it persisted), nothing is sent.
+    pub fn crash(&mut self, id: &str) {
+        let idx = self.idx(id);
+        self.nodes[idx].node = None;
+        self.nodes[idx].paused_until = None;
+        self.logf(format_args!("{id} CRASHES"));
+        self.after_step();
+    }
+
+    /// Restarts a crashed node, with its last persisted state or without any.
+    pub fn restart(&mut self, id: &str, with_durable_state: bool) {
+        let idx = self.idx(id);
+        if self.nodes[idx].node.is_some() {
+            self.crash(id);
+        }
+        self.nodes[idx].incarnation += 1;
+        let restored = if with_durable_state { self.nodes[idx].durable.clone() } else { None };
+        if !with_durable_state || !self.nodes[idx].config.durable {
+            self.checker.forget_durable(id);
+            self.nodes[idx].durable = None;
+        }
+        self.logf(format_args!(
+            "{id} RESTARTS {}",
+            if with_durable_state { "with its durable state" } else { "WITHOUT durable state" }
+        ));
+        self.start(idx, restored);
+    }
+
+    /// Stalls a node for `ms`: it handles nothing, and then finds its clock jumped.
+    pub fn pause(&mut self, id: &str, ms: u64) {
+        let idx = self.idx(id);
+        if self.nodes[idx].node.is_some() {
+            self.nodes[idx].paused_until = Some(self.now + ms);
+            self.logf(format_args!("{id} PAUSES for {ms} ms"));
+        }
+    }
+
+    /// Blocks the directed link `from → to`.
+    pub fn block(&mut self, from: &str, to: &str) {
+        self.blocked.insert((from.to_string(), to.to_string()));
+        self.logf(format_args!("link {from} -> {to} BLOCKED"));
+    }
+
+    /// Splits the cluster into groups that cannot talk to each other (both directions).
+    pub fn partition(&mut self, groups: &[Vec<String>]) {
+        for (i, g) in groups.iter().enumerate() {
+            for (j, h) in groups.iter().enumerate() {
+                if i != j {
+                    for a in g {
+                        for b in h {
+                            self.blocked.insert((a.clone(), b.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        self.logf(format_args!("PARTITION {groups:?}"));
+    }
+
+    /// Isolates one node from every other (both directions).
+    pub fn isolate(&mut self, id: &str) {
+        let others: Vec<String> = self.nodes.iter().filter(|n| n.id != id).map(|n| n.id.clone()).collect();
+        self.partition(&[vec![id.to_string()], others]);
+    }
+
+    /// Removes every partition.
+    pub fn heal(&mut self) {
+        self.blocked.clear();
+        self.logf(format_args!("network HEALED"));
+    }
+
+    /// Reports `peer` down to every running node except itself.
+    pub fn report_down(&mut self, peer: &str, reason: PeerDownReason) {
+        let ids: Vec<String> =
+            self.nodes.iter().filter(|n| n.node.is_some() && n.id != peer).map(|n| n.id.clone()).collect();
+        for id in ids {
+            let _ = self.call(&id, Input::PeerDown(peer.to_string(), reason));
+        }
+    }
+}
+
+struct ShortInput<'a>(&'a Input);
+
+impl std::fmt::Debug for ShortInput<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Input::Timeout => write!(f, "timeout"),
+            Input::Message { from, bytes } => write!(f, "message from {from} ({} bytes)", bytes.len()),
+            Input::Join(p) => write!(f, "join({p})"),
+            Input::Leave(p) => write!(f, "leave({p})"),
+            Input::PeerDown(p, r) => write!(f, "peer_down({p}, {})", crate::scenario::reason_str(*r)),
+            Input::Confirm { term, granted } => write!(f, "confirm_leader(term {term}, {granted})"),
+            Input::LeaderFailed(t) => write!(f, "leader_handler_failed(term {t})"),
+            Input::Transfer(p) => write!(f, "transfer_leadership({p})"),
+            Input::Broadcast(b) => write!(f, "broadcast({} bytes)", b.len()),
+        }
+    }
+}
+
+/// A one-line description of a decoded message.
+pub fn describe_env(env: &Envelope) -> String {
+    let t = env.term;
+    match &env.message {
+        Message::PreVote => format!("pre_vote(term {t})"),
+        Message::PreVoteReply { granted } => format!("pre_vote_reply(term {t}, {})", yes(*granted)),
+        Message::Vote { transfer } => format!("vote(term {t}{})", if *transfer { ", transfer" } else { "" }),
+        Message::VoteReply { granted } => format!("vote_reply(term {t}, {})", yes(*granted)),
+        Message::Heartbeat { sent_at } => format!("heartbeat(term {t}, sent_at {sent_at})"),
+        Message::HeartbeatAck { echo } => format!("heartbeat_ack(term {t}, echo {echo})"),
+        Message::TimeoutNow => format!("timeout_now(term {t})"),
+        Message::App { payload } => format!("app(term {t}, {} bytes)", payload.len()),
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "granted"
+    } else {
+        "refused"
+    }
+}
+
+/// A one-line description of an event.
+pub fn describe_event(e: &Event) -> String {
+    match e {
+        Event::BecameLeader { term } => format!("became_leader(term {term})"),
+        Event::BecameFollower { term, leader } => {
+            format!("became_follower(term {term}, leader {})", leader.as_deref().unwrap_or("none"))
+        }
+        Event::PeerJoined { peer } => format!("peer_joined({peer})"),
+        Event::PeerLeft { peer } => format!("peer_left({peer})"),
+        Event::ConfirmLeader { term } => format!("confirm_leader(term {term})"),
+        Event::Message { from, payload } => format!("message(from {from}, {} bytes)", payload.len()),
+    }
+}

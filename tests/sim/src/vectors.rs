@@ -1,0 +1,251 @@
+//! Wire-format test vectors (`tests/vectors/README.md`): every message kind with and without
+//! authentication, and byte strings that must be dropped, with the reason.
+
+use serde::{Deserialize, Serialize};
+use tenure::wire::{decode, encode, Envelope, Message, MAX_MESSAGE_SIZE};
+use tenure::{Config, Node};
+
+use crate::{hex, unhex};
+
+/// One valid message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageVector {
+    pub name: String,
+    pub key_hex: Option<String>,
+    pub hex: String,
+    pub envelope: EnvelopeJson,
+}
+
+/// An envelope, decoded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvelopeJson {
+    pub cluster: String,
+    pub from: String,
+    pub term: u64,
+    pub message: MessageJson,
+}
+
+/// A message, decoded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MessageJson {
+    PreVote,
+    PreVoteReply { granted: bool },
+    Vote { transfer: bool },
+    VoteReply { granted: bool },
+    Heartbeat { sent_at: u64 },
+    HeartbeatAck { echo: u64 },
+    TimeoutNow,
+    App { payload_hex: String },
+}
+
+impl MessageJson {
+    fn of(m: &Message) -> MessageJson {
+        match m {
+            Message::PreVote => MessageJson::PreVote,
+            Message::PreVoteReply { granted } => MessageJson::PreVoteReply { granted: *granted },
+            Message::Vote { transfer } => MessageJson::Vote { transfer: *transfer },
+            Message::VoteReply { granted } => MessageJson::VoteReply { granted: *granted },
+            Message::Heartbeat { sent_at } => MessageJson::Heartbeat { sent_at: *sent_at },
+            Message::HeartbeatAck { echo } => MessageJson::HeartbeatAck { echo: *echo },
+            Message::TimeoutNow => MessageJson::TimeoutNow,
+            Message::App { payload } => MessageJson::App { payload_hex: hex(payload) },
+        }
+    }
+    fn to_message(&self) -> Option<Message> {
+        Some(match self {
+            MessageJson::PreVote => Message::PreVote,
+            MessageJson::PreVoteReply { granted } => Message::PreVoteReply { granted: *granted },
+            MessageJson::Vote { transfer } => Message::Vote { transfer: *transfer },
+            MessageJson::VoteReply { granted } => Message::VoteReply { granted: *granted },
+            MessageJson::Heartbeat { sent_at } => Message::Heartbeat { sent_at: *sent_at },
+            MessageJson::HeartbeatAck { echo } => Message::HeartbeatAck { echo: *echo },
+            MessageJson::TimeoutNow => Message::TimeoutNow,
+            MessageJson::App { payload_hex } => Message::App { payload: unhex(payload_hex)? },
+        })
+    }
+}
+
+impl EnvelopeJson {
+    /// From a decoded envelope.
+    pub fn of(e: &Envelope) -> EnvelopeJson {
+        EnvelopeJson {
+            cluster: e.cluster.clone(),
+            from: e.from.clone(),
+            term: e.term,
+            message: MessageJson::of(&e.message),
+        }
+    }
+    /// To an envelope (`None` on bad hex).
+    pub fn to_envelope(&self) -> Option<Envelope> {
+        Some(Envelope {
+            cluster: self.cluster.clone(),
+            from: self.from.clone(),
+            term: self.term,
+            message: self.message.to_message()?,
+        })
+    }
+}
+
+/// One byte string that a node must drop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvalidVector {
+    pub name: String,
+    pub key_hex: Option<String>,
+    pub cluster: String,
+    pub node_id: String,
+    pub from: String,
+    pub hex: String,
+    pub reason: String,
+}
+
+const KEY: &[u8] = b"tenure test vector key";
+
+fn env(cluster: &str, from: &str, term: u64, message: Message) -> Envelope {
+    Envelope { cluster: cluster.into(), from: from.into(), term, message }
+}
+
+/// Every valid vector.
+pub fn messages() -> Vec<MessageVector> {
+    let base: Vec<(&str, Envelope)> = vec![
+        ("pre_vote", env("prod", "10.0.0.1:7000", 4, Message::PreVote)),
+        ("pre_vote_reply_granted", env("prod", "10.0.0.2:7000", 4, Message::PreVoteReply { granted: true })),
+        ("pre_vote_reply_refused", env("prod", "10.0.0.2:7000", 3, Message::PreVoteReply { granted: false })),
+        ("vote", env("prod", "10.0.0.1:7000", 4, Message::Vote { transfer: false })),
+        ("vote_transfer", env("prod", "10.0.0.3:7000", 9, Message::Vote { transfer: true })),
+        ("vote_reply_granted", env("prod", "10.0.0.2:7000", 4, Message::VoteReply { granted: true })),
+        ("vote_reply_refused", env("prod", "10.0.0.2:7000", 4, Message::VoteReply { granted: false })),
+        ("heartbeat", env("prod", "10.0.0.1:7000", 4, Message::Heartbeat { sent_at: 1_733_150_000_123 })),
+        ("heartbeat_zero", env("prod", "10.0.0.1:7000", 1, Message::Heartbeat { sent_at: 0 })),
+        ("heartbeat_ack", env("prod", "10.0.0.2:7000", 4, Message::HeartbeatAck { echo: 1_733_150_000_123 })),
+        ("timeout_now", env("prod", "10.0.0.1:7000", 4, Message::TimeoutNow)),
+        ("app", env("prod", "10.0.0.1:7000", 4, Message::App { payload: b"hello, cluster".to_vec() })),
+        ("app_empty", env("prod", "10.0.0.1:7000", 0, Message::App { payload: Vec::new() })),
+        ("app_binary", env("prod", "n1", 7, Message::App { payload: (0u8..=255).collect() })),
+        ("term_max", env("prod", "n1", u64::MAX, Message::Heartbeat { sent_at: u64::MAX })),
+        ("unicode_ids", env("clüster ☃", "nöde-ß", 300, Message::PreVote)),
+        ("long_ids", env(&"c".repeat(255), &"n".repeat(255), 128, Message::VoteReply { granted: true })),
+    ];
+    let mut out = Vec::new();
+    for (key, suffix) in [(None, ""), (Some(KEY), "_mac")] {
+        for (name, e) in &base {
+            let bytes = encode(e, key).expect("vector encodes");
+            out.push(MessageVector {
+                name: format!("{name}{suffix}"),
+                key_hex: key.map(hex),
+                hex: hex(&bytes),
+                envelope: EnvelopeJson::of(e),
+            });
+        }
+    }
+    out
+}
+
+/// Every invalid vector.
+pub fn invalid() -> Vec<InvalidVector> {
+    let good = encode(&env("prod", "n2", 4, Message::PreVote), None).expect("encodes");
+    let tagged = encode(&env("prod", "n2", 4, Message::PreVote), Some(KEY)).expect("encodes");
+    let mut flipped_tag = tagged.clone();
+    let last = flipped_tag.len() - 1;
+    flipped_tag[last] ^= 0x01;
+    let mut flipped_body = tagged.clone();
+    flipped_body[6] ^= 0x20;
+    let mut bad_flags = good.clone();
+    bad_flags[3] = 0x02;
+    let cases: Vec<(&str, Option<&[u8]>, &str, &str, Vec<u8>, &str)> = vec![
+        ("empty", None, "n1", "n2", vec![], "malformed"),
+        ("magic_only", None, "n1", "n2", b"TN".to_vec(), "malformed"),
+        ("bad_magic", None, "n1", "n2", [b"XX".as_slice(), &good[2..]].concat(), "malformed"),
+        ("unknown_version", None, "n1", "n2", [b"TN\x02".as_slice(), &good[3..]].concat(), "unknown_version"),
+        ("unknown_flags", None, "n1", "n2", bad_flags, "malformed"),
+        ("truncated_body", None, "n1", "n2", good[..good.len() - 1].to_vec(), "malformed"),
+        ("trailing_byte", None, "n1", "n2", [good.as_slice(), &[0]].concat(), "malformed"),
+        ("unknown_message_kind", None, "n1", "n2", unknown_kind(), "malformed"),
+        ("header_only", None, "n1", "n2", b"TN\x01\x00".to_vec(), "malformed"),
+        ("oversized", None, "n1", "n2", vec![0u8; MAX_MESSAGE_SIZE + 1], "oversized"),
+        (
+            "wrong_cluster",
+            None,
+            "n1",
+            "n2",
+            encode(&env("staging", "n2", 4, Message::PreVote), None).expect("e"),
+            "wrong_cluster",
+        ),
+        ("missing_mac", Some(KEY), "n1", "n2", good.clone(), "bad_mac"),
+        ("unexpected_mac", None, "n1", "n2", tagged.clone(), "bad_mac"),
+        (
+            "wrong_key",
+            Some(KEY),
+            "n1",
+            "n2",
+            encode(&env("prod", "n2", 4, Message::PreVote), Some(b"another key")).expect("e"),
+            "bad_mac",
+        ),
+        ("flipped_tag", Some(KEY), "n1", "n2", flipped_tag, "bad_mac"),
+        ("flipped_body", Some(KEY), "n1", "n2", flipped_body, "bad_mac"),
+        ("tag_too_short", Some(KEY), "n1", "n2", tagged[..20].to_vec(), "bad_mac"),
+        ("sender_mismatch", None, "n1", "n3", good.clone(), "sender_mismatch"),
+        ("from_self", None, "n1", "n1", encode(&env("prod", "n1", 4, Message::PreVote), None).expect("e"), "from_self"),
+        ("empty_sender", None, "n1", "", encode(&env("prod", "", 4, Message::PreVote), None).expect("e"), "malformed"),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, key, node_id, from, bytes, reason)| InvalidVector {
+            name: name.into(),
+            key_hex: key.map(hex),
+            cluster: "prod".into(),
+            node_id: node_id.into(),
+            from: from.into(),
+            hex: hex(&bytes),
+            reason: reason.into(),
+        })
+        .collect()
+}
+
+/// A well-formed header and envelope whose message discriminant (the last varint before the
+/// fields) names no message kind.
+fn unknown_kind() -> Vec<u8> {
+    let mut b = encode(&env("prod", "n2", 4, Message::TimeoutNow), None).expect("encodes");
+    let last = b.len() - 1;
+    b[last] = 0x7f; // TimeoutNow has no fields: its discriminant is the last byte.
+    b
+}
+
+/// Checks every vector against the core: decode, compare, re-encode, and drop reasons.
+pub fn check(messages: &[MessageVector], invalid: &[InvalidVector]) -> Result<(), String> {
+    for v in messages {
+        let key = v.key_hex.as_deref().map(|k| unhex(k).ok_or("bad key_hex")).transpose()?;
+        let bytes = unhex(&v.hex).ok_or_else(|| format!("{}: bad hex", v.name))?;
+        let decoded = decode(&bytes, key.as_deref()).map_err(|r| format!("{}: dropped as {}", v.name, r.as_str()))?;
+        if EnvelopeJson::of(&decoded) != v.envelope {
+            return Err(format!("{}: decoded {:?}, expected {:?}", v.name, EnvelopeJson::of(&decoded), v.envelope));
+        }
+        let env = v.envelope.to_envelope().ok_or_else(|| format!("{}: bad payload_hex", v.name))?;
+        let again = encode(&env, key.as_deref()).ok_or_else(|| format!("{}: does not encode", v.name))?;
+        if again != bytes {
+            return Err(format!("{}: re-encoded to {}, expected {}", v.name, hex(&again), v.hex));
+        }
+    }
+    for v in invalid {
+        let key = v.key_hex.as_deref().map(|k| unhex(k).ok_or("bad key_hex")).transpose()?;
+        let mut config = Config::new(v.node_id.clone(), v.cluster.clone());
+        config.key = key;
+        let mut node = Node::new(config, 1, None, 0).map_err(|e| format!("{}: {e}", v.name))?;
+        let bytes = unhex(&v.hex).ok_or_else(|| format!("{}: bad hex", v.name))?;
+        match node.handle_message(0, &v.from, &bytes) {
+            Err(r) if r.as_str() == v.reason => {}
+            other => return Err(format!("{}: got {other:?}, expected {}", v.name, v.reason)),
+        }
+        if node.inspect().dropped_by_reason.get(&v.reason) != Some(&1) {
+            return Err(format!("{}: drop not counted under {}", v.name, v.reason));
+        }
+    }
+    Ok(())
+}
+
+/// The canonical file text of a JSON value list (pretty, final newline).
+pub fn to_file_text<T: Serialize>(v: &T) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("serialises");
+    s.push('\n');
+    s
+}
