@@ -119,7 +119,9 @@ fn attr<'py, T>(obj: &Bound<'py, PyAny>, what: &str, name: &str) -> PyResult<T>
 where
     T: for<'a> FromPyObject<'a, 'py>,
 {
-    let value = obj.getattr(name)?;
+    let value = obj.getattr(name).map_err(|_| {
+        PyTypeError::new_err(format!("{what} must have a {name:?} attribute; got a {}", type_name(obj)))
+    })?;
     value.extract::<T>().map_err(|e| {
         let e: PyErr = e.into();
         let detail = e.value(obj.py()).to_string();
@@ -179,6 +181,9 @@ fn verdict<'py>(py: Python<'py>, v: FenceVerdict) -> PyResult<Bound<'py, PyAny>>
 
 fn config_from(obj: &Bound<'_, PyAny>) -> PyResult<Config> {
     const W: &str = "Config";
+    if !is(obj, cls_config(obj.py()))? {
+        return Err(PyTypeError::new_err(format!("config must be a tenure.Config, got {}", type_name(obj))));
+    }
     let bootstrap_obj = obj.getattr("bootstrap")?;
     if bootstrap_obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err("Config.bootstrap must be a sequence of str, not a single str"));

@@ -1,0 +1,306 @@
+"""The asyncio runtime, in one process over real loopback UDP (bounded in time)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, List, Optional, Tuple
+
+import pytest
+from conftest import free_udp_ports
+
+import tenure
+from tenure import Elector, Lease
+
+FAST = {"election_timeout_min": 100, "election_timeout_max": 200, "heartbeat_interval": 20}
+
+
+def run(coro: Awaitable[Any], timeout: float = 30) -> Any:
+    async def bounded() -> Any:
+        return await asyncio.wait_for(coro, timeout)
+
+    return asyncio.run(bounded())
+
+
+def cluster(n: int = 3, **kw: Any) -> List[Elector]:
+    ids = [f"127.0.0.1:{p}" for p in free_udp_ports(n)]
+    per_node: List[dict[str, Any]] = kw.pop("per_node", [{} for _ in ids])
+    return [
+        Elector(i, [x for x in ids if x != i], cluster="pytest", **{**FAST, **kw, **per_node[k]})
+        for k, i in enumerate(ids)
+    ]
+
+
+async def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.005)
+
+
+def leaders(els: List[Elector]) -> List[Elector]:
+    return [e for e in els if e.running and e.is_leader]
+
+
+async def stop_all(els: List[Elector]) -> None:
+    for e in els:
+        await e.stop(handover_timeout=0.2)
+
+
+def test_three_electors_elect_one_leader_and_report_callbacks() -> None:
+    calls: List[Tuple[str, str, Any]] = []
+
+    def mk(tag: str) -> dict[str, Any]:
+        async def on_leader(term: int) -> None:
+            calls.append((tag, "leader", term))
+
+        def on_follower(term: int, leader: Optional[str]) -> None:
+            calls.append((tag, "follower", (term, leader)))
+
+        return {"on_leader": on_leader, "on_follower": on_follower}
+
+    async def main() -> None:
+        els = cluster(per_node=[mk("a"), mk("b"), mk("c")])
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1 and all(e.leader is not None for e in els))
+            leader = leaders(els)[0]
+            await wait_for(lambda: any(c[1] == "leader" for c in calls))
+            assert leader.lease is not None and leader.lease.term == leader.term
+            await wait_for(lambda: leader.lease is not None and leader.lease.valid, 2)
+            info = leader.inspect()
+            assert info["state"] == "leader" and info["leader_id"] == leader.id
+            for e in els:
+                if e is not leader:
+                    assert e.leader == leader.id and e.role is tenure.Role.FOLLOWER
+        finally:
+            await stop_all(els)
+
+    run(main())
+    assert sum(1 for c in calls if c[1] == "leader") >= 1
+
+
+def test_blocking_callbacks_do_not_stall_heartbeats() -> None:
+    """Every callback blocks its thread (sync) or awaits for a long time (async): the leader must
+    keep its term, because callbacks never run in the datagram or timer path."""
+    release = threading.Event()
+
+    def blocking(*_: Any) -> None:
+        release.wait(5)
+
+    async def slow(*_: Any) -> None:
+        await asyncio.sleep(5)
+
+    async def main() -> None:
+        per = [{"on_leader": blocking, "on_follower": blocking}, {"on_leader": slow, "on_follower": slow},
+               {"on_leader": blocking, "on_follower": slow}]  # fmt: skip
+        els = cluster(per_node=per)
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1)
+            leader = leaders(els)[0]
+            term = leader.term
+            # 1 s = 5 election timeouts: without heartbeats someone would campaign.
+            await asyncio.sleep(1.0)
+            assert leaders(els) == [leader] and leader.term == term
+            assert all(e.term == term for e in els)
+        finally:
+            release.set()
+            for e in els:
+                e._on_leader = e._on_follower = None
+            await stop_all(els)
+
+    run(main())
+
+
+def test_confirm_timeout_counts_as_denial() -> None:
+    async def never(term: int) -> bool:
+        await asyncio.sleep(60)
+        return True
+
+    async def main() -> None:
+        els = cluster(confirm_leader=never, confirm_timeout=0.05)
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: any(e.inspect()["confirm_denied"] > 0 for e in els), 10)
+            assert leaders(els) == []
+        finally:
+            await stop_all(els)
+
+    run(main())
+
+
+def test_confirm_gate_sync_false_and_exception_deny_and_true_grants() -> None:
+    seen: List[int] = []
+
+    def deny_then_grant(term: int) -> bool:
+        seen.append(term)
+        if len(seen) == 1:
+            return False
+        if len(seen) == 2:
+            raise RuntimeError("not ready")
+        return True
+
+    async def main() -> None:
+        els = cluster(confirm_leader=deny_then_grant)
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1, 15)
+            assert len(seen) >= 3
+        finally:
+            await stop_all(els)
+
+    run(main())
+
+
+def test_failing_on_leader_rolls_back_and_cancels_leader_work() -> None:
+    failures = [0]
+    started: List[int] = []
+    cancelled: List[int] = []
+
+    def on_leader(term: int) -> None:
+        if failures[0] == 0:
+            failures[0] += 1
+            raise RuntimeError("cannot start the scheduler")
+
+    async def work(lease: Lease) -> None:
+        started.append(lease.term)
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(lease.term)
+            raise
+
+    async def main() -> None:
+        els = cluster(on_leader=on_leader)
+        try:
+            for e in els:
+                e.while_leader(work)
+                await e.start()
+            await wait_for(lambda: bool(cancelled), 10)
+            assert cancelled[0] == started[0]
+            # Someone leads eventually (the handler succeeds the second time).
+            await wait_for(lambda: len(leaders(els)) == 1 and len(started) >= 2, 10)
+        finally:
+            await stop_all(els)
+
+    run(main())
+
+
+def test_leadership_context_is_cancelled_when_leadership_ends() -> None:
+    async def main() -> None:
+        els = cluster()
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1)
+            leader = leaders(els)[0]
+            reached_end = False
+            with pytest.raises(tenure.LeadershipLost):
+                async with leader.leadership() as lease:
+                    assert lease.term == leader.term and not lease.lost
+                    asyncio.get_running_loop().call_later(0.1, lambda: asyncio.ensure_future(leader.stop()))
+                    await asyncio.sleep(10)
+                    reached_end = True
+            assert not reached_end and lease.lost and lease.deadline is None and not lease.valid
+            # The cluster handed over: another node leads.
+            await wait_for(lambda: len(leaders(els)) == 1)
+        finally:
+            await stop_all(els)
+
+    run(main())
+
+
+def test_stop_of_a_leader_hands_over_quickly() -> None:
+    async def main() -> None:
+        els = cluster(5)
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1 and all(e.leader for e in els))
+            old = leaders(els)[0]
+            old_term = old.term
+            t0 = time.monotonic()
+            await old.stop()
+            await wait_for(lambda: len(leaders(els)) == 1, 2)
+            gap = time.monotonic() - t0
+            new = leaders(els)[0]
+            assert new is not old and new.term == old_term + 1
+            assert gap < 0.2, f"handover took {gap * 1000:.0f} ms"
+        finally:
+            await stop_all(els)
+
+    run(main())
+
+
+def test_state_file_is_written_and_restored(tmp_path: Path) -> None:
+    files = [tmp_path / f"n{i}.state" for i in range(3)]
+
+    async def first() -> int:
+        els = cluster(per_node=[{"state_file": f} for f in files])
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1)
+            return leaders(els)[0].term
+        finally:
+            await stop_all(els)
+
+    term = run(first())
+    states = [tenure.DurableState.decode(f.read_text()) for f in files]
+    assert all(s is not None and s.term >= term for s in states)
+    assert not any(Path(f"{f}.tmp").exists() for f in files)
+    e = Elector("127.0.0.1:1", ["127.0.0.1:2", "127.0.0.1:3"], cluster="pytest", state_file=files[0])
+    assert e.term >= term and e.node.inspect()["voted_for"] == states[0].voted_for  # type: ignore[union-attr]
+    bad = tmp_path / "bad.state"
+    bad.write_text("not a state")
+    with pytest.raises(tenure.StateFileError):
+        Elector("127.0.0.1:1", ["127.0.0.1:2"], cluster="pytest", state_file=bad)
+
+
+def test_key_mismatch_excludes_a_node() -> None:
+    async def main() -> None:
+        els = cluster(per_node=[{"key": b"k1"}, {"key": "k1"}, {"key": b"other"}])
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1)
+            assert not els[2].is_leader and els[2].leader is None
+            await wait_for(lambda: els[2].inspect()["dropped_by_reason"]["bad_mac"] > 0)
+        finally:
+            await stop_all(els)
+
+    run(main())
+
+
+def test_broadcast_reaches_on_message_and_async_with_works() -> None:
+    got: List[Tuple[str, bytes]] = []
+
+    async def on_message(sender: str, payload: bytes) -> None:
+        got.append((sender, payload))
+
+    async def main() -> None:
+        els = cluster(on_message=on_message)
+        async with els[0], els[1], els[2]:
+            els[0].broadcast(b"hi")
+            await wait_for(lambda: len(got) == 2)
+        assert all(not e.running for e in els)
+
+    run(main())
+    assert {p for _, p in got} == {b"hi"}
+
+
+def test_constructor_errors() -> None:
+    with pytest.raises(tenure.ConfigError):
+        Elector("127.0.0.1:1", ["127.0.0.1:2"], cluster="")
+    with pytest.raises(TypeError):
+        Elector("127.0.0.1:1", "127.0.0.1:2", cluster="x")
+    with pytest.raises(ValueError, match="HOST:PORT"):
+        Elector("nonsense", ["127.0.0.1:2"], cluster="x")
