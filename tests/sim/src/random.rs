@@ -137,6 +137,8 @@ pub struct RunResult {
     pub failover_ms: Option<u64>,
     /// Whether the run stayed inside S1's scope.
     pub s1_in_scope: bool,
+    /// The log tail (only with `verbose_log`).
+    pub log: Vec<String>,
 }
 
 /// Runs one seed.
@@ -152,7 +154,8 @@ pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
     }
     let mut failover_ms = None;
     let result = drive(&mut sim, opts, &mut failover_ms);
-    RunResult { seed, violation: result.err(), failover_ms, s1_in_scope: sim.checker.s1_in_scope }
+    let log = if opts.verbose_log { sim.log_tail() } else { Vec::new() };
+    RunResult { seed, violation: result.err(), failover_ms, s1_in_scope: sim.checker.s1_in_scope, log }
 }
 
 fn ids(sim: &Sim) -> Vec<String> {
@@ -343,16 +346,41 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     }
     let settle_start = sim.now;
     let bound = L1_SETTLE_BOUND_ELECTION_TIMEOUTS * et_max;
-    let ok = sim.run_until_cond(settle_start + bound, |s| s.converged())?;
-    if ok.is_none() {
-        sim.fail(
-            "L1",
-            format!(
-                "no single converged leader within {bound} ms of the network becoming stable (leaders: {:?})",
-                sim.leaders()
-            ),
-        );
-        return Err(sim.violation().cloned().expect("just failed"));
+    // Converged = one leader followed by every connected node, continuously for one election
+    // timeout plus a heartbeat (so that stale followers whose timers are about to fire count).
+    let window = et_max + sim.nodes[0].config.heartbeat_interval + 2 * rtt;
+    let mut since: Option<(u64, String, u64)> = None;
+    loop {
+        if sim.converged() {
+            let l = sim.leader().expect("converged");
+            let t = sim.node(&l).term();
+            match &since {
+                Some((_, sl, st)) if *sl == l && *st == t => {}
+                _ => since = Some((sim.now, l, t)),
+            }
+        } else {
+            since = None;
+        }
+        if let Some((t0, _, _)) = &since {
+            if sim.now >= t0 + window {
+                break;
+            }
+        }
+        if sim.now > settle_start + bound {
+            sim.fail(
+                "L1",
+                format!(
+                    "no single converged leader within {bound} ms of the network becoming stable (leaders: {:?})",
+                    sim.leaders()
+                ),
+            );
+            return Err(sim.violation().cloned().expect("just failed"));
+        }
+        let limit = since.as_ref().map_or(settle_start + bound + 1, |(t0, _, _)| t0 + window);
+        sim.step(limit);
+        if let Some(v) = sim.violation() {
+            return Err(v.clone());
+        }
     }
     // The leader must keep leading while the network stays stable — even with one follower that
     // cannot hear it (a one-way cut), which pre-vote and leader stickiness must neutralise.

@@ -126,8 +126,9 @@ fn main() -> ExitCode {
             }
             None => {
                 if args.verbose {
-                    let mut sim_opts = opts.clone();
-                    sim_opts.verbose_log = true;
+                    for l in &r.log {
+                        println!("{l}");
+                    }
                     println!("seed {seed}: ok (failover {:?} ms, S1 in scope: {})", r.failover_ms, r.s1_in_scope);
                 }
                 let f = r.failover_ms.map_or("-".to_string(), |x| x.to_string());
@@ -165,6 +166,17 @@ fn main() -> ExitCode {
         let seeds: Vec<String> = violations.iter().take(20).map(|r| r.seed.to_string()).collect();
         println!("failing seeds: {}{}", seeds.join(", "), if violations.len() > 20 { ", ..." } else { "" });
         println!("reproduce: cargo run --release -p tenure-sim -- --seed {} (same options)", first.seed);
+    }
+    let l1_bound = 300 + tenure_sim::L1_FAILOVER_BOUND_RTTS * args.opts.rtt_ms;
+    let slow: Vec<String> =
+        results.iter().filter(|r| r.failover_ms.is_some_and(|f| f > l1_bound)).map(|r| r.seed.to_string()).collect();
+    if !slow.is_empty() {
+        eprintln!(
+            "{} failover(s) above the L1 bound of {l1_bound} ms (seeds {}{})",
+            slow.len(),
+            slow.iter().take(10).cloned().collect::<Vec<_>>().join(", "),
+            if slow.len() > 10 { ", ..." } else { "" }
+        );
     }
     let mut failovers: Vec<u64> = results.iter().filter_map(|r| r.failover_ms).collect();
     failovers.sort_unstable();
