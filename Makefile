@@ -60,7 +60,7 @@ TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup setup-rust setup-apt setup-venv setup-npm setup-cargo-tools setup-fuzz \
+.PHONY: help setup setup-rust setup-apt setup-venv setup-npm setup-cargo-tools setup-fuzz node-addon \
         test $(TEST_SUITES) demo bench fuzz clean distclean
 
 help:
@@ -178,9 +178,15 @@ test-python: setup
 	@if [ ! -f python/pyproject.toml ]; then echo "test-python: python/pyproject.toml not present yet, skipping"; exit 0; fi; \
 	echo "test-python: python/pyproject.toml exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
 
-test-node: setup
+# The npm package's native addon (node/native/tenure.node), built from source (bindings/node) by
+# @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed.
+node-addon: setup
+	@if [ ! -f node/package.json ]; then echo "node-addon: node/package.json not present yet, skipping"; exit 0; fi; \
+	cd node && npm run --silent build
+
+test-node: setup node-addon
 	@if [ ! -f node/package.json ]; then echo "test-node: node/package.json not present yet, skipping"; exit 0; fi; \
-	echo "test-node: node/package.json exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+	cd node && node --test --test-concurrency=1 test/ && npx tsc -p examples
 
 test-component: setup
 	@if [ ! -f bindings/component/Cargo.toml ]; then echo "test-component: bindings/component not present yet, skipping"; exit 0; fi; \

@@ -1,0 +1,288 @@
+//! Everything besides the node: wire format, durable-state text, the shared command line and
+//! JSON lines, the fence checker, seeding and the version.
+
+use napi::bindgen_prelude::{Array, BufferSlice, Env, Object, Unknown};
+use napi::Result;
+use napi_derive::napi;
+
+use crate::conv::{
+    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, prop, string, strings, type_error,
+    u64_arg, U64,
+};
+use crate::{config_to_js, durable_from_js, event_from_js};
+use tenure::cli::{self, Command, Control};
+use tenure::wire::{self, Envelope, Message};
+use tenure::{DurableState, FenceVerdict};
+
+/// The core's version (the version of the whole project).
+#[napi(catch_unwind)]
+pub fn version() -> &'static str {
+    tenure::VERSION
+}
+
+/// A seed from the operating system's random source.
+#[napi(catch_unwind, ts_return_type = "number | bigint")]
+pub fn os_seed() -> U64 {
+    U64(tenure::os_seed())
+}
+
+fn key_arg(env: &Env, v: Option<&Unknown>) -> Result<Option<Vec<u8>>> {
+    match v {
+        Some(v) if !is_nullish(v)? => Ok(Some(bytes_or_string(env, v, "key")?)),
+        _ => Ok(None),
+    }
+}
+
+fn message_to_js<'e>(env: &'e Env, m: Message) -> Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    o.set("kind", m.kind())?;
+    match m {
+        Message::PreVote | Message::TimeoutNow => {}
+        Message::PreVoteReply { granted } | Message::VoteReply { granted } => o.set("granted", granted)?,
+        Message::Vote { transfer } => o.set("transfer", transfer)?,
+        Message::Heartbeat { sent_at } => o.set("sentAt", U64(sent_at))?,
+        Message::HeartbeatAck { echo } => o.set("echo", U64(echo))?,
+        Message::App { payload } => o.set("payload", BufferSlice::from_data(env, payload)?)?,
+    }
+    Ok(o)
+}
+
+fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
+    let obj = object(env, v, "envelope.message")?;
+    let kind = match prop(&obj, "kind")? {
+        Some(k) => string(env, &k, "envelope.message.kind")?,
+        None => return Err(type_error(env, "envelope.message.kind must be a string, got undefined".into())),
+    };
+    let need = |name: &str| -> Result<Unknown> {
+        match prop(&obj, name)? {
+            Some(v) => Ok(v),
+            None => Err(type_error(env, format!("envelope.message.{name} is required for a {kind:?} message"))),
+        }
+    };
+    Ok(match kind.as_str() {
+        "pre_vote" => Message::PreVote,
+        "pre_vote_reply" => Message::PreVoteReply { granted: boolean(env, &need("granted")?, "message.granted")? },
+        "vote" => Message::Vote { transfer: boolean(env, &need("transfer")?, "message.transfer")? },
+        "vote_reply" => Message::VoteReply { granted: boolean(env, &need("granted")?, "message.granted")? },
+        "heartbeat" => Message::Heartbeat { sent_at: u64_arg(env, &need("sentAt")?, "message.sentAt")? },
+        "heartbeat_ack" => Message::HeartbeatAck { echo: u64_arg(env, &need("echo")?, "message.echo")? },
+        "timeout_now" => Message::TimeoutNow,
+        "app" => Message::App { payload: bytes(env, &need("payload")?, "message.payload")?.to_vec() },
+        other => {
+            return Err(type_error(
+                env,
+                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app)"),
+            ))
+        }
+    })
+}
+
+/// Decodes (and, with `key`, authenticates) a datagram into an envelope object. Throws an error
+/// whose `code` is the `DropReason` name when the bytes would be dropped.
+#[napi(catch_unwind, ts_return_type = "Envelope")]
+pub fn wire_decode<'e>(env: &'e Env, data: Unknown, key: Unknown) -> Result<Object<'e>> {
+    let data = bytes(env, &data, "bytes")?;
+    let key = key_arg(env, Some(&key))?;
+    let e = wire::decode(data, key.as_deref()).map_err(|r| coded_error(env, r.as_str(), r.to_string()))?;
+    let mut o = Object::new(env)?;
+    o.set("cluster", e.cluster)?;
+    o.set("from", e.from)?;
+    o.set("term", U64(e.term))?;
+    o.set("message", message_to_js(env, e.message)?)?;
+    Ok(o)
+}
+
+/// Encodes an envelope object, with an HMAC tag when `key` is given.
+#[napi(catch_unwind, ts_return_type = "Buffer")]
+pub fn wire_encode<'e>(env: &'e Env, envelope: Unknown, key: Unknown) -> Result<BufferSlice<'e>> {
+    let obj = object(env, &envelope, "envelope")?;
+    only_keys(env, &obj, "envelope", &["cluster", "from", "term", "message"])?;
+    let get = |name: &str| -> Result<Unknown> {
+        match prop(&obj, name)? {
+            Some(v) => Ok(v),
+            None => Err(type_error(env, format!("envelope.{name} is required"))),
+        }
+    };
+    let e = Envelope {
+        cluster: string(env, &get("cluster")?, "envelope.cluster")?,
+        from: string(env, &get("from")?, "envelope.from")?,
+        term: u64_arg(env, &get("term")?, "envelope.term")?,
+        message: message_from_js(env, &get("message")?)?,
+    };
+    let key = key_arg(env, Some(&key))?;
+    match wire::encode(&e, key.as_deref()) {
+        Some(b) => BufferSlice::from_data(env, b),
+        None => Err(coded_error(
+            env,
+            "oversized",
+            format!("the encoded message would exceed {} bytes", tenure::MAX_MESSAGE_SIZE),
+        )),
+    }
+}
+
+/// The durable-state file text shared by every runtime (`"term voted_for\n"`).
+#[napi(catch_unwind)]
+pub fn encode_durable_state(env: Env, state: Unknown) -> Result<String> {
+    match durable_from_js(&env, Some(&state), "state")? {
+        Some(s) => Ok(s.encode()),
+        None => Err(type_error(&env, "state must be an object { term, votedFor }".into())),
+    }
+}
+
+/// Parses the durable-state file text; `null` when it is not in that format.
+#[napi(catch_unwind, ts_return_type = "DurableState | null")]
+pub fn decode_durable_state<'e>(env: &'e Env, text: Unknown) -> Result<Option<Object<'e>>> {
+    let text = string(env, &text, "text")?;
+    match DurableState::decode(&text) {
+        Some(s) => {
+            let mut o = Object::new(env)?;
+            o.set("term", U64(s.term))?;
+            o.set("votedFor", s.voted_for)?;
+            Ok(Some(o))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The shared `--help` text.
+#[napi(catch_unwind)]
+pub fn cli_usage() -> &'static str {
+    cli::USAGE
+}
+
+/// Parses the shared command line (the arguments after the program name). Returns
+/// `{ command: "help" }` or `{ command: "run", config, stateFile, keyFile }`; throws an error
+/// with code `usage` for a bad command line.
+#[napi(catch_unwind, ts_return_type = "CliCommand")]
+pub fn cli_parse_args<'e>(env: &'e Env, args: Unknown) -> Result<Object<'e>> {
+    let args = strings(env, &args, "args")?;
+    let mut o = Object::new(env)?;
+    match cli::parse_args(args) {
+        Ok(Command::Help) => o.set("command", "help")?,
+        Ok(Command::Run(opts)) => {
+            o.set("command", "run")?;
+            o.set("config", config_to_js(env, &opts.config(None))?)?;
+            o.set("stateFile", opts.state_file)?;
+            o.set("keyFile", opts.key_file)?;
+        }
+        Err(message) => return Err(coded_error(env, "usage", message)),
+    }
+    Ok(o)
+}
+
+/// The JSON line for an event object (`null` for `confirm_leader`, which is not news).
+#[napi(catch_unwind)]
+pub fn cli_event_line(env: Env, ts_ms: Unknown, id: Unknown, event: Unknown) -> Result<Option<String>> {
+    let ts = u64_arg(&env, &ts_ms, "tsMs")?;
+    let id = string(&env, &id, "id")?;
+    let event = event_from_js(&env, &event)?;
+    Ok(cli::event_line(ts, &id, &event))
+}
+
+/// The JSON line for a runtime lifecycle event (`started`, `stopped`).
+#[napi(catch_unwind)]
+pub fn cli_lifecycle_line(env: Env, ts_ms: Unknown, id: Unknown, event: Unknown, term: Unknown) -> Result<String> {
+    let ts = u64_arg(&env, &ts_ms, "tsMs")?;
+    let id = string(&env, &id, "id")?;
+    let event = string(&env, &event, "event")?;
+    let term = u64_arg(&env, &term, "term")?;
+    Ok(cli::lifecycle_line(ts, &id, &event, term))
+}
+
+/// The JSON `warning` line.
+#[napi(catch_unwind)]
+pub fn cli_warning_line(env: Env, ts_ms: Unknown, id: Unknown, code: Unknown, message: Unknown) -> Result<String> {
+    let ts = u64_arg(&env, &ts_ms, "tsMs")?;
+    let id = string(&env, &id, "id")?;
+    let code = string(&env, &code, "code")?;
+    let message = string(&env, &message, "message")?;
+    Ok(cli::warning_line(ts, &id, &code, &message))
+}
+
+/// Parses one stdin control line: `{ command: "transfer", peer }`, `{ command: "inspect" }`,
+/// `{ command: "broadcast", payload }`, or `null` for a blank line; throws an error with code
+/// `usage` for anything else.
+#[napi(catch_unwind, ts_return_type = "ControlCommand | null")]
+pub fn cli_parse_control<'e>(env: &'e Env, line: Unknown) -> Result<Option<Object<'e>>> {
+    let line = string(env, &line, "line")?;
+    let control = cli::parse_control(&line).map_err(|message| coded_error(env, "usage", message))?;
+    let Some(control) = control else { return Ok(None) };
+    let mut o = Object::new(env)?;
+    match control {
+        Control::Transfer(peer) => {
+            o.set("command", "transfer")?;
+            o.set("peer", peer)?;
+        }
+        Control::Inspect => o.set("command", "inspect")?,
+        Control::Broadcast(payload) => {
+            o.set("command", "broadcast")?;
+            o.set("payload", BufferSlice::from_data(env, payload)?)?;
+        }
+    }
+    Ok(Some(o))
+}
+
+/// The key in a key file's contents (trailing whitespace removed).
+#[napi(catch_unwind, ts_return_type = "Buffer")]
+pub fn key_from_file<'e>(env: &'e Env, contents: Unknown) -> Result<BufferSlice<'e>> {
+    let contents = bytes(env, &contents, "contents")?;
+    BufferSlice::from_data(env, cli::key_from_file(contents))
+}
+
+/// The resource side of fencing (`tenure::FenceChecker`).
+#[napi(js_name = "NativeFenceChecker")]
+pub struct NativeFenceChecker {
+    inner: tenure::FenceChecker,
+}
+
+#[napi]
+impl NativeFenceChecker {
+    /// `new NativeFenceChecker(highest?)` where `highest` is `{ term, leader }` or `null`.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: Env, highest: Unknown) -> Result<Self> {
+        if is_nullish(&highest)? {
+            return Ok(NativeFenceChecker { inner: tenure::FenceChecker::new() });
+        }
+        let obj = object(&env, &highest, "highest")?;
+        only_keys(&env, &obj, "highest", &["term", "leader"])?;
+        let term = match prop(&obj, "term")? {
+            Some(t) => u64_arg(&env, &t, "highest.term")?,
+            None => return Err(type_error(&env, "highest.term is required".into())),
+        };
+        let leader = match prop(&obj, "leader")? {
+            Some(l) => string(&env, &l, "highest.leader")?,
+            None => return Err(type_error(&env, "highest.leader is required".into())),
+        };
+        Ok(NativeFenceChecker { inner: tenure::FenceChecker::with_highest(term, &leader) })
+    }
+
+    /// Checks a writer's `(term, leader)`: `accepted` (recorded), `stale` or `already_fenced`.
+    #[napi(catch_unwind, ts_return_type = "FenceVerdict")]
+    pub fn check(&mut self, env: Env, term: Unknown, leader: Unknown) -> Result<&'static str> {
+        let term = u64_arg(&env, &term, "term")?;
+        let leader = string(&env, &leader, "leader")?;
+        let verdict: FenceVerdict = self.inner.check(term, &leader);
+        Ok(verdict.as_str())
+    }
+
+    /// The highest `{ term, leader }` accepted so far, or `null`.
+    #[napi(getter, catch_unwind, ts_return_type = "{ term: number; leader: string } | null")]
+    pub fn highest<'e>(&self, env: &'e Env) -> Result<Option<Object<'e>>> {
+        match self.inner.highest() {
+            Some((term, leader)) => {
+                let mut o = Object::new(env)?;
+                o.set("term", U64(term))?;
+                o.set("leader", leader)?;
+                Ok(Some(o))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+/// Every `DropReason` name, in the core's stable order.
+#[napi(catch_unwind)]
+pub fn drop_reasons<'e>(env: &'e Env) -> Result<Array<'e>> {
+    let names: Vec<String> = tenure::DropReason::ALL.iter().map(|r| r.as_str().to_string()).collect();
+    Array::from_ref_vec_string(env, &names)
+}

@@ -1,0 +1,452 @@
+//! The napi-rs addon behind the npm package `tenure` (`/node`).
+//!
+//! Thin by design: it converts JavaScript values to the core's types and back, and turns the
+//! core's errors into JavaScript errors with a stable `code` (the JS layer in `/node/lib` wraps
+//! them in `TenureError` subclasses). Every export catches Rust panics (`catch_unwind`), so a bug
+//! in the core surfaces as an exception, never as an aborted process.
+#![deny(clippy::all)]
+
+mod conv;
+mod extra;
+
+use napi::bindgen_prelude::{Array, BufferSlice, Env, Object, Unknown};
+use napi::Result;
+use napi_derive::napi;
+
+use conv::{
+    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt, opt_string, opt_u64, prop,
+    string, strings, type_error, u64_arg, uint, U64,
+};
+use tenure::{Config, DurableState, Event, Output, PeerDownReason};
+
+pub use extra::*;
+
+const CONFIG_KEYS: &[&str] = &[
+    "id",
+    "cluster",
+    "bootstrap",
+    "minClusterSize",
+    "electionTimeoutMin",
+    "electionTimeoutMax",
+    "heartbeatInterval",
+    "ghostTtl",
+    "preVote",
+    "confirmLeader",
+    "durable",
+    "key",
+];
+
+/// Reads a node configuration object (camelCase keys, see `index.d.ts` `NodeConfig`).
+pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
+    let obj = object(env, v, "config")?;
+    only_keys(env, &obj, "config", CONFIG_KEYS)?;
+    let id = match prop(&obj, "id")? {
+        Some(v) => string(env, &v, "config.id")?,
+        None => return Err(type_error(env, "config.id must be a string, got undefined".into())),
+    };
+    let cluster = match prop(&obj, "cluster")? {
+        Some(v) => string(env, &v, "config.cluster")?,
+        None => return Err(type_error(env, "config.cluster must be a string, got undefined".into())),
+    };
+    let mut c = Config::new(id, cluster);
+    if let Some(v) = prop(&obj, "bootstrap")? {
+        c.bootstrap = strings(env, &v, "config.bootstrap")?;
+    }
+    if let Some(v) = prop(&obj, "minClusterSize")? {
+        c.min_cluster_size = uint(env, &v, "config.minClusterSize", u32::MAX as u64)? as u32;
+    }
+    c.election_timeout_min = opt_u64(env, prop(&obj, "electionTimeoutMin")?.as_ref(), "config.electionTimeoutMin")?;
+    c.election_timeout_max = opt_u64(env, prop(&obj, "electionTimeoutMax")?.as_ref(), "config.electionTimeoutMax")?;
+    if let Some(v) = prop(&obj, "heartbeatInterval")? {
+        c.heartbeat_interval = u64_arg(env, &v, "config.heartbeatInterval")?;
+    }
+    if let Some(v) = prop(&obj, "ghostTtl")? {
+        c.ghost_ttl = u64_arg(env, &v, "config.ghostTtl")?;
+    }
+    if let Some(v) = prop(&obj, "preVote")? {
+        c.pre_vote = boolean(env, &v, "config.preVote")?;
+    }
+    if let Some(v) = prop(&obj, "confirmLeader")? {
+        c.confirm_leader = boolean(env, &v, "config.confirmLeader")?;
+    }
+    if let Some(v) = prop(&obj, "durable")? {
+        c.durable = boolean(env, &v, "config.durable")?;
+    }
+    if let Some(v) = prop(&obj, "key")? {
+        if !is_nullish(&v)? {
+            c.key = Some(bytes_or_string(env, &v, "config.key")?);
+        }
+    }
+    Ok(c)
+}
+
+/// Writes a configuration as the same camelCase object `config_from_js` reads.
+pub(crate) fn config_to_js<'e>(env: &'e Env, c: &Config) -> Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    o.set("id", c.id.as_str())?;
+    o.set("cluster", c.cluster.as_str())?;
+    o.set("bootstrap", Array::from_ref_vec_string(env, &c.bootstrap)?)?;
+    o.set("minClusterSize", c.min_cluster_size)?;
+    o.set("electionTimeoutMin", opt(c.election_timeout_min))?;
+    o.set("electionTimeoutMax", opt(c.election_timeout_max))?;
+    o.set("heartbeatInterval", U64(c.heartbeat_interval))?;
+    o.set("ghostTtl", U64(c.ghost_ttl))?;
+    o.set("preVote", c.pre_vote)?;
+    o.set("confirmLeader", c.confirm_leader)?;
+    o.set("durable", c.durable)?;
+    match &c.key {
+        Some(k) => o.set("key", BufferSlice::copy_from(env, k)?)?,
+        None => o.set("key", conv::NULL)?,
+    }
+    Ok(o)
+}
+
+/// Reads `{ term, votedFor }`; `None` for `undefined`/`null`.
+pub(crate) fn durable_from_js(env: &Env, v: Option<&Unknown>, what: &str) -> Result<Option<DurableState>> {
+    let Some(v) = v else { return Ok(None) };
+    if is_nullish(v)? {
+        return Ok(None);
+    }
+    let obj = object(env, v, what)?;
+    only_keys(env, &obj, what, &["term", "votedFor"])?;
+    let term = match prop(&obj, "term")? {
+        Some(t) => u64_arg(env, &t, &format!("{what}.term"))?,
+        None => return Err(type_error(env, format!("{what}.term must be a number or a bigint, got undefined"))),
+    };
+    let voted_for = opt_string(env, prop(&obj, "votedFor")?.as_ref(), &format!("{what}.votedFor"))?;
+    Ok(Some(DurableState { term, voted_for }))
+}
+
+fn event_to_js<'e>(env: &'e Env, o: &mut Object<'e>, ev: Event) -> Result<()> {
+    match ev {
+        Event::BecameLeader { term } => {
+            o.set("event", "became_leader")?;
+            o.set("term", U64(term))?;
+        }
+        Event::BecameFollower { term, leader } => {
+            o.set("event", "became_follower")?;
+            o.set("term", U64(term))?;
+            o.set("leader", leader)?;
+        }
+        Event::PeerJoined { peer } => {
+            o.set("event", "peer_joined")?;
+            o.set("peer", peer)?;
+        }
+        Event::PeerLeft { peer } => {
+            o.set("event", "peer_left")?;
+            o.set("peer", peer)?;
+        }
+        Event::ConfirmLeader { term } => {
+            o.set("event", "confirm_leader")?;
+            o.set("term", U64(term))?;
+        }
+        Event::Message { from, payload } => {
+            o.set("event", "message")?;
+            o.set("from", from)?;
+            o.set("payload", BufferSlice::from_data(env, payload)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads an event object (as produced by `drain()`) back into the core's `Event`.
+pub(crate) fn event_from_js(env: &Env, v: &Unknown) -> Result<Event> {
+    let obj = object(env, v, "event")?;
+    let kind = match prop(&obj, "event")? {
+        Some(k) => string(env, &k, "event.event")?,
+        None => return Err(type_error(env, "event.event must be a string, got undefined".into())),
+    };
+    let need = |name: &str| -> Result<Unknown> {
+        match prop(&obj, name)? {
+            Some(v) => Ok(v),
+            None => Err(type_error(env, format!("event.{name} is required for a {kind:?} event"))),
+        }
+    };
+    Ok(match kind.as_str() {
+        "became_leader" => Event::BecameLeader { term: u64_arg(env, &need("term")?, "event.term")? },
+        "became_follower" => Event::BecameFollower {
+            term: u64_arg(env, &need("term")?, "event.term")?,
+            leader: opt_string(env, prop(&obj, "leader")?.as_ref(), "event.leader")?,
+        },
+        "peer_joined" => Event::PeerJoined { peer: string(env, &need("peer")?, "event.peer")? },
+        "peer_left" => Event::PeerLeft { peer: string(env, &need("peer")?, "event.peer")? },
+        "confirm_leader" => Event::ConfirmLeader { term: u64_arg(env, &need("term")?, "event.term")? },
+        "message" => Event::Message {
+            from: string(env, &need("from")?, "event.from")?,
+            payload: bytes(env, &need("payload")?, "event.payload")?.to_vec(),
+        },
+        other => {
+            return Err(type_error(
+                env,
+                format!(
+                    "event.event {other:?} is not one of became_leader, became_follower, peer_joined, peer_left, confirm_leader, message"
+                ),
+            ))
+        }
+    })
+}
+
+fn output_to_js<'e>(env: &'e Env, out: Output) -> Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    match out {
+        Output::Send { to, bytes } => {
+            o.set("type", "send")?;
+            o.set("to", to)?;
+            o.set("bytes", BufferSlice::from_data(env, bytes)?)?;
+        }
+        Output::Persist(DurableState { term, voted_for }) => {
+            o.set("type", "persist")?;
+            o.set("term", U64(term))?;
+            o.set("votedFor", voted_for)?;
+        }
+        Output::Event(ev) => {
+            o.set("type", "event")?;
+            event_to_js(env, &mut o, ev)?;
+        }
+    }
+    Ok(o)
+}
+
+fn core_error(env: &Env, e: tenure::Error) -> napi::Error {
+    coded_error(env, e.code(), e.to_string())
+}
+
+fn config_error(env: &Env, e: tenure::ConfigError) -> napi::Error {
+    coded_error(env, e.code(), e.to_string())
+}
+
+/// The sans-IO election state machine (`tenure::Node`). Wrapped by `Node` in `/node/lib`.
+#[napi(js_name = "NativeNode")]
+pub struct NativeNode {
+    inner: tenure::Node,
+}
+
+#[napi]
+impl NativeNode {
+    /// `new NativeNode(config, seed?, restored?, now)`; a missing seed comes from the OS.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: Env, config: Unknown, seed: Unknown, restored: Unknown, now: Unknown) -> Result<Self> {
+        let config = config_from_js(&env, &config)?;
+        let seed = match opt_u64(&env, Some(&seed), "seed")? {
+            Some(s) => s,
+            None => tenure::os_seed(),
+        };
+        let restored = durable_from_js(&env, Some(&restored), "restored")?;
+        let now = u64_arg(&env, &now, "now")?;
+        let inner = tenure::Node::new(config, seed, restored, now).map_err(|e| config_error(&env, e))?;
+        Ok(NativeNode { inner })
+    }
+
+    /// Feeds a datagram. Returns `null` when accepted, or the `DropReason` name when dropped.
+    #[napi(catch_unwind)]
+    pub fn handle_message(&mut self, env: Env, now: Unknown, from: Unknown, data: Unknown) -> Result<Option<&'static str>> {
+        let now = u64_arg(&env, &now, "now")?;
+        let from = string(&env, &from, "from")?;
+        let data = bytes(&env, &data, "bytes")?;
+        Ok(self.inner.handle_message(now, &from, data).err().map(|r| r.as_str()))
+    }
+
+    /// Feeds the passing of time.
+    #[napi(catch_unwind)]
+    pub fn handle_timeout(&mut self, env: Env, now: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        self.inner.handle_timeout(now);
+        Ok(())
+    }
+
+    /// Declares a peer.
+    #[napi(catch_unwind)]
+    pub fn join(&mut self, env: Env, now: Unknown, peer: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let peer = string(&env, &peer, "peer")?;
+        self.inner.join(now, &peer).map_err(|e| core_error(&env, e))
+    }
+
+    /// Withdraws a peer.
+    #[napi(catch_unwind)]
+    pub fn leave(&mut self, env: Env, now: Unknown, peer: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let peer = string(&env, &peer, "peer")?;
+        self.inner.leave(now, &peer).map_err(|e| core_error(&env, e))
+    }
+
+    /// Reports a peer down: `reason` is `"terminated"` or `"no_connection"`.
+    #[napi(catch_unwind)]
+    pub fn peer_down(&mut self, env: Env, now: Unknown, peer: Unknown, reason: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let peer = string(&env, &peer, "peer")?;
+        let reason = match string(&env, &reason, "reason")?.as_str() {
+            "terminated" => PeerDownReason::Terminated,
+            "no_connection" => PeerDownReason::NoConnection,
+            other => {
+                return Err(type_error(&env, format!("reason must be \"terminated\" or \"no_connection\", got {other:?}")))
+            }
+        };
+        self.inner.peer_down(now, &peer, reason).map_err(|e| core_error(&env, e))
+    }
+
+    /// Answers a `confirm_leader` event.
+    #[napi(catch_unwind)]
+    pub fn confirm_leader(&mut self, env: Env, now: Unknown, term: Unknown, granted: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let term = u64_arg(&env, &term, "term")?;
+        let granted = boolean(&env, &granted, "granted")?;
+        self.inner.confirm_leader(now, term, granted).map_err(|e| core_error(&env, e))
+    }
+
+    /// Reports that the became-leader handler failed: leadership is rolled back.
+    #[napi(catch_unwind)]
+    pub fn leader_handler_failed(&mut self, env: Env, now: Unknown, term: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let term = u64_arg(&env, &term, "term")?;
+        self.inner.leader_handler_failed(now, term).map_err(|e| core_error(&env, e))
+    }
+
+    /// Hands leadership to `peer`.
+    #[napi(catch_unwind)]
+    pub fn transfer_leadership(&mut self, env: Env, now: Unknown, peer: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let peer = string(&env, &peer, "peer")?;
+        self.inner.transfer_leadership(now, &peer).map_err(|e| core_error(&env, e))
+    }
+
+    /// Sends an application payload to every member of the view.
+    #[napi(catch_unwind)]
+    pub fn broadcast(&mut self, env: Env, now: Unknown, payload: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let payload = bytes(&env, &payload, "payload")?;
+        self.inner.broadcast(now, payload).map_err(|e| core_error(&env, e))
+    }
+
+    /// The next output, or `null`.
+    #[napi(catch_unwind, ts_return_type = "Output | null")]
+    pub fn poll_output<'e>(&mut self, env: &'e Env) -> Result<Option<Object<'e>>> {
+        match self.inner.poll_output() {
+            Some(out) => Ok(Some(output_to_js(env, out)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every pending output, in order (one call instead of one per output).
+    #[napi(catch_unwind, ts_return_type = "Output[]")]
+    pub fn drain<'e>(&mut self, env: &'e Env) -> Result<Array<'e>> {
+        let mut arr = env.create_array(0)?;
+        let mut i = 0;
+        while let Some(out) = self.inner.poll_output() {
+            arr.set(i, output_to_js(env, out)?)?;
+            i += 1;
+        }
+        Ok(arr)
+    }
+
+    /// The next deadline for `handleTimeout`, or `null`.
+    #[napi(catch_unwind, ts_return_type = "number | null")]
+    pub fn poll_timeout(&self) -> Option<U64> {
+        opt(self.inner.poll_timeout())
+    }
+
+    /// This node's id.
+    #[napi(getter, catch_unwind)]
+    pub fn id(&self) -> String {
+        self.inner.id().to_string()
+    }
+
+    /// The cluster id.
+    #[napi(getter, catch_unwind)]
+    pub fn cluster(&self) -> String {
+        self.inner.cluster().to_string()
+    }
+
+    /// `unclustered`, `follower`, `candidate` or `leader`.
+    #[napi(getter, catch_unwind)]
+    pub fn role(&self) -> &'static str {
+        self.inner.role().as_str()
+    }
+
+    /// The current term.
+    #[napi(getter, catch_unwind, ts_return_type = "number")]
+    pub fn term(&self) -> U64 {
+        U64(self.inner.term())
+    }
+
+    /// Whom this node voted for in the current term.
+    #[napi(getter, catch_unwind)]
+    pub fn voted_for(&self) -> Option<String> {
+        self.inner.voted_for().map(str::to_string)
+    }
+
+    /// The known leader of the current term.
+    #[napi(getter, catch_unwind)]
+    pub fn leader(&self) -> Option<String> {
+        self.inner.leader().map(str::to_string)
+    }
+
+    /// Whether this node is the confirmed leader.
+    #[napi(getter, catch_unwind)]
+    pub fn is_leader(&self) -> bool {
+        self.inner.is_leader()
+    }
+
+    /// This node and every peer it counts, sorted.
+    #[napi(getter, catch_unwind)]
+    pub fn view(&self) -> Vec<String> {
+        self.inner.view()
+    }
+
+    /// Votes needed to win.
+    #[napi(getter, catch_unwind)]
+    pub fn quorum(&self) -> u32 {
+        self.inner.quorum() as u32
+    }
+
+    /// The term while leading, else `null`.
+    #[napi(getter, catch_unwind, ts_return_type = "number | null")]
+    pub fn fencing_token(&self) -> Option<U64> {
+        opt(self.inner.fencing_token())
+    }
+
+    /// While leading, the last instant at which no other leader can exist yet, else `null`.
+    #[napi(getter, catch_unwind, ts_return_type = "number | null")]
+    pub fn lease_deadline(&self) -> Option<U64> {
+        opt(self.inner.lease_deadline())
+    }
+
+    /// The effective timing (`electionTimeoutMin`, ...) after derivation of a missing bound.
+    #[napi(getter, catch_unwind, ts_return_type = "EffectiveConfig")]
+    pub fn effective_config<'e>(&self, env: &'e Env) -> Result<Object<'e>> {
+        let c = self.inner.config();
+        let mut o = Object::new(env)?;
+        o.set("electionTimeoutMin", U64(c.election_timeout_min))?;
+        o.set("electionTimeoutMax", U64(c.election_timeout_max))?;
+        o.set("heartbeatInterval", U64(c.heartbeat_interval))?;
+        o.set("ghostTtl", U64(c.ghost_ttl))?;
+        o.set("minClusterSize", c.min_cluster_size)?;
+        Ok(o)
+    }
+
+    /// Configuration warnings, as `{ code, message }`.
+    #[napi(getter, catch_unwind, ts_return_type = "ConfigWarning[]")]
+    pub fn warnings<'e>(&self, env: &'e Env) -> Result<Array<'e>> {
+        let mut arr = env.create_array(0)?;
+        for (i, w) in self.inner.warnings().iter().enumerate() {
+            let mut o = Object::new(env)?;
+            o.set("code", w.code())?;
+            o.set("message", w.to_string())?;
+            arr.set(i as u32, o)?;
+        }
+        Ok(arr)
+    }
+
+    /// The shared JSON `inspect` line (`tenure run`'s answer to the `inspect` control line).
+    #[napi(catch_unwind)]
+    pub fn inspect_line(&self, env: Env, ts_ms: Unknown) -> Result<String> {
+        let ts = u64_arg(&env, &ts_ms, "tsMs")?;
+        Ok(tenure::cli::inspect_line(ts, self.inner.id(), &self.inner.inspect()))
+    }
+
+    /// The whole election state as JSON text (the JS layer parses it).
+    #[napi(catch_unwind)]
+    pub fn inspect_json(&self) -> String {
+        self.inner.inspect().to_string()
+    }
+}

@@ -1,0 +1,111 @@
+'use strict'
+/**
+ * Errors thrown by tenure. Every one carries a stable `code`:
+ *
+ * - {@link ConfigError}: an invalid configuration (`empty_id`, `id_too_long`, `zero_timeout`,
+ *   `min_above_max`, `heartbeat_not_below_election_timeout`, `zero_min_cluster_size`, `empty_key`).
+ * - {@link NodeError}: a call the node refused (`invalid_peer`, `self_peer`, `unknown_peer`,
+ *   `not_leader`, `payload_too_large`, `no_pending_confirm`, `not_leader_in_term`).
+ * - {@link DroppedError}: an inbound message that was dropped; `code` is the drop reason
+ *   (`oversized`, `malformed`, `unknown_version`, `wrong_cluster`, `bad_mac`, `sender_mismatch`,
+ *   `from_self`, `removed_peer`).
+ * - {@link StateFileError}: a state file that exists but cannot be read (`state_file_corrupt`,
+ *   `state_file_unreadable`) or written (`state_file_write_failed`).
+ * - {@link UsageError}: a bad command line (`usage`).
+ * - {@link InternalError}: a bug inside the native core (`internal`); the process keeps running.
+ *
+ * Arguments of the wrong type throw the built-in `TypeError` (code `ERR_INVALID_ARG_TYPE`);
+ * numbers out of range (negative, fractional, above `Number.MAX_SAFE_INTEGER`) throw `RangeError`
+ * (code `ERR_OUT_OF_RANGE`).
+ */
+
+const native = require('./native')
+
+/** Base class of every tenure error. */
+class TenureError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} code stable snake_case code
+   * @param {ErrorOptions} [options]
+   */
+  constructor(message, code, options) {
+    super(message, options)
+    /** @type {string} */
+    this.code = code
+  }
+}
+
+/** An invalid node configuration. */
+class ConfigError extends TenureError {}
+/** A call the node refused (its state is unchanged). */
+class NodeError extends TenureError {}
+/** An inbound message that was dropped and counted; `code` is the drop reason. */
+class DroppedError extends TenureError {
+  /** The drop reason (same as `code`). */
+  get reason() {
+    return this.code
+  }
+}
+/** The durable state file could not be read or written. */
+class StateFileError extends TenureError {}
+/** A bad `tenure run` command line. */
+class UsageError extends TenureError {}
+/** A bug inside the native core (a Rust panic, caught at the boundary). */
+class InternalError extends TenureError {}
+
+for (const C of [TenureError, ConfigError, NodeError, DroppedError, StateFileError, UsageError, InternalError]) {
+  Object.defineProperty(C.prototype, 'name', { value: C.name, enumerable: false, configurable: true, writable: true })
+}
+
+const CONFIG_CODES = new Set([
+  'empty_id',
+  'id_too_long',
+  'zero_timeout',
+  'min_above_max',
+  'heartbeat_not_below_election_timeout',
+  'zero_min_cluster_size',
+  'empty_key',
+])
+const NODE_CODES = new Set([
+  'invalid_peer',
+  'self_peer',
+  'unknown_peer',
+  'not_leader',
+  'payload_too_large',
+  'no_pending_confirm',
+  'not_leader_in_term',
+])
+const DROP_REASONS = new Set(native.dropReasons())
+
+/**
+ * Turns an error thrown by the addon into the matching tenure error class. `TypeError` and
+ * `RangeError` are returned unchanged.
+ * @param {unknown} err
+ * @returns {unknown}
+ */
+function wrapError(err) {
+  if (!(err instanceof Error) || err instanceof TenureError) return err
+  if (err instanceof TypeError || err instanceof RangeError) return err
+  const code = /** @type {any} */ (err).code
+  if (typeof code !== 'string') return err
+  if (CONFIG_CODES.has(code)) return new ConfigError(err.message, code)
+  if (NODE_CODES.has(code)) return new NodeError(err.message, code)
+  if (DROP_REASONS.has(code)) return new DroppedError(err.message, code)
+  if (code === 'usage') return new UsageError(err.message, code)
+  // Anything else from the addon is napi's own failure or a caught Rust panic.
+  return new InternalError(err.message, 'internal', { cause: err })
+}
+
+module.exports = {
+  TenureError,
+  ConfigError,
+  NodeError,
+  DroppedError,
+  StateFileError,
+  UsageError,
+  InternalError,
+  wrapError,
+  CONFIG_CODES,
+  NODE_CODES,
+  DROP_REASONS,
+}

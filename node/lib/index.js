@@ -1,0 +1,39 @@
+'use strict'
+/**
+ * tenure — embeddable leader election for Node.js.
+ *
+ * - {@link Node}: the sans-IO state machine (bring your own transport and clock).
+ * - {@link Elector}: a ready runtime over UDP (`node:dgram`) as an `EventEmitter`, with an
+ *   `AbortSignal` for leader-only work.
+ * - {@link FenceChecker}: the resource side of fencing tokens.
+ */
+
+const native = require('./native')
+const { Node, FenceChecker, wire, durableState, osSeed } = require('./node')
+const { Elector } = require('./elector')
+const errors = require('./errors')
+
+/** The version of the native core (the project version). */
+const VERSION = native.version()
+/** Every drop reason, in the core's stable order. */
+const DROP_REASONS = Object.freeze(native.dropReasons())
+
+module.exports = {
+  Node,
+  Elector,
+  FenceChecker,
+  wire,
+  durableState,
+  osSeed,
+  VERSION,
+  DROP_REASONS,
+  TenureError: errors.TenureError,
+  ConfigError: errors.ConfigError,
+  NodeError: errors.NodeError,
+  DroppedError: errors.DroppedError,
+  StateFileError: errors.StateFileError,
+  UsageError: errors.UsageError,
+  InternalError: errors.InternalError,
+}
+// `import tenure from 'tenure'` and `require('tenure').default` name the same object.
+module.exports.default = module.exports

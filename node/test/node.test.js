@@ -1,0 +1,375 @@
+'use strict'
+// Unit tests of the sans-IO layer: the Node class, its outputs and errors, the fence checker,
+// the wire helpers and the durable-state text. No sockets, no sleeps: a simulated clock.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const tenure = require('..')
+const { Node, FenceChecker, wire, durableState, osSeed, ConfigError, NodeError, DroppedError, TenureError } = tenure
+const { SimCluster } = require('./helpers')
+
+const SPEC_INSPECT_KEYS = [
+  'state',
+  'leader',
+  'leader_id',
+  'term',
+  'voted_for',
+  'term_changed_at',
+  'cluster',
+  'view_size',
+  'quorum',
+  'min_cluster_size',
+  'peers',
+  'declared',
+  'bootstrap',
+  'unreachable',
+  'ghost_ttl',
+  'votes_granted',
+  'votes_count',
+  'election_timer_armed',
+  'heartbeat_timer_armed',
+  'heartbeat_in_last',
+  'heartbeat_out_last',
+  'election_timeout_min',
+  'election_timeout_max',
+  'heartbeat_interval',
+  'dropped_by_reason',
+  'send_failing_peers',
+  'confirm_denied',
+  'last_denied_at',
+]
+
+test('a new node follows, with a deadline inside the election timeout', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }, { now: 1000, seed: 7 })
+  assert.equal(n.role, 'follower')
+  assert.equal(n.term, 0)
+  assert.equal(n.isLeader, false)
+  assert.equal(n.leader, null)
+  assert.deepEqual(n.view, ['a', 'b', 'c'])
+  assert.equal(n.quorum, 2)
+  const t = n.pollTimeout()
+  assert.equal(typeof t, 'number')
+  assert.ok(t >= 1150 && t <= 1300, `deadline ${t}`)
+  assert.deepEqual(n.drain(), [])
+  assert.equal(n.pollOutput(), null)
+  assert.deepEqual(n.config, {
+    electionTimeoutMin: 150,
+    electionTimeoutMax: 300,
+    heartbeatInterval: 50,
+    ghostTtl: 5000,
+    minClusterSize: 3,
+  })
+})
+
+test('a node below min_cluster_size is unclustered and never campaigns', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['b'] })
+  assert.equal(n.role, 'unclustered')
+  assert.equal(n.pollTimeout(), null)
+  n.handleTimeout(100000)
+  assert.deepEqual(n.drain(), [])
+})
+
+test('three simulated nodes elect exactly one leader and everyone learns it', () => {
+  const sim = new SimCluster(3)
+  sim.runUntil(1000)
+  const leaders = sim.leaders()
+  assert.equal(leaders.length, 1)
+  const leader = leaders[0]
+  for (const [id, node] of sim.nodes) {
+    assert.equal(node.leader, leader, `${id} knows the leader`)
+    assert.equal(node.term, sim.nodes.get(leader).term)
+  }
+  for (const [, ids] of sim.leadersByTerm()) assert.equal(ids.size, 1)
+  const l = sim.nodes.get(leader)
+  assert.equal(l.fencingToken, l.term)
+  assert.equal(typeof l.leaseDeadline, 'number')
+  assert.ok(l.leaseDeadline > sim.now - 200)
+})
+
+test('outputs have the documented shapes', () => {
+  const sim = new SimCluster(3, { durable: true })
+  sim.runUntil(1000)
+  const kinds = new Set()
+  for (const { out } of sim.log) {
+    if (out.type === 'send') {
+      assert.equal(typeof out.to, 'string')
+      assert.ok(Buffer.isBuffer(out.bytes))
+      assert.deepEqual(Object.keys(out).sort(), ['bytes', 'to', 'type'])
+    } else if (out.type === 'persist') {
+      assert.equal(typeof out.term, 'number')
+      assert.ok(out.votedFor === null || typeof out.votedFor === 'string')
+      assert.deepEqual(Object.keys(out).sort(), ['term', 'type', 'votedFor'])
+    } else {
+      assert.equal(out.type, 'event')
+      kinds.add(out.event)
+      if (out.event === 'became_leader' || out.event === 'confirm_leader') assert.deepEqual(Object.keys(out).sort(), ['event', 'term', 'type'])
+      if (out.event === 'became_follower') assert.deepEqual(Object.keys(out).sort(), ['event', 'leader', 'term', 'type'])
+    }
+  }
+  assert.ok(kinds.has('became_leader'))
+  assert.ok(kinds.has('became_follower'))
+  assert.ok(kinds.has('confirm_leader'))
+})
+
+test('persist comes before the sends that depend on it (durable mode)', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'], durable: true, preVote: false }, { now: 0, seed: 1 })
+  n.handleTimeout(n.pollTimeout())
+  const outs = n.drain()
+  assert.equal(outs[0].type, 'persist')
+  assert.deepEqual(outs[0], { type: 'persist', term: 1, votedFor: 'a' })
+  assert.ok(outs.slice(1).every((o) => o.type === 'send'))
+  assert.equal(outs.length, 3)
+})
+
+test('restored durable state is honoured, and terms above 2^53 cross as bigint', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'], durable: true }, { restored: { term: 41, votedFor: 'b' } })
+  assert.equal(n.term, 41)
+  assert.equal(n.votedFor, 'b')
+  const big = 2n ** 60n
+  const m = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }, { restored: { term: big, votedFor: null } })
+  assert.equal(m.term, big)
+  assert.equal(typeof m.term, 'bigint')
+  const safe = new Node({ id: 'a', cluster: 'c', bootstrap: ['a'] }, { restored: { term: 2n ** 53n - 1n, votedFor: null } })
+  assert.equal(safe.term, Number.MAX_SAFE_INTEGER)
+})
+
+test('confirm_leader: denial withholds leadership, late answers are no_pending_confirm', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'], preVote: false }, { now: 0, seed: 3 })
+  n.handleTimeout(n.pollTimeout())
+  n.drain()
+  const vote = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'vote_reply', granted: true } })
+  n.handleMessage(400, 'b', vote)
+  const outs = n.drain()
+  assert.deepEqual(outs.at(-1), { type: 'event', event: 'confirm_leader', term: 1 })
+  assert.equal(n.isLeader, false)
+  n.confirmLeader(401, 1, false)
+  assert.equal(n.isLeader, false)
+  assert.equal(n.inspect().confirm_denied, 1)
+  assert.throws(() => n.confirmLeader(402, 1, true), (e) => e instanceof NodeError && e.code === 'no_pending_confirm')
+})
+
+test('leaderHandlerFailed rolls leadership back; transfer hands it over', () => {
+  const sim = new SimCluster(3)
+  sim.runUntil(1000)
+  const [leader] = sim.leaders()
+  const node = sim.nodes.get(leader)
+  const term = node.term
+  node.leaderHandlerFailed(sim.now, term)
+  sim.drain(leader)
+  assert.equal(node.isLeader, false)
+  assert.throws(() => node.leaderHandlerFailed(sim.now, term), { code: 'not_leader_in_term' })
+  sim.runUntil(sim.now + 10000)
+  const [second] = sim.leaders()
+  assert.ok(second)
+  const other = sim.ids.find((id) => id !== second)
+  sim.nodes.get(second).transferLeadership(sim.now, other)
+  sim.drain(second)
+  sim.runUntil(sim.now + 50)
+  assert.deepEqual(sim.leaders(), [other])
+  assert.throws(() => sim.nodes.get(second).transferLeadership(sim.now, other), { code: 'not_leader' })
+})
+
+test('broadcast reaches every member as a message event', () => {
+  const sim = new SimCluster(3)
+  sim.runUntil(500)
+  sim.nodes.get('n1').broadcast(sim.now, Buffer.from('hello'))
+  sim.drain('n1')
+  sim.runUntil(sim.now + 5)
+  const got = sim.log.filter(({ out }) => out.type === 'event' && out.event === 'message')
+  assert.deepEqual(got.map((g) => g.id).sort(), ['n2', 'n3'])
+  for (const g of got) {
+    assert.equal(g.out.from, 'n1')
+    assert.equal(Buffer.from(g.out.payload).toString(), 'hello')
+  }
+  assert.throws(() => sim.nodes.get('n1').broadcast(sim.now, new Uint8Array(70000)), { code: 'payload_too_large' })
+})
+
+test('membership calls: join, leave, peerDown, and their errors', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] })
+  n.join(1, 'd')
+  assert.deepEqual(n.drain(), [{ type: 'event', event: 'peer_joined', peer: 'd' }])
+  n.join(2, 'd')
+  assert.deepEqual(n.drain(), [])
+  n.leave(3, 'd')
+  assert.deepEqual(n.drain(), [{ type: 'event', event: 'peer_left', peer: 'd' }])
+  n.peerDown(4, 'b', 'no_connection')
+  assert.deepEqual(n.inspect().send_failing_peers, ['b'])
+  assert.equal(n.inspect().unreachable.b, 5004)
+  assert.throws(() => n.leave(5, 'zz'), (e) => e instanceof NodeError && e.code === 'unknown_peer' && /zz/.test(e.message))
+  assert.throws(() => n.leave(5, 'a'), { code: 'self_peer' })
+  assert.throws(() => n.join(5, ''), { code: 'invalid_peer' })
+  assert.throws(() => n.join(5, 'x'.repeat(256)), { code: 'invalid_peer' })
+  assert.throws(() => n.peerDown(5, 'b', 'gone'), TypeError)
+})
+
+test('dropped messages throw DroppedError with the reason and are counted', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] })
+  assert.throws(
+    () => n.handleMessage(1, 'b', Buffer.from('nonsense')),
+    (e) => e instanceof DroppedError && e instanceof TenureError && e.code === 'malformed' && e.reason === 'malformed'
+  )
+  const other = wire.encode({ cluster: 'other', from: 'b', term: 1, message: { kind: 'pre_vote' } })
+  assert.throws(() => n.handleMessage(1, 'b', other), { code: 'wrong_cluster' })
+  const spoof = wire.encode({ cluster: 'c', from: 'c', term: 1, message: { kind: 'pre_vote' } })
+  assert.throws(() => n.handleMessage(1, 'b', spoof), { code: 'sender_mismatch' })
+  const counts = n.inspect().dropped_by_reason
+  assert.equal(counts.malformed, 1)
+  assert.equal(counts.wrong_cluster, 1)
+  assert.equal(counts.sender_mismatch, 1)
+  assert.deepEqual(Object.keys(counts).sort(), [...tenure.DROP_REASONS].sort())
+})
+
+test('authenticated mode: a message without the key is bad_mac', () => {
+  const key = Buffer.from('s3cret')
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'], key })
+  const plain = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } })
+  assert.throws(() => n.handleMessage(1, 'b', plain), { code: 'bad_mac' })
+  const signed = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } }, key)
+  n.handleMessage(2, 'b', signed)
+  const reply = n.drain().find((o) => o.type === 'send')
+  assert.ok(reply)
+  assert.deepEqual(wire.decode(reply.bytes, 's3cret').message, { kind: 'pre_vote_reply', granted: true })
+  assert.throws(() => wire.decode(reply.bytes, 'wrong'), (e) => e instanceof DroppedError && e.code === 'bad_mac')
+})
+
+test('configuration errors are ConfigError with the core codes', () => {
+  const cases = [
+    [{ id: '', cluster: 'c' }, 'empty_id'],
+    [{ id: 'a', cluster: '' }, 'empty_id'],
+    [{ id: 'a'.repeat(256), cluster: 'c' }, 'id_too_long'],
+    [{ id: 'a', cluster: 'c', electionTimeoutMin: 0 }, 'zero_timeout'],
+    [{ id: 'a', cluster: 'c', electionTimeoutMin: 500, electionTimeoutMax: 400 }, 'min_above_max'],
+    [{ id: 'a', cluster: 'c', heartbeatInterval: 150 }, 'heartbeat_not_below_election_timeout'],
+    [{ id: 'a', cluster: 'c', minClusterSize: 0 }, 'zero_min_cluster_size'],
+    [{ id: 'a', cluster: 'c', key: '' }, 'empty_key'],
+  ]
+  for (const [config, code] of cases) {
+    assert.throws(
+      () => new Node(config),
+      (e) => e instanceof ConfigError && e.code === code && e.name === 'ConfigError' && e.message.length > 0,
+      code
+    )
+  }
+})
+
+test('configuration warnings and derived bounds', () => {
+  const n = new Node({ id: 'a', cluster: 'c', minClusterSize: 2, heartbeatInterval: 60 })
+  assert.deepEqual(
+    n.warnings.map((w) => w.code),
+    ['small_min_cluster_size', 'slow_heartbeat']
+  )
+  assert.ok(n.warnings.every((w) => typeof w.message === 'string' && w.message.length > 0))
+  const m = new Node({ id: 'a', cluster: 'c', electionTimeoutMin: 200 })
+  assert.equal(m.config.electionTimeoutMax, 400)
+})
+
+test('wrong argument types are TypeError, bad numbers RangeError', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] })
+  const typeErrors = [
+    () => new Node(null),
+    () => new Node('a'),
+    () => new Node([]),
+    () => new Node({ id: 1, cluster: 'c' }),
+    () => new Node({ id: 'a' }),
+    () => new Node({ id: 'a', cluster: 'c', electionTimeout: 5 }),
+    () => new Node({ id: 'a', cluster: 'c', bootstrap: 'b' }),
+    () => new Node({ id: 'a', cluster: 'c', bootstrap: [1] }),
+    () => new Node({ id: 'a', cluster: 'c', preVote: 'yes' }),
+    () => new Node({ id: 'a', cluster: 'c', key: 5 }),
+    () => new Node({ id: 'a', cluster: 'c' }, { restored: { term: 'x' } }),
+    () => new Node({ id: 'a', cluster: 'c' }, { bogus: 1 }),
+    () => n.handleTimeout('1'),
+    () => n.handleTimeout(),
+    () => n.handleMessage(1, 2, Buffer.alloc(1)),
+    () => n.handleMessage(1, 'b', 'bytes'),
+    () => n.handleMessage(1, 'b', [1, 2]),
+    () => n.handleMessage(1, 'b', new Uint16Array(2)),
+    () => n.join(1, null),
+    () => n.confirmLeader(1, 1, 1),
+    () => n.broadcast(1, 'text'),
+  ]
+  for (const f of typeErrors) {
+    assert.throws(f, (e) => e instanceof TypeError && typeof e.code === 'string', f.toString())
+  }
+  const rangeErrors = [
+    () => n.handleTimeout(-1),
+    () => n.handleTimeout(1.5),
+    () => n.handleTimeout(NaN),
+    () => n.handleTimeout(Infinity),
+    () => n.handleTimeout(2 ** 53),
+    () => n.handleTimeout(-1n),
+    () => n.handleTimeout(2n ** 64n),
+    () => new Node({ id: 'a', cluster: 'c', minClusterSize: 2 ** 32 }),
+  ]
+  for (const f of rangeErrors) {
+    assert.throws(f, (e) => e instanceof RangeError && e.code === 'ERR_OUT_OF_RANGE', f.toString())
+  }
+  n.handleTimeout(2n ** 63n) // a bigint in range is fine
+})
+
+test('inspect() has every key listed in the SPEC', () => {
+  const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }, { now: 5 })
+  const s = n.inspect()
+  for (const k of SPEC_INSPECT_KEYS) assert.ok(k in s, `missing ${k}`)
+  assert.equal(s.state, 'follower')
+  assert.equal(s.term_changed_at, 5)
+  assert.deepEqual(s.bootstrap, ['a', 'b', 'c'])
+  assert.equal(s.view_size, 3)
+})
+
+test('FenceChecker accepts newer terms and refuses stale or fenced ones', () => {
+  const f = new FenceChecker()
+  assert.equal(f.highest, null)
+  assert.equal(f.check(4, 'a'), 'accepted')
+  assert.equal(f.check(3, 'b'), 'stale')
+  assert.equal(f.check(4, 'b'), 'already_fenced')
+  assert.equal(f.check(4, 'a'), 'accepted')
+  assert.equal(f.check(5, 'b'), 'accepted')
+  assert.deepEqual(f.highest, { term: 5, leader: 'b' })
+  const g = new FenceChecker({ term: 9, leader: 'x' })
+  assert.equal(g.check(8, 'x'), 'stale')
+  assert.throws(() => new FenceChecker({ term: 1 }), TypeError)
+  assert.throws(() => f.check(-1, 'a'), RangeError)
+})
+
+test('wire: every message kind round-trips, with and without a key', () => {
+  const messages = [
+    { kind: 'pre_vote' },
+    { kind: 'pre_vote_reply', granted: true },
+    { kind: 'vote', transfer: true },
+    { kind: 'vote_reply', granted: false },
+    { kind: 'heartbeat', sentAt: 123456 },
+    { kind: 'heartbeat_ack', echo: 99 },
+    { kind: 'timeout_now' },
+    { kind: 'app', payload: Buffer.from([1, 2, 3]) },
+  ]
+  for (const message of messages) {
+    for (const key of [null, Buffer.from('k')]) {
+      const env = { cluster: 'c', from: 'a', term: 7, message }
+      const bytes = wire.encode(env, key)
+      assert.deepEqual(wire.decode(bytes, key), env)
+    }
+  }
+  const huge = { cluster: 'c', from: 'a', term: 2n ** 64n - 1n, message: { kind: 'heartbeat', sentAt: 2n ** 63n } }
+  assert.deepEqual(wire.decode(wire.encode(huge)), huge)
+  assert.throws(() => wire.decode(Buffer.alloc(0)), { code: 'malformed' })
+  assert.throws(() => wire.encode({ cluster: 'c', from: 'a', term: 1, message: { kind: 'nope' } }), TypeError)
+  assert.throws(() => wire.encode({ cluster: 'c', from: 'a', term: 1, message: { kind: 'app', payload: Buffer.alloc(70000) } }), {
+    code: 'oversized',
+  })
+})
+
+test('durableState text is the shared one-line format', () => {
+  assert.equal(durableState.encode({ term: 42, votedFor: '127.0.0.1:7001' }), '42 127.0.0.1:7001\n')
+  assert.equal(durableState.encode({ term: 0, votedFor: null }), '0 -\n')
+  assert.deepEqual(durableState.decode('42 127.0.0.1:7001\n'), { term: 42, votedFor: '127.0.0.1:7001' })
+  assert.equal(durableState.decode('garbage'), null)
+})
+
+test('osSeed gives varying seeds; VERSION matches package.json', () => {
+  const a = osSeed()
+  const b = osSeed()
+  assert.ok(['number', 'bigint'].includes(typeof a))
+  assert.notEqual(a, b)
+  assert.equal(tenure.VERSION, require('../package.json').version)
+})
