@@ -1,0 +1,231 @@
+// The page: loads the wasm module, builds the cluster (one page) or one node (multi-tab), renders
+// the live view and wires the controls. `window.tenureDemo` is the hook tests and talks use.
+import init, { Node, version } from '../pkg/tenure_wasm.js';
+import { Cluster } from './sim.js';
+import { TabNode } from './tabs.js';
+import { render, renderLegend } from './view.js';
+
+const params = new URLSearchParams(location.search);
+const mode = params.get('mode') === 'tabs' ? 'tabs' : 'sim';
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  source: null, // a Cluster or a TabNode: both expose view(), inspect(id) and the actions
+  selected: null,
+  paused: params.get('paused') === '1',
+  speed: clampSpeed(Number(params.get('speed') ?? 1)),
+  lastFrame: null,
+  slowAt: 0,
+};
+
+function clampSpeed(s) {
+  return Number.isFinite(s) ? Math.min(10, Math.max(0.1, s)) : 1;
+}
+
+function setSpeed(s) {
+  state.speed = clampSpeed(s);
+  $('speed').value = String(Math.log10(state.speed));
+  $('speed-label').textContent = `${state.speed.toFixed(state.speed < 1 ? 2 : 1)}×`;
+}
+
+function setPaused(p) {
+  state.paused = p;
+  $('pause').textContent = p ? 'Resume' : 'Pause';
+  $('pause').classList.toggle('on', p);
+  $('step').disabled = !p;
+}
+
+function newCluster(size) {
+  if (state.source && state.source.destroy) state.source.destroy();
+  const seed = Number(params.get('seed') ?? Math.floor(Math.random() * 2 ** 31));
+  state.source = new Cluster(Node, { size, seed });
+  state.selected = state.source.members()[0];
+  refresh(true);
+}
+
+/** Renders now (the animation frame also calls this). `full` also rebuilds the slow parts. */
+function refresh(full = false) {
+  render(state, full);
+  if (mode === 'tabs' && state.source) {
+    const me = state.source.selfView();
+    Object.assign(document.body.dataset, { selfId: me.id, selfRole: me.role, selfTerm: String(me.term), selfLeader: me.leader ?? '' });
+  }
+}
+
+function frame(t) {
+  if (state.lastFrame !== null && !state.paused && mode === 'sim') {
+    // Never jump more than 100 ms of real time at once (a backgrounded tab would otherwise
+    // replay minutes of simulated time in one frame).
+    const dt = Math.min(100, t - state.lastFrame);
+    state.source.advance(dt * state.speed);
+  }
+  state.lastFrame = t;
+  const full = t - state.slowAt > 100;
+  if (full) state.slowAt = t;
+  refresh(full);
+  requestAnimationFrame(frame);
+}
+
+function selectedId() {
+  const ids = state.source.view().nodes.map((n) => n.id);
+  return ids.includes(state.selected) ? state.selected : null;
+}
+
+function wire() {
+  const act = (fn) => () => {
+    const id = selectedId();
+    if (id) fn(id);
+    refresh(true);
+  };
+  const pick = (e) => {
+    const el = e.target.closest('[data-id]');
+    if (el) {
+      state.selected = el.dataset.id;
+      refresh(true);
+    }
+  };
+  $('stage').addEventListener('pointerdown', pick);
+  $('nodes').addEventListener('pointerdown', pick);
+  $('pause').addEventListener('click', () => setPaused(!state.paused));
+  $('step').addEventListener('click', () => {
+    state.source.step();
+    refresh(true);
+  });
+  $('speed').addEventListener('input', () => setSpeed(10 ** Number($('speed').value)));
+  const size = $('size');
+  for (let n = 3; n <= 9; n++) size.add(new Option(String(n), String(n), n === 5, n === 5));
+  $('reset').addEventListener('click', () => newCluster(Number(size.value)));
+  $('join').addEventListener('click', () => {
+    state.selected = state.source.join() ?? state.selected;
+    refresh(true);
+  });
+  $('auth').addEventListener('change', () => {
+    state.source.setAuth($('auth').checked);
+    refresh(true);
+  });
+  $('crash').addEventListener('click', act((id) => state.source.crash(id)));
+  $('restart-durable').addEventListener('click', act((id) => state.source.restart(id, true)));
+  $('restart-wiped').addEventListener('click', act((id) => state.source.restart(id, false)));
+  $('leave').addEventListener('click', act((id) => state.source.leave(id)));
+  $('transfer').addEventListener('click', act((id) => {
+    const to = $('transfer-to').value;
+    const err = to ? state.source.transfer(id, to) : 'pick a target';
+    if (err) state.source.emit(`transfer refused: ${err}`, 'fault', id);
+  }));
+  $('deny').addEventListener('change', act((id) => state.source.setDenyConfirm(id, $('deny').checked)));
+  $('wrong-key').addEventListener('change', act((id) => state.source.setWrongKey(id, $('wrong-key').checked)));
+  const slider = (input, label, apply, fmt) => {
+    const update = () => {
+      const v = Number($(input).value);
+      $(label).textContent = fmt(v);
+      apply(v);
+    };
+    $(input).addEventListener('input', update);
+  };
+  slider('latency', 'latency-label', (v) => (state.source.net.latency = v), (v) => `${v} ms`);
+  slider('loss', 'loss-label', (v) => (state.source.net.loss = v / 100), (v) => `${v} %`);
+  const linkKey = () => `${$('link-from').value}>${$('link-to').value}`;
+  const linkApply = () => {
+    const lat = Number($('link-latency').value);
+    const loss = Number($('link-loss').value);
+    $('link-latency-label').textContent = lat > 0 ? `${lat} ms` : 'global';
+    $('link-loss-label').textContent = loss >= 0 ? `${loss} %` : 'global';
+    const o = {};
+    if (lat > 0) o.latency = lat;
+    if (loss >= 0) o.loss = loss / 100;
+    if (Object.keys(o).length) state.source.links.set(linkKey(), o);
+    else state.source.links.delete(linkKey());
+  };
+  const linkShow = () => {
+    const o = state.source.links.get(linkKey()) ?? {};
+    $('link-latency').value = String(o.latency ?? 0);
+    $('link-loss').value = String(o.loss === undefined ? -1 : Math.round(o.loss * 100));
+    $('link-latency-label').textContent = o.latency ? `${o.latency} ms` : 'global';
+    $('link-loss-label').textContent = o.loss !== undefined ? `${Math.round(o.loss * 100)} %` : 'global';
+  };
+  $('link-latency').addEventListener('input', linkApply);
+  $('link-loss').addEventListener('input', linkApply);
+  $('link-from').addEventListener('change', linkShow);
+  $('link-to').addEventListener('change', linkShow);
+  $('groups').addEventListener('click', (e) => {
+    const b = e.target.closest('[data-part]');
+    if (!b) return;
+    const [id, g] = b.dataset.part.split(':');
+    const groups = Object.fromEntries(state.source.members().map((m) => [m, state.source.groupOf(m)]));
+    groups[id] = g;
+    state.source.partition(groups);
+    refresh(true);
+  });
+  $('split').addEventListener('click', () => {
+    const ids = state.source.members();
+    const leader = state.source.leaders()[0] ?? ids[0];
+    const other = ids.find((i) => i !== leader);
+    state.source.partition(Object.fromEntries(ids.map((i) => [i, i === leader || i === other ? 'B' : 'A'])));
+    refresh(true);
+  });
+  $('heal').addEventListener('click', () => {
+    state.source.heal();
+    refresh(true);
+  });
+}
+
+async function main() {
+  document.body.classList.add(mode);
+  $(mode === 'tabs' ? 'mode-tabs' : 'mode-sim').setAttribute('aria-current', 'page');
+  await init({ module_or_path: new URL('../pkg/tenure_wasm_bg.wasm', import.meta.url) });
+  renderLegend();
+  wire();
+  setSpeed(state.speed);
+  if (mode === 'sim') {
+    setPaused(state.paused);
+    const size = Math.min(9, Math.max(3, Number(params.get('n') ?? 5)));
+    $('size').value = String(size);
+    newCluster(size);
+  } else {
+    setPaused(false);
+    $('pause').disabled = true;
+    const tab = new TabNode(Node, {
+      cluster: params.get('cluster') ?? 'tabs',
+      id: params.get('id') ?? undefined,
+      speed: state.speed,
+      onChange: () => refresh(true),
+    });
+    state.source = tab;
+    state.selected = tab.id;
+    document.title = `${tab.id} — tenure multi-tab`;
+  }
+  window.tenureDemo = {
+    version: version(),
+    mode,
+    get source() {
+      return state.source;
+    },
+    /** Runs the simulated clock `ms` ahead at once (sim mode) and re-renders. */
+    advance(ms) {
+      state.source.advance(ms);
+      refresh(true);
+      return state.source.now;
+    },
+    pause() {
+      setPaused(true);
+    },
+    resume() {
+      setPaused(false);
+    },
+    setSpeed,
+    select(id) {
+      state.selected = id;
+      refresh(true);
+    },
+    render: () => refresh(true),
+  };
+  refresh(true);
+  document.body.dataset.ready = '1';
+  requestAnimationFrame(frame);
+}
+
+main().catch((e) => {
+  document.body.dataset.ready = 'error';
+  $('summary').textContent = `failed to start: ${e.message}`;
+  throw e;
+});
