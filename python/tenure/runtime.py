@@ -364,11 +364,13 @@ class Elector:
         self._state = "running"
         self._pump()
 
-    async def stop(self, handover_timeout: Optional[float] = None) -> None:
+    async def stop(self, handover_timeout: Optional[float] = None, callback_timeout: float = 1.0) -> None:
         """Stops the node. A leader first transfers leadership to the peer heard from most
         recently and waits (up to ``handover_timeout`` seconds, default one
         ``election_timeout_max``) for a new leader to be known, so the cluster is leaderless for
-        about one round trip instead of an election timeout. Pending callbacks finish first.
+        about one round trip instead of an election timeout. Callbacks already queued get
+        ``callback_timeout`` seconds to run; then the rest are dropped (a plain callback still
+        running in its thread is left to finish on its own).
         """
         if self._state != "running":
             self._state = "stopped"
@@ -393,8 +395,11 @@ class Elector:
         self._close()
         if self._callbacks is not None and self._dispatcher is not None:
             self._callbacks.put_nowait(None)
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._dispatcher
+            done, _ = await asyncio.wait({self._dispatcher}, timeout=callback_timeout)
+            if not done:
+                self._dispatcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._dispatcher
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:

@@ -34,7 +34,7 @@ MAX_MESSAGE_SIZE: int = _native.MAX_MESSAGE_SIZE
 
 @dataclass(frozen=True)
 class PreVote:
-    """"Could I win an election in ``term``?" (asked before incrementing the term)."""
+    """ "Could I win an election in ``term``?" (asked before incrementing the term)."""
 
     kind = "pre_vote"
 
@@ -49,7 +49,7 @@ class PreVoteReply:
 
 @dataclass(frozen=True)
 class Vote:
-    """"Vote for me in ``term``"; ``transfer`` marks a campaign started by a leadership transfer."""
+    """ "Vote for me in ``term``"; ``transfer`` marks a campaign started by a leadership transfer."""
 
     transfer: bool
     kind = "vote"

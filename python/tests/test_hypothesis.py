@@ -26,7 +26,7 @@ garbage = st.one_of(
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 times = st.integers(min_value=0, max_value=10**6)
-peer_ids = st.one_of(st.sampled_from(PEERS + ["a"]), st.text(max_size=300))
+peer_ids = st.one_of(st.sampled_from([*PEERS, "a"]), st.text(max_size=300))
 
 
 def call(fn: Any, *args: Any) -> None:
@@ -120,7 +120,9 @@ class NodeMachine(RuleBasedStateMachine):
         call(FenceChecker, *args)
         call(lambda *a: FenceChecker().check(*a), *args)
         call(lambda *a: Node(*a), *args)
-        call(lambda *a: Node(Config(id="a", cluster="c"), now=a[0] if a else 0, seed=a[1] if len(a) > 1 else None), *args)
+        call(
+            lambda *a: Node(Config(id="a", cluster="c"), now=a[0] if a else 0, seed=a[1] if len(a) > 1 else None), *args
+        )
         call(tenure.cli.parse_args, [str(a) for a in args])
 
     @invariant()

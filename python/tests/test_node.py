@@ -163,7 +163,9 @@ def test_durable_node_persists_before_sending_and_restores() -> None:
     assert isinstance(out[0], Persist)
     assert out[0] == Persist(1, "a") and out[0].state == DurableState(1, "a")
     assert all(isinstance(o, Send) for o in out[1:])
-    restored = Node(Config(id="a", cluster="c", bootstrap=("b", "c"), durable=True), now=0, restored=DurableState(5, "b"))
+    restored = Node(
+        Config(id="a", cluster="c", bootstrap=("b", "c"), durable=True), now=0, restored=DurableState(5, "b")
+    )
     assert restored.term == 5 and restored.voted_for == "b"
 
 

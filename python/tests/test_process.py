@@ -151,7 +151,9 @@ def test_sigkill_of_the_leader_fails_over_within_election_timeout_max_plus_200ms
     # Bring the killed node back (durable state: it cannot vote twice in a term).
     cluster.start(old["id"])
     cluster.wait(
-        lambda lines: any(x["id"] == old["id"] and x["event"] == "follower" and x["leader"] == new["id"] for x in lines),
+        lambda lines: any(
+            x["id"] == old["id"] and x["event"] == "follower" and x["leader"] == new["id"] for x in lines
+        ),
         10,
         "the restarted node to follow the new leader",
     )
