@@ -66,6 +66,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help:
 	@echo "tenure make targets:"
 	@echo "  demo            set up, build and run the demo (a simulated 5-node cluster for now)"
+	@echo "  demo-web        build the browser module and serve the interactive demo on 127.0.0.1"
+	@echo "  web             build the browser module (bindings/wasm -> demo/pkg) and print its size"
+	@echo "  bench-web       per-call cost of the browser build in headless Chromium"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
 	@echo "  bench           run benchmarks that exist"
@@ -192,9 +195,26 @@ test-component: setup
 	@if [ ! -f bindings/component/Cargo.toml ]; then echo "test-component: bindings/component not present yet, skipping"; exit 0; fi; \
 	echo "test-component: bindings/component/Cargo.toml exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
 
-test-web: setup
-	@if [ ! -f bindings/wasm/Cargo.toml ] && [ ! -f demo/package.json ]; then echo "test-web: bindings/wasm and demo/ not present yet, skipping"; exit 0; fi; \
-	echo "test-web: bindings/wasm or demo/package.json exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+# The browser build (bindings/wasm -> demo/pkg) and the demo page in headless Chromium
+# (playwright-core + Debian chromium): the binding's API in Node, then the page, then multi-tab mode.
+test-web: setup web
+	cd demo && node --test --test-concurrency=1 tests/
+
+# bindings/wasm: cargo (profile wasm-release) -> wasm-bindgen --target web -> wasm-opt -Oz, into
+# demo/pkg, printing the sizes (raw and gzip).
+web: setup
+	bindings/wasm/build.sh
+
+DEMO_PORT ?= 8080
+# The browser demo on 127.0.0.1 (DEMO_PORT=0 picks a free port); prints the URL.
+demo-web: setup web
+	node demo/serve.mjs $(DEMO_PORT)
+
+# Per-call cost of the browser build in headless Chromium (not a test).
+bench-web: setup web
+	node demo/bench/run.mjs
+
+.PHONY: web demo-web bench-web
 
 test-e2e: setup
 	@if [ ! -d tests/e2e ]; then echo "test-e2e: tests/e2e not present yet, skipping"; exit 0; fi; \
