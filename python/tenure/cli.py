@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
-from typing import Optional, Sequence, TextIO, Tuple
+from typing import Optional, Sequence, TextIO, Tuple, Union
 
 from . import _native
+from ._native import Node
 from ._types import Config, Event
 from .errors import TenureError, UsageError
 from .runtime import Elector
@@ -24,6 +26,8 @@ __all__ = [
     "lifecycle_line",
     "warning_line",
     "key_from_file",
+    "parse_control",
+    "inspect_line",
     "main",
 ]
 
@@ -80,6 +84,17 @@ def key_from_file(contents: bytes) -> bytes:
     return _native.key_from_file(contents)
 
 
+def parse_control(line: str) -> Optional[Tuple[str, Union[str, bytes, None]]]:
+    """Parses one stdin control line: ``("transfer", peer)``, ``("inspect", None)``,
+    ``("broadcast", payload)``, or ``None`` for a blank line. Raises :class:`tenure.UsageError`."""
+    return _native.parse_control(line)
+
+
+def inspect_line(ts_ms: int, id: str, node: Node) -> str:
+    """The shared JSON ``inspect`` line with ``node``'s whole state."""
+    return _native.inspect_line(ts_ms, id, node)
+
+
 def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -110,6 +125,34 @@ async def _run(options: RunOptions, out: TextIO) -> int:
         loop.add_signal_handler(sig, stop.set)
     await elector.start()
     emit(lifecycle_line(_wall_ms(), node_id, "started", elector.term))
+
+    def control(line: str) -> None:
+        if not elector.running:
+            return
+        try:
+            parsed = parse_control(line)
+            if parsed is None:
+                return
+            command, arg = parsed
+            if command == "inspect":
+                emit(inspect_line(_wall_ms(), node_id, elector.node))
+            elif command == "transfer":
+                assert isinstance(arg, str)
+                elector.transfer_leadership(arg)
+            elif command == "broadcast":
+                assert isinstance(arg, bytes)
+                elector.broadcast(arg)
+        except TenureError as e:
+            emit(warning_line(_wall_ms(), node_id, e.code, e.message))
+
+    def read_stdin() -> None:
+        # A thread, because stdin may be a pipe, a terminal or a file. End of input is not a
+        # reason to stop: only the signals are.
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(control, line)
+
+    if sys.stdin is not None:
+        threading.Thread(target=read_stdin, name="tenure-stdin", daemon=True).start()
     await stop.wait()
     await elector.stop()
     emit(lifecycle_line(_wall_ms(), node_id, "stopped", elector.term))

@@ -475,6 +475,12 @@ class Elector:
         self._node.broadcast(now_ms(), payload)
         self._pump()
 
+    def transfer_leadership(self, peer: str) -> None:
+        """Hands leadership to ``peer`` at once (it campaigns without waiting for its timeout);
+        this node stops leading now. Raises :class:`tenure.NotLeaderError` when not leading."""
+        self._node.transfer_leadership(now_ms(), peer)
+        self._pump()
+
     def join(self, peer: str) -> None:
         """Declares a peer ``HOST:PORT`` (idempotent)."""
         addr = parse_address(peer)

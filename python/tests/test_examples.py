@@ -17,7 +17,11 @@ def run(name: str, *args: str) -> str:
             break
     env = {**os.environ, "EXAMPLE_BASE_PORT": str(base)}
     out = subprocess.run(
-        [sys.executable, str(PYTHON_DIR / "examples" / name), *args], capture_output=True, text=True, timeout=60, env=env
+        [sys.executable, str(PYTHON_DIR / "examples" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert out.returncode == 0, out.stderr
     return out.stdout

@@ -42,7 +42,9 @@ class Cluster:
         for peer in self.ids:
             if peer != node_id:
                 args += ["--peer", peer]
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1
+        )
         self.procs[node_id] = proc
         threading.Thread(target=self._read, args=(proc,), daemon=True).start()
 
@@ -77,6 +79,12 @@ class Cluster:
         top = max(leads, key=lambda x: x["term"])
         return top
 
+    def control(self, node_id: str, line: str) -> None:
+        stdin = self.procs[node_id].stdin
+        assert stdin is not None
+        stdin.write(line + "\n")
+        stdin.flush()
+
     def signal(self, node_id: str, sig: int) -> int:
         t = wall_ms()
         os.kill(self.procs[node_id].pid, sig)
@@ -95,6 +103,12 @@ class Cluster:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:  # pragma: no cover
                 pass
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:  # pragma: no cover
+                        pass
 
 
 @pytest.fixture(scope="module")
@@ -195,6 +209,33 @@ def test_sigstop_of_the_leader_then_sigcont_steps_it_down(cluster: Cluster) -> N
     )
     # It does not lead again in its old term, and the cluster still has one leader per term.
     assert not [x for x in cluster.events("leader", resumed_at) if x["id"] == old["id"] and x["term"] == old["term"]]
+
+
+def test_stdin_control_lines_inspect_and_transfer(cluster: Cluster) -> None:
+    old = cluster.wait(lambda lines: cluster.current_leader(), 5, "a leader")
+    live = [i for i, p in cluster.procs.items() if p.poll() is None and i != old["id"]]
+    target = live[0]
+    cluster.control(target, "inspect")
+    state = cluster.wait(
+        lambda lines: next((x["state"] for x in lines if x["event"] == "inspect" and x["id"] == target), None),
+        5,
+        "an inspect line",
+    )
+    assert state["state"] == "follower" and state["view_size"] == 5 and "dropped_by_reason" in state
+    cluster.control(old["id"], f"transfer {target}")
+    new = cluster.wait(
+        lambda lines: next((x for x in lines if x["event"] == "leader" and x["term"] > old["term"]), None),
+        5,
+        "the transfer target to lead",
+    )
+    assert new["id"] == target
+    cluster.control(target, "transfer not-a-member:1")
+    warning = cluster.wait(
+        lambda lines: next((x for x in lines if x["event"] == "warning" and x["id"] == target), None),
+        5,
+        "a warning for a bad transfer",
+    )
+    assert warning["code"] == "unknown_peer"
 
 
 def test_sigterm_of_the_leader_hands_over_with_under_50ms_leaderless(cluster: Cluster) -> None:

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use tenure::cli::{Command, RunOptions};
+use tenure::cli::{Command, Control, RunOptions};
 use tenure::wire::{Envelope, Message};
 use tenure::{
     Config, ConfigError, DropReason, DurableState, Error, Event, FenceChecker, FenceVerdict, Node, Output,
@@ -713,6 +713,32 @@ fn warning_line(ts_ms: u64, id: &str, code: &str, message: &str) -> String {
     tenure::cli::warning_line(ts_ms, id, code, message)
 }
 
+/// Parses one stdin control line of the command-line runtime: `("transfer", peer)`,
+/// `("inspect", None)`, `("broadcast", payload_bytes)`, or None for a blank line; raises
+/// `UsageError` for anything else.
+#[pyfunction]
+fn parse_control<'py>(py: Python<'py>, line: &str) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let parsed = tenure::cli::parse_control(line).map_err(|message| raise(py, "UsageError", (message, "usage")))?;
+    Ok(match parsed {
+        None => None,
+        Some(Control::Transfer(peer)) => {
+            Some(PyTuple::new(py, [PyString::new(py, "transfer").into_any(), PyString::new(py, &peer).into_any()])?)
+        }
+        Some(Control::Inspect) => {
+            Some(PyTuple::new(py, [PyString::new(py, "inspect").into_any(), py.None().into_bound(py)])?)
+        }
+        Some(Control::Broadcast(payload)) => {
+            Some(PyTuple::new(py, [PyString::new(py, "broadcast").into_any(), PyBytes::new(py, &payload).into_any()])?)
+        }
+    })
+}
+
+/// The shared JSON `inspect` line with the node's whole state.
+#[pyfunction]
+fn inspect_line(ts_ms: u64, id: &str, node: PyRef<'_, PyNode>) -> String {
+    tenure::cli::inspect_line(ts_ms, id, &node.inner.inspect())
+}
+
 /// The key in a key file's contents (trailing whitespace removed).
 #[pyfunction]
 fn key_from_file<'py>(py: Python<'py>, contents: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
@@ -737,6 +763,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lifecycle_line, m)?)?;
     m.add_function(wrap_pyfunction!(warning_line, m)?)?;
     m.add_function(wrap_pyfunction!(key_from_file, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_control, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect_line, m)?)?;
     m.add("VERSION", tenure::VERSION)?;
     m.add("USAGE", tenure::cli::USAGE)?;
     m.add("MAX_MESSAGE_SIZE", tenure::MAX_MESSAGE_SIZE)?;
