@@ -12,9 +12,9 @@
 
 use std::path::Path;
 
+use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::error::Context as _;
 use wasmtime::{bail, format_err};
-use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine, Store};
 
 mod generated {
@@ -102,10 +102,17 @@ impl<C: Callbacks> generated::tenure::election::host::Host for HostState<C> {
 }
 
 /// A compiled component and a linker for callbacks of type `C`: compile once, instantiate many.
+/// Cloning is cheap (the compiled code is shared).
 pub struct Loader<C: 'static> {
     engine: Engine,
     component: Component,
     linker: Linker<HostState<C>>,
+}
+
+impl<C> Clone for Loader<C> {
+    fn clone(&self) -> Self {
+        Loader { engine: self.engine.clone(), component: self.component.clone(), linker: self.linker.clone() }
+    }
 }
 
 impl<C: Callbacks> Loader<C> {
@@ -171,7 +178,11 @@ impl<C: Callbacks> ComponentNode<C> {
 
     fn call<T>(
         &mut self,
-        f: impl FnOnce(&generated::exports::tenure::election::node::GuestNode<'_>, &mut Store<HostState<C>>, ResourceAny) -> wasmtime::Result<T>,
+        f: impl FnOnce(
+            &generated::exports::tenure::election::node::GuestNode<'_>,
+            &mut Store<HostState<C>>,
+            ResourceAny,
+        ) -> wasmtime::Result<T>,
     ) -> Call<T> {
         if let Some(t) = &self.trapped {
             bail!("the component trapped earlier and cannot be used: {t}");

@@ -52,7 +52,7 @@ fn win(a: &mut ComponentNode<Recorder>, b_id: &str) -> (u64, Vec<Record>) {
         for req in requests {
             let env = tenure::wire::decode(&req, None).expect("a valid message");
             let reply_msg = match env.message {
-                tenure::wire::Message::PreVote { .. } => tenure::wire::Message::PreVoteReply { granted: true },
+                tenure::wire::Message::PreVote => tenure::wire::Message::PreVoteReply { granted: true },
                 tenure::wire::Message::Vote { .. } => tenure::wire::Message::VoteReply { granted: true },
                 other => panic!("unexpected request {other:?}"),
             };
@@ -74,9 +74,15 @@ fn win(a: &mut ComponentNode<Recorder>, b_id: &str) -> (u64, Vec<Record>) {
     (now, records)
 }
 
+/// The component, compiled once for every test in this file.
+fn loader() -> Loader<Recorder> {
+    static LOADER: std::sync::OnceLock<Loader<Recorder>> = std::sync::OnceLock::new();
+    LOADER.get_or_init(|| Loader::built().expect("the component compiles")).clone()
+}
+
 #[test]
 fn a_bad_config_is_a_typed_error() {
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     let mut c = config("a", &["b", "c"]);
     c.cluster = String::new();
     let err = ComponentNode::new(&loader, Recorder::default(), &c, 0).unwrap().err().expect("refused");
@@ -99,7 +105,7 @@ fn a_bad_config_is_a_typed_error() {
 
 #[test]
 fn bad_input_is_dropped_with_a_reason_and_calls_are_refused_with_codes() {
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     let mut n = node(&loader, config("a", &["b", "c"]));
     assert_eq!(n.handle_message(1, "b", b"not tenure").unwrap(), Err(DropReason::Malformed));
     assert_eq!(n.handle_message(1, "b", &[]).unwrap(), Err(DropReason::Malformed));
@@ -130,7 +136,7 @@ fn bad_input_is_dropped_with_a_reason_and_calls_are_refused_with_codes() {
 
 #[test]
 fn winning_asks_the_host_persists_first_and_publishes_leadership() {
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     let mut a = node(&loader, config("a", &["b", "c"]));
     let start = take(&mut a);
     assert!(matches!(start.as_slice(), [Record::SetWakeup(Some(_))]), "{start:?}");
@@ -147,7 +153,7 @@ fn winning_asks_the_host_persists_first_and_publishes_leadership() {
 
 #[test]
 fn persist_comes_before_the_sends_that_depend_on_it() {
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     let mut c = config("a", &["b", "c"]);
     c.pre_vote = Some(false);
     let mut a = node(&loader, c);
@@ -166,7 +172,7 @@ fn persist_comes_before_the_sends_that_depend_on_it() {
 
 #[test]
 fn a_denied_or_deferred_confirmation_withholds_leadership() {
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     // Deny: no leadership, a backoff, the denial counted.
     let mut a = ComponentNode::new(
         &loader,
@@ -206,17 +212,15 @@ fn a_denied_or_deferred_confirmation_withholds_leadership() {
 
 #[test]
 fn a_failing_became_leader_handler_rolls_leadership_back() {
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     let recorder = Recorder { fail_leadership: Some("cannot start the scheduler".into()), ..Recorder::default() };
     let mut a = ComponentNode::new(&loader, recorder, &config("a", &["b", "c"]), 0).unwrap().unwrap();
     take(&mut a);
     let (_, records) = win(&mut a, "b");
     let term = a.term().unwrap();
     let leader = records.iter().position(|r| *r == Record::BecameLeader(term)).expect("became leader");
-    let follower = records
-        .iter()
-        .position(|r| matches!(r, Record::BecameFollower(t, None) if *t == term))
-        .expect("stepped down");
+    let follower =
+        records.iter().position(|r| matches!(r, Record::BecameFollower(t, None) if *t == term)).expect("stepped down");
     assert!(leader < follower, "{records:?}");
     assert!(!a.is_leader().unwrap());
     assert_eq!(a.inspect().unwrap().confirm_denied, 1);
@@ -224,7 +228,7 @@ fn a_failing_became_leader_handler_rolls_leadership_back() {
 
 #[test]
 fn a_trap_surfaces_as_an_error_and_the_node_refuses_further_calls() {
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     let mut c = config("a", &["b", "c"]);
     c.pre_vote = Some(false);
     let recorder = Recorder { fail_persist: Some("disk full".into()), ..Recorder::default() };

@@ -40,7 +40,7 @@ fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
 
 impl Sim {
     fn new(n: usize) -> Sim {
-        let loader = Loader::built().expect("the component compiles");
+        let loader = loader();
         let ids: Vec<String> = (1..=n).map(|i| format!("n{i}")).collect();
         let mut sim = Sim {
             loader,
@@ -153,6 +153,12 @@ impl Sim {
     }
 }
 
+/// The component, compiled once for every test in this file.
+fn loader() -> Loader<Recorder> {
+    static LOADER: std::sync::OnceLock<Loader<Recorder>> = std::sync::OnceLock::new();
+    LOADER.get_or_init(|| Loader::built().expect("the component compiles")).clone()
+}
+
 #[test]
 fn five_components_elect_fail_over_partition_and_heal() {
     let mut sim = Sim::new(5);
@@ -188,8 +194,12 @@ fn five_components_elect_fail_over_partition_and_heal() {
     // majority needs three, so nobody may lead on either side; the old leader steps down
     // (check quorum).
     let alive: Vec<String> = sim.nodes.keys().cloned().collect();
-    let side_a: BTreeSet<String> =
-        alive.iter().filter(|id| **id == second).cloned().chain(alive.iter().find(|id| **id != second).cloned()).collect();
+    let side_a: BTreeSet<String> = alive
+        .iter()
+        .filter(|id| **id == second)
+        .cloned()
+        .chain(alive.iter().find(|id| **id != second).cloned())
+        .collect();
     let side_b: BTreeSet<String> = alive.iter().filter(|id| !side_a.contains(*id)).cloned().collect();
     sim.partition = Some(vec![side_a.clone(), side_b.clone()]);
     sim.wait_for(2_000, |s| s.leaders().is_empty());

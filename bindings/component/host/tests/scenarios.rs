@@ -22,7 +22,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex {s:?}");
+    assert!(s.len().is_multiple_of(2), "odd hex {s:?}");
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
 }
 
@@ -71,7 +71,9 @@ fn output(r: &Record) -> Option<Value> {
         Record::ConfirmLeader(term) => json!({"type": "event", "event": "confirm_leader", "term": term}),
         Record::PeerJoined(p) => json!({"type": "event", "event": "peer_joined", "peer": p}),
         Record::PeerLeft(p) => json!({"type": "event", "event": "peer_left", "peer": p}),
-        Record::Message(from, payload) => json!({"type": "event", "event": "message", "from": from, "hex": hex(payload)}),
+        Record::Message(from, payload) => {
+            json!({"type": "event", "event": "message", "from": from, "hex": hex(payload)})
+        }
         Record::SetWakeup(_) => return None,
     })
 }
@@ -148,6 +150,12 @@ fn replay(loader: &Loader<Recorder>, path: &PathBuf) {
     }
 }
 
+/// The component, compiled once for every test in this file.
+fn loader() -> Loader<Recorder> {
+    static LOADER: std::sync::OnceLock<Loader<Recorder>> = std::sync::OnceLock::new();
+    LOADER.get_or_init(|| Loader::built().expect("the component compiles")).clone()
+}
+
 #[test]
 fn shared_scenarios_replay_byte_for_byte() {
     let dir = scenarios_dir();
@@ -160,7 +168,7 @@ fn shared_scenarios_replay_byte_for_byte() {
         eprintln!("SKIPPED: no scenario files in {} yet", dir.display());
         return;
     }
-    let loader = Loader::<Recorder>::built().unwrap();
+    let loader = loader();
     for f in &files {
         replay(&loader, f);
     }

@@ -1,0 +1,263 @@
+//! `tenure-wasmtime run --id HOST:PORT --peer HOST:PORT ... --cluster NAME [...]`
+//!
+//! Runs one tenure node, hosted in the WebAssembly component under wasmtime, over UDP with real
+//! timers. Same command line and JSON event lines as the Python and Node.js runtimes (both come
+//! from `tenure::cli`). SIGTERM or SIGINT stops it gracefully: a leader first hands leadership
+//! to the peer it heard from most recently and waits (up to `election_timeout_max`) for a new
+//! leader to be known.
+//!
+//! The component is the one this crate was built with, or `--component PATH` /
+//! `TENURE_COMPONENT` to load another build.
+
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Write};
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tenure::cli::{self, Command, RunOptions};
+use tenure::Event;
+use tenure_component_host::{node_config, Callbacks, ComponentNode, ConfirmAnswer, DurableState, Loader};
+
+const PROG: &str = "tenure-wasmtime";
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn wall_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn emit(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// The host side of the node: UDP out, state file, JSON lines. Nothing here calls the node.
+struct Udp {
+    id: String,
+    socket: UdpSocket,
+    addrs: BTreeMap<String, Option<SocketAddr>>,
+    state_file: Option<String>,
+    wakeup: Option<u64>,
+}
+
+impl Udp {
+    fn addr(&mut self, peer: &str) -> Option<SocketAddr> {
+        *self.addrs.entry(peer.to_string()).or_insert_with(|| peer.to_socket_addrs().ok().and_then(|mut a| a.next()))
+    }
+
+    fn event(&self, e: &Event) {
+        if let Some(line) = cli::event_line(wall_ms(), &self.id, e) {
+            emit(&line);
+        }
+    }
+}
+
+fn write_state_file(path: &str, state: &tenure::DurableState) -> std::io::Result<()> {
+    let tmp = format!("{path}.tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(state.encode().as_bytes())?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    let dir = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty());
+    if let Ok(d) = std::fs::File::open(dir.unwrap_or(std::path::Path::new("."))) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+impl Callbacks for Udp {
+    fn send(&mut self, to: &str, bytes: Vec<u8>) {
+        if let Some(addr) = self.addr(to) {
+            // UDP is best effort; the protocol tolerates loss.
+            let _ = self.socket.send_to(&bytes, addr);
+        }
+    }
+    fn set_wakeup(&mut self, deadline: Option<u64>) {
+        self.wakeup = deadline;
+    }
+    fn persist(&mut self, state: &DurableState) -> Result<(), String> {
+        let Some(path) = &self.state_file else { return Ok(()) };
+        let s = tenure::DurableState { term: state.term, voted_for: state.voted_for.clone() };
+        write_state_file(path, &s).map_err(|e| format!("cannot write state file {path}: {e}"))
+    }
+    fn became_leader(&mut self, term: u64) -> Result<(), String> {
+        self.event(&Event::BecameLeader { term });
+        Ok(())
+    }
+    fn became_follower(&mut self, term: u64, leader: Option<&str>) {
+        self.event(&Event::BecameFollower { term, leader: leader.map(str::to_string) });
+    }
+    fn confirm_leader(&mut self, _term: u64) -> ConfirmAnswer {
+        ConfirmAnswer::Grant
+    }
+    fn peer_joined(&mut self, peer: &str) {
+        self.event(&Event::PeerJoined { peer: peer.to_string() });
+    }
+    fn peer_left(&mut self, peer: &str) {
+        self.event(&Event::PeerLeft { peer: peer.to_string() });
+    }
+    fn message(&mut self, from: &str, payload: Vec<u8>) {
+        self.event(&Event::Message { from: from.to_string(), payload });
+    }
+}
+
+fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut component = std::env::var("TENURE_COMPONENT").ok();
+    if let Some(i) = args.iter().position(|a| a == "--component") {
+        if i + 1 >= args.len() {
+            eprintln!("{PROG}: --component needs a value");
+            return ExitCode::from(2);
+        }
+        component = Some(args.remove(i + 1));
+        args.remove(i);
+    }
+    let options = match cli::parse_args(&args) {
+        Ok(Command::Run(o)) => o,
+        Ok(Command::Help) => {
+            print!("usage: {PROG} {}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("{PROG}: {e}\n\nusage: {PROG} {}", cli::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    match run(options, component) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{PROG}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
+    let key = match &options.key_file {
+        Some(path) => {
+            Some(cli::key_from_file(&std::fs::read(path).map_err(|e| format!("cannot read key file {path}: {e}"))?))
+        }
+        None => None,
+    };
+    let restored = match &options.state_file {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(
+                tenure::DurableState::decode(&text)
+                    .ok_or_else(|| format!("state file {path} does not hold a 'term voted_for' line"))?,
+            ),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("cannot read state file {path}: {e}")),
+        },
+        None => None,
+    };
+    let config = options.config(key);
+    let id = config.id.clone();
+    let socket = UdpSocket::bind(&id).map_err(|e| format!("cannot bind UDP {id}: {e}"))?;
+    let loader = match &component {
+        Some(path) => Loader::from_file(path),
+        None => Loader::built(),
+    }
+    .map_err(|e| format!("cannot load the component: {e:#}"))?;
+    let callbacks = Udp {
+        id: id.clone(),
+        socket: socket.try_clone().map_err(|e| e.to_string())?,
+        addrs: BTreeMap::new(),
+        state_file: options.state_file.clone(),
+        wakeup: None,
+    };
+    let start = Instant::now();
+    let now = || start.elapsed().as_millis() as u64;
+    let wit_config = node_config(&config, tenure::os_seed(), restored);
+    let mut node = ComponentNode::new(&loader, callbacks, &wit_config, now())
+        .map_err(|e| format!("{e:#}"))?
+        .map_err(|e| format!("invalid configuration: {}", e.message))?;
+    let trap = |e: wasmtime::Error| format!("the node stopped: {e:#}");
+    for w in node.warnings().map_err(trap)? {
+        emit(&cli::warning_line(wall_ms(), &id, &w.code, &w.message));
+    }
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+    }
+    emit(&cli::lifecycle_line(wall_ms(), &id, "started", node.term().map_err(trap)?));
+
+    let mut last_heard: BTreeMap<String, u64> = BTreeMap::new();
+    let mut names: BTreeMap<SocketAddr, String> = BTreeMap::new();
+    for p in &config.bootstrap {
+        if let Some(a) = p.to_socket_addrs().ok().and_then(|mut a| a.next()) {
+            names.insert(a, p.clone());
+        }
+    }
+    let mut buf = vec![0u8; 65_536];
+    let mut stopping: Option<u64> = None;
+    let handover_ms = node.inspect().map_err(trap)?.election_timeout_max;
+    loop {
+        if STOP.load(Ordering::SeqCst) && stopping.is_none() {
+            let t = now();
+            stopping = Some(t + handover_ms);
+            if !node.is_leader().map_err(trap)? {
+                break;
+            }
+            let peers: Vec<String> = node.view().map_err(trap)?.into_iter().filter(|p| *p != id).collect();
+            let target = peers
+                .iter()
+                .filter_map(|p| last_heard.get(p).map(|h| (*h, p.clone())))
+                .max()
+                .map(|(_, p)| p)
+                .or_else(|| peers.first().cloned());
+            match target {
+                Some(target) => {
+                    if let Err(e) = node.transfer_leadership(t, &target).map_err(trap)? {
+                        eprintln!("{PROG}: leadership transfer to {target} failed: {}", e.message);
+                        break;
+                    }
+                }
+                None => break,
+            }
+        }
+        if let Some(until) = stopping {
+            let handed_over = node.leader().map_err(trap)?.is_some_and(|l| l != id);
+            if handed_over || now() >= until {
+                break;
+            }
+        }
+        let t = now();
+        let wait = match node.callbacks().wakeup {
+            Some(d) if d <= t => 0,
+            Some(d) => (d - t).min(50),
+            None => 50,
+        };
+        if wait > 0 {
+            socket.set_read_timeout(Some(Duration::from_millis(wait))).map_err(|e| e.to_string())?;
+            match socket.recv_from(&mut buf) {
+                Ok((n, addr)) => {
+                    let from = names.get(&addr).cloned().unwrap_or_else(|| addr.to_string());
+                    let t = now();
+                    if node.handle_message(t, &from, &buf[..n]).map_err(trap)?.is_ok() {
+                        last_heard.insert(from, t);
+                    }
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+                // ICMP port unreachable from a peer that is down surfaces here on Linux: ignore.
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(format!("UDP receive failed: {e}")),
+            }
+        }
+        let t = now();
+        if node.callbacks().wakeup.is_some_and(|d| d <= t) {
+            node.handle_timeout(t).map_err(trap)?;
+        }
+    }
+    emit(&cli::lifecycle_line(wall_ms(), &id, "stopped", node.term().map_err(trap)?));
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! `tenure-wasmtime` processes over UDP on 127.0.0.1: three elect one leader; on SIGTERM the
+//! leader hands leadership over and prints `stopped`; a killed leader is replaced.
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Proc {
+    id: String,
+    child: Child,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_ports(n: usize) -> Vec<u16> {
+    let sockets: Vec<UdpSocket> = (0..n).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
+    sockets.iter().map(|s| s.local_addr().unwrap().port()).collect()
+}
+
+/// Starts one node per id; every JSON line goes to one channel.
+fn start(ids: &[String], tx: &std::sync::mpsc::Sender<Value>, dir: &std::path::Path) -> Vec<Proc> {
+    ids.iter()
+        .map(|id| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_tenure-wasmtime"));
+            cmd.args(["run", "--id", id, "--cluster", "wasmtime-procs", "--election-timeout-min", "150"]);
+            for p in ids {
+                cmd.args(["--peer", p]);
+            }
+            cmd.arg("--state-file").arg(dir.join(id.replace(':', "_")));
+            let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn tenure-wasmtime");
+            let out = child.stdout.take().unwrap();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines().map_while(Result::ok) {
+                    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
+                    if tx.send(v).is_err() {
+                        break;
+                    }
+                }
+            });
+            Proc { id: id.clone(), child }
+        })
+        .collect()
+}
+
+fn wait_for(rx: &Receiver<Value>, seen: &mut Vec<Value>, limit: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(v) => {
+                seen.push(v.clone());
+                if pred(&v) {
+                    return v;
+                }
+            }
+            Err(_) => panic!("timed out; lines so far: {seen:#?}"),
+        }
+    }
+}
+
+#[test]
+fn three_processes_elect_hand_over_on_sigterm_and_fail_over_on_kill() {
+    let dir = std::env::temp_dir().join(format!("tenure-wasmtime-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ids: Vec<String> = free_ports(3).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let (tx, rx) = channel();
+    let mut procs = start(&ids, &tx, &dir);
+    let mut seen = Vec::new();
+    // Compiling the component at start-up takes a few seconds in a debug build.
+    let limit = Duration::from_secs(60);
+
+    let is = |ev: &'static str| move |v: &Value| v["event"] == ev;
+    let first = wait_for(&rx, &mut seen, limit, is("leader"));
+    let leader = first["id"].as_str().unwrap().to_string();
+    let term = first["term"].as_u64().unwrap();
+    assert!(seen.iter().filter(|v| v["event"] == "started").count() >= 1);
+
+    // SIGTERM the leader: it transfers, a new leader appears in a later term, then it stops.
+    let p = procs.iter().position(|p| p.id == leader).unwrap();
+    let pid = procs[p].child.id() as libc::pid_t;
+    // SAFETY: sending a signal to a child we spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let second =
+        wait_for(&rx, &mut seen, Duration::from_secs(10), |v| v["event"] == "leader" && v["id"] != leader.as_str());
+    assert!(second["term"].as_u64().unwrap() > term);
+    wait_for(&rx, &mut seen, Duration::from_secs(10), |v| v["event"] == "stopped" && v["id"] == leader.as_str());
+    let status = procs[p].child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    procs.remove(p);
+
+    // Restart the stopped node (its term and vote come back from its state file), then SIGKILL
+    // the new leader: no handover, the two left elect a third leader.
+    procs.extend(start(std::slice::from_ref(&leader), &tx, &dir));
+    let new_leader = second["id"].as_str().unwrap().to_string();
+    let p = procs.iter().position(|p| p.id == new_leader).unwrap();
+    procs.remove(p); // Drop kills it (SIGKILL): no handover.
+    let killed_at = Instant::now();
+    let third = wait_for(&rx, &mut seen, limit, |v| v["event"] == "leader" && v["id"] != new_leader.as_str());
+    assert!(third["term"].as_u64().unwrap() > second["term"].as_u64().unwrap());
+    eprintln!(
+        "failover after SIGKILL: {} ms (includes the restarted node's start-up)",
+        killed_at.elapsed().as_millis()
+    );
+
+    // One leader per term across everything printed.
+    let mut by_term = std::collections::BTreeMap::new();
+    for v in seen.iter().filter(|v| v["event"] == "leader") {
+        let prev = by_term.insert(v["term"].as_u64().unwrap(), v["id"].as_str().unwrap().to_string());
+        assert!(prev.is_none() || prev.as_deref() == v["id"].as_str(), "two leaders in a term: {seen:#?}");
+    }
+    drop(procs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_command_lines_are_usage_errors() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tenure-wasmtime")).args(["run", "--id", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cluster"));
+    let out = Command::new(env!("CARGO_BIN_EXE_tenure-wasmtime")).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("usage: tenure-wasmtime run --id HOST:PORT"));
+}
