@@ -11,6 +11,7 @@
 //! ([`scenario`], [`record`]) and `tests/vectors/*.json` ([`vectors`]).
 
 pub mod check;
+pub mod fuzz;
 pub mod random;
 pub mod record;
 pub mod rng;

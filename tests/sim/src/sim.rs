@@ -148,6 +148,8 @@ pub struct Sim {
     same_instant: u32,
     /// Datagrams sent, delivered.
     pub stats: (u64, u64),
+    /// Every datagram sent `(at, from, to, message kind)` (kept only with `keep_events`).
+    pub sent_log: Vec<(u64, String, String, &'static str)>,
 }
 
 impl Sim {
@@ -172,6 +174,7 @@ impl Sim {
             violation: None,
             same_instant: 0,
             stats: (0, 0),
+            sent_log: Vec::new(),
         }
     }
 
@@ -311,7 +314,10 @@ impl Sim {
     fn apply(&mut self, idx: usize, input: Input) -> Result<(), &'static str> {
         let now = self.now;
         let Some(node) = self.nodes[idx].node.as_mut() else { return Err("down") };
+        let role_before = node.role();
         let result = apply_input(node, now, &input);
+        let role_after = node.role();
+        let leader_after = node.leader().map(str::to_string);
         let mut outputs = Vec::new();
         while let Some(o) = node.poll_output() {
             outputs.push(o);
@@ -349,6 +355,29 @@ impl Sim {
                 if let Some(n) = self.nodes[idx].node.as_ref() {
                     rec.scenario.final_state = FinalJson::of(n);
                 }
+            }
+        }
+        // Every transition into follower, and every loss of leadership, is announced with
+        // `BecameFollower` naming the leader known (or none); every win with `BecameLeader`.
+        let follower_events: Vec<&Option<String>> = outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Event(Event::BecameFollower { leader, .. }) => Some(leader),
+                _ => None,
+            })
+            .collect();
+        let leader_event = outputs.iter().any(|o| matches!(o, Output::Event(Event::BecameLeader { .. })));
+        if role_before != role_after {
+            let into_follower = role_after == Role::Follower;
+            let demoted = role_before == Role::Leader;
+            if (into_follower || demoted) && follower_events.last().is_none_or(|l| **l != leader_after) {
+                self.fail(
+                    "events",
+                    format!("{id} went from {role_before:?} to {role_after:?} (leader {leader_after:?}) but announced {follower_events:?}"),
+                );
+            }
+            if role_after == Role::Leader && !leader_event {
+                self.fail("events", format!("{id} became leader without a BecameLeader event"));
             }
         }
         let mut reactions = Vec::new();
@@ -415,6 +444,9 @@ impl Sim {
         self.stats.0 += 1;
         if let Ok(env) = wire::decode(&bytes, self.nodes.first().and_then(|n| n.config.key.as_deref())) {
             self.checker.on_send(from, &to, &env);
+            if self.keep_events {
+                self.sent_log.push((self.now, from.to_string(), to.clone(), env.message.kind()));
+            }
         }
         if self.blocked.contains(&(from.to_string(), to.clone())) {
             if self.verbose_log {
