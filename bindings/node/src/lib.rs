@@ -143,7 +143,7 @@ fn event_to_js<'e>(env: &'e Env, o: &mut Object<'e>, ev: Event) -> Result<()> {
         Event::Message { from, payload } => {
             o.set("event", "message")?;
             o.set("from", from)?;
-            o.set("payload", BufferSlice::from_data(env, payload)?)?;
+            o.set("payload", BufferSlice::copy_from(env, &payload)?)?;
         }
     }
     Ok(())
@@ -192,7 +192,7 @@ fn output_to_js<'e>(env: &'e Env, out: Output) -> Result<Object<'e>> {
         Output::Send { to, bytes } => {
             o.set("type", "send")?;
             o.set("to", to)?;
-            o.set("bytes", BufferSlice::from_data(env, bytes)?)?;
+            o.set("bytes", BufferSlice::copy_from(env, &bytes)?)?;
         }
         Output::Persist(DurableState { term, voted_for }) => {
             o.set("type", "persist")?;
@@ -239,7 +239,13 @@ impl NativeNode {
 
     /// Feeds a datagram. Returns `null` when accepted, or the `DropReason` name when dropped.
     #[napi(catch_unwind)]
-    pub fn handle_message(&mut self, env: Env, now: Unknown, from: Unknown, data: Unknown) -> Result<Option<&'static str>> {
+    pub fn handle_message(
+        &mut self,
+        env: Env,
+        now: Unknown,
+        from: Unknown,
+        data: Unknown,
+    ) -> Result<Option<&'static str>> {
         let now = u64_arg(&env, &now, "now")?;
         let from = string(&env, &from, "from")?;
         let data = bytes(&env, &data, "bytes")?;
@@ -279,7 +285,10 @@ impl NativeNode {
             "terminated" => PeerDownReason::Terminated,
             "no_connection" => PeerDownReason::NoConnection,
             other => {
-                return Err(type_error(&env, format!("reason must be \"terminated\" or \"no_connection\", got {other:?}")))
+                return Err(type_error(
+                    &env,
+                    format!("reason must be \"terminated\" or \"no_connection\", got {other:?}"),
+                ))
             }
         };
         self.inner.peer_down(now, &peer, reason).map_err(|e| core_error(&env, e))

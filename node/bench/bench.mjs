@@ -1,0 +1,98 @@
+// Per-call overhead of the Node.js binding (a benchmark, not a test):
+//   node bench/bench.mjs
+// Prints µs per call for the hot paths: a follower handling a heartbeat and draining its ack,
+// a leader's heartbeat tick to 4 peers, a dropped datagram, and the addon's size.
+
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
+import { Node, wire } from 'tenure'
+
+const require = createRequire(import.meta.url)
+const native = require('../lib/native.js')
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+/** Runs `fn` `n` times after a warm-up; returns µs per call (best of 5 rounds). */
+function bench(n, fn) {
+  for (let i = 0; i < n / 10; i++) fn(i)
+  let best = Infinity
+  for (let round = 0; round < 5; round++) {
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) fn(i)
+    const us = Number(process.hrtime.bigint() - t0) / 1000 / n
+    best = Math.min(best, us)
+  }
+  return best
+}
+
+const ids = ['n1', 'n2', 'n3', 'n4', 'n5']
+const hb = (sentAt) => wire.encode({ cluster: 'bench', from: 'n1', term: 1, message: { kind: 'heartbeat', sentAt } })
+const heartbeat = hb(1)
+
+// A follower of n1 in term 1.
+function follower(cls) {
+  const n = cls === 'native' ? new native.NativeNode({ id: 'n2', cluster: 'bench', bootstrap: ids }, 1, null, 0) : new Node({ id: 'n2', cluster: 'bench', bootstrap: ids }, { seed: 1 })
+  n.handleMessage(1, 'n1', heartbeat)
+  n.drain()
+  return n
+}
+
+const N = 200000
+const f = follower('wrapper')
+const usWrapper = bench(N, (i) => {
+  f.handleMessage(2 + (i >> 10), 'n1', heartbeat)
+  f.drain()
+})
+const g = follower('native')
+const usNative = bench(N, (i) => {
+  g.handleMessage(2 + (i >> 10), 'n1', heartbeat)
+  g.drain()
+})
+const usHandleOnly = bench(N, (i) => {
+  g.handleMessage(2 + (i >> 10), 'n1', heartbeat)
+  g.pollOutput()
+})
+
+// A leader of 5 (confirm gate off), ticking: 4 heartbeats per tick.
+const leader = new Node({ id: 'n1', cluster: 'bench', bootstrap: ids, confirmLeader: false, preVote: false }, { seed: 1 })
+leader.handleTimeout(10000)
+leader.drain()
+for (const p of ['n2', 'n3']) {
+  leader.handleMessage(10001, p, wire.encode({ cluster: 'bench', from: p, term: 1, message: { kind: 'vote_reply', granted: true } }))
+}
+leader.drain()
+if (!leader.isLeader) throw new Error('bench setup: not leader')
+let now = 10002
+const usTick = bench(20000, () => {
+  now += 50
+  for (const p of ['n2', 'n3', 'n4']) {
+    leader.handleMessage(now, p, wire.encode({ cluster: 'bench', from: p, term: 1, message: { kind: 'heartbeat_ack', echo: now - 50 } }))
+  }
+  leader.drain()
+  leader.handleTimeout(now)
+  leader.drain()
+})
+
+const garbage = Buffer.from('not a tenure message')
+const usDrop = bench(N, () => {
+  g.handleMessage(5, 'n1', garbage)
+})
+
+const addon = path.join(here, '..', 'native', 'tenure.node')
+const size = fs.statSync(addon).size
+const results = {
+  addon_bytes: size,
+  follower_heartbeat_handle_message_plus_drain_us: +usWrapper.toFixed(3),
+  follower_heartbeat_native_handle_message_plus_drain_us: +usNative.toFixed(3),
+  follower_heartbeat_native_handle_message_plus_poll_output_us: +usHandleOnly.toFixed(3),
+  dropped_datagram_native_handle_message_us: +usDrop.toFixed(3),
+  leader_round_3_acks_plus_tick_4_heartbeats_us: +usTick.toFixed(3),
+}
+console.log(`addon native/tenure.node: ${(size / 1024).toFixed(0)} KiB (${size} bytes)`)
+console.log(`follower: handleMessage(heartbeat) + drain() [1 send out], public Node class: ${usWrapper.toFixed(2)} µs/call`)
+console.log(`follower: same on the raw addon class (no JS wrapper):                    ${usNative.toFixed(2)} µs/call`)
+console.log(`follower: handleMessage + pollOutput (raw addon):                         ${usHandleOnly.toFixed(2)} µs/call`)
+console.log(`dropped datagram: handleMessage (raw addon):                              ${usDrop.toFixed(2)} µs/call`)
+console.log(`leader: 3 acks (encode+handle+drain) + tick with 4 heartbeats + drain:   ${usTick.toFixed(2)} µs/round`)
+console.log(JSON.stringify(results))
