@@ -184,6 +184,7 @@ async function main() {
   } else {
     setPaused(false);
     $('pause').disabled = true;
+    $('timeline-unit').textContent = '(seconds since this tab opened)';
     $('speed').disabled = true; // every tab must run at the same rate: set it with ?speed= in the address
     const tab = new TabNode(Node, {
       cluster: params.get('cluster') ?? 'tabs',
