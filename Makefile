@@ -47,7 +47,10 @@ FUZZ_DIR ?= $(patsubst %/Cargo.toml,%,$(firstword $(wildcard fuzz/Cargo.toml cor
 FUZZ_SECONDS ?= 60
 FUZZ_TOOLCHAIN ?= nightly
 # package:directory pairs whose benches `make bench` runs (when the directory has benches/).
-BENCH_PACKAGES ?= tenure:core
+BENCH_PACKAGES ?= tenure:core tenure-raft-compare:benches/raft-compare tenure-bench:benches/failover
+# Where bench binaries write Markdown/JSON fragments (env TENURE_BENCH_RESULTS); `make bench` then
+# assembles them with criterion's estimates into BENCHMARKS.md (benches/report.py).
+BENCH_RESULTS ?= $(ROOT)/target/bench-results
 
 # No-std proof target and the browser/component target for the core.
 # A bare-metal target without std proves the core is no_std. (x86_64-unknown-none cannot build
@@ -236,11 +239,13 @@ demo: setup
 	fi
 
 bench: setup
+	@rm -rf "$(BENCH_RESULTS)"; mkdir -p "$(BENCH_RESULTS)"; date +%s > "$(BENCH_RESULTS)/started"
 	@ran=""; for pd in $(BENCH_PACKAGES); do \
 	  p="$${pd%%:*}"; d="$${pd#*:}"; \
-	  if [ -d "$$d/benches" ]; then echo "bench: $$p"; $(CARGO) bench -p "$$p"; ran=1; fi; \
+	  if [ -d "$$d/benches" ]; then echo "bench: $$p"; TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" $(CARGO) bench -p "$$p"; ran=1; fi; \
 	done; \
-	if [ -z "$$ran" ]; then echo "bench: no benches/ directory in $(BENCH_PACKAGES) yet, skipping"; fi
+	if [ -z "$$ran" ]; then echo "bench: no benches/ directory in $(BENCH_PACKAGES) yet, skipping"; exit 0; fi; \
+	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --criterion "$${CARGO_TARGET_DIR:-$(ROOT)/target}/criterion" --out BENCHMARKS.md
 
 fuzz: setup
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \
