@@ -10,7 +10,8 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::{ffi, intern};
 
 use tenure::cli::{Command, Control, RunOptions};
 use tenure::wire::{Envelope, Message};
@@ -145,21 +146,71 @@ fn role<'py>(py: Python<'py>, r: Role) -> PyResult<Bound<'py, PyAny>> {
     .clone())
 }
 
+/// Builds an instance of one of the package's frozen, slotted output dataclasses (`Send`,
+/// `Persist`, the events) without going through its generated `__init__`, which spends most of
+/// its time in `object.__setattr__` calls: allocate, then fill the slots. Equivalent to
+/// `cls(*values)` for these classes (plain fields, no `__post_init__`); on the hot path.
+fn build<'py, const N: usize>(
+    cls: &Bound<'py, PyAny>,
+    names: [&Bound<'py, PyString>; N],
+    values: [Bound<'py, PyAny>; N],
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let ty = cls.cast::<PyType>()?;
+    // SAFETY: `ty` is a live type object; PyType_GenericAlloc returns a new reference or NULL
+    // with an exception set, which `from_owned_ptr_or_err` turns into an error.
+    let obj = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyType_GenericAlloc(ty.as_type_ptr(), 0))? };
+    for (name, value) in names.iter().zip(values.iter()) {
+        // SAFETY: all three pointers are live objects owned by this frame. The generic setattr
+        // stores into the slot descriptors, bypassing the frozen class's `__setattr__` guard.
+        let rc = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+        if rc != 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(obj)
+}
+
 fn event<'py>(py: Python<'py>, e: Event) -> PyResult<Bound<'py, PyAny>> {
+    let term_name = intern!(py, "term");
     match e {
-        Event::BecameLeader { term } => cls_became_leader(py)?.call1((term,)),
-        Event::BecameFollower { term, leader } => cls_became_follower(py)?.call1((term, leader)),
-        Event::PeerJoined { peer } => cls_peer_joined(py)?.call1((peer,)),
-        Event::PeerLeft { peer } => cls_peer_left(py)?.call1((peer,)),
-        Event::ConfirmLeader { term } => cls_confirm_leader(py)?.call1((term,)),
-        Event::Message { from, payload } => cls_message(py)?.call1((from, PyBytes::new(py, &payload))),
+        Event::BecameLeader { term } => {
+            build(cls_became_leader(py)?, [term_name], [term.into_pyobject(py)?.into_any()])
+        }
+        Event::BecameFollower { term, leader } => build(
+            cls_became_follower(py)?,
+            [term_name, intern!(py, "leader")],
+            [term.into_pyobject(py)?.into_any(), leader.into_pyobject(py)?.into_any()],
+        ),
+        Event::PeerJoined { peer } => {
+            build(cls_peer_joined(py)?, [intern!(py, "peer")], [PyString::new(py, &peer).into_any()])
+        }
+        Event::PeerLeft { peer } => {
+            build(cls_peer_left(py)?, [intern!(py, "peer")], [PyString::new(py, &peer).into_any()])
+        }
+        Event::ConfirmLeader { term } => {
+            build(cls_confirm_leader(py)?, [term_name], [term.into_pyobject(py)?.into_any()])
+        }
+        Event::Message { from, payload } => build(
+            cls_message(py)?,
+            [intern!(py, "sender"), intern!(py, "payload")],
+            [PyString::new(py, &from).into_any(), PyBytes::new(py, &payload).into_any()],
+        ),
     }
 }
 
 fn output<'py>(py: Python<'py>, o: Output) -> PyResult<Bound<'py, PyAny>> {
     match o {
-        Output::Send { to, bytes } => cls_send(py)?.call1((to, PyBytes::new(py, &bytes))),
-        Output::Persist(s) => cls_persist(py)?.call1((s.term, s.voted_for)),
+        Output::Send { to, bytes } => build(
+            cls_send(py)?,
+            [intern!(py, "to"), intern!(py, "data")],
+            [PyString::new(py, &to).into_any(), PyBytes::new(py, &bytes).into_any()],
+        ),
+        Output::Persist(s) => build(
+            cls_persist(py)?,
+            [intern!(py, "term"), intern!(py, "voted_for")],
+            [s.term.into_pyobject(py)?.into_any(), s.voted_for.into_pyobject(py)?.into_any()],
+        ),
         Output::Event(e) => event(py, e),
     }
 }
