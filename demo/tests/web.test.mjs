@@ -167,6 +167,28 @@ test('one page: transfer, deny, wrong key, join and leave through the controls',
   await context.close();
 });
 
+test('real-time clock: at 10× a leader appears by itself; pause freezes the clock; step moves one event', async () => {
+  const context = await browser.newContext();
+  const page = await open(context, `${url}?seed=3&speed=10`, errors);
+  assert.equal(await page.textContent('#speed-label'), '10.0×');
+  await page.waitForFunction(() => document.querySelectorAll('#nodes tr[data-role="leader"]').length === 1, null, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelectorAll('#stage .msg').length > 0, null, { timeout: 5000 });
+  await page.click('#pause');
+  const clock = async () => Number((await page.textContent('#clock')).replace(' s', ''));
+  const frozen = await clock();
+  await page.waitForTimeout(300);
+  assert.equal(await clock(), frozen, 'paused: the simulated clock stands still');
+  await page.click('#step');
+  await page.click('#step');
+  const stepped = await clock();
+  assert.ok(stepped >= frozen && stepped - frozen < 1.0, `two steps move to the next events (${frozen} -> ${stepped})`);
+  await page.fill('#speed', '-1');
+  assert.equal(await page.textContent('#speed-label'), '0.10×');
+  await shot(page, '0-realtime');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('multi-tab: three tabs elect exactly one leader, and closing it elects another', async () => {
   const context = await browser.newContext();
   const cluster = `t${Date.now()}`;
