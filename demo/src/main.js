@@ -3,7 +3,7 @@
 import init, { Node, version } from '../pkg/tenure_wasm.js';
 import { Cluster } from './sim.js';
 import { TabNode } from './tabs.js';
-import { render, renderLegend } from './view.js';
+import { render, renderLegend, positions, NODE_R } from './view.js';
 
 const params = new URLSearchParams(location.search);
 const mode = params.get('mode') === 'tabs' ? 'tabs' : 'sim';
@@ -84,7 +84,46 @@ function wire() {
       refresh(true);
     }
   };
-  $('stage').addEventListener('pointerdown', pick);
+  $('stage').addEventListener('pointerdown', (e) => {
+    pick(e);
+    const el = e.target.closest('[data-id]');
+    if (el && mode === 'sim') state.drag = { id: el.dataset.id, sx: e.clientX, sy: e.clientY, active: false };
+  });
+  // Dragging a node partitions: drop it on another node to join that node's group, or on empty
+  // space to cut it off into a group of its own.
+  const svgPoint = (e) => {
+    const p = new DOMPoint(e.clientX, e.clientY).matrixTransform($('stage').getScreenCTM().inverse());
+    return { x: p.x, y: p.y };
+  };
+  const dropTarget = (dragged, p) => {
+    const pos = positions(state.source.view().nodes);
+    for (const [id, q] of pos) if (id !== dragged && Math.hypot(q.x - p.x, q.y - p.y) <= NODE_R + 6) return id;
+    return null;
+  };
+  addEventListener('pointermove', (e) => {
+    const d = state.drag;
+    if (!d) return;
+    if (!d.active && Math.hypot(e.clientX - d.sx, e.clientY - d.sy) < 12) return;
+    d.active = true;
+    Object.assign(d, svgPoint(e));
+    d.target = dropTarget(d.id, d);
+    refresh();
+  });
+  addEventListener('pointerup', (e) => {
+    const d = state.drag;
+    state.drag = null;
+    if (!d?.active) return;
+    const target = dropTarget(d.id, svgPoint(e));
+    const ids = state.source.members();
+    const groups = Object.fromEntries(ids.map((m) => [m, state.source.groupOf(m)]));
+    if (target) groups[d.id] = groups[target];
+    else {
+      const others = new Set(ids.filter((m) => m !== d.id).map((m) => groups[m]));
+      if (others.has(groups[d.id])) groups[d.id] = ['A', 'B', 'C'].find((g) => !others.has(g)) ?? 'C';
+    }
+    state.source.partition(groups);
+    refresh(true);
+  });
   $('nodes').addEventListener('pointerdown', pick);
   $('pause').addEventListener('click', () => setPaused(!state.paused));
   $('step').addEventListener('click', () => {

@@ -9,6 +9,8 @@ const CY = 268;
 const R = 185;
 const NODE_R = 38;
 
+export { NODE_R };
+
 export const KIND = {
   pre_vote: { color: 'var(--pre_vote)', letter: 'P', label: 'pre-vote' },
   pre_vote_reply: { color: 'var(--pre_vote)', letter: 'P', reply: true },
@@ -45,7 +47,7 @@ export function renderLegend() {
   $('legend').innerHTML = `${roles}${kinds}<span><i style="background:#fff;border:2px solid var(--vote)">✓</i>reply: ✓ granted, ✗ refused</span>`;
 }
 
-function positions(nodes) {
+export function positions(nodes) {
   const pos = new Map();
   nodes.forEach((n, i) => {
     const a = -Math.PI / 2 + (2 * Math.PI * i) / nodes.length;
@@ -122,7 +124,7 @@ function msgSvg(m, pos, cut) {
   return `<g class="msg${k.reply ? ' reply' : ''}${dead ? ' dead' : ''}" data-kind="${m.kind}" transform="translate(${x.toFixed(1)},${y.toFixed(1)})"><circle r="8.5" fill="${fill}" style="stroke:${stroke}"/><text fill="${m.kind === 'vote' || m.kind === 'heartbeat' ? '#fff' : '#111'}">${letter}</text></g>`;
 }
 
-function renderStage(view, selected) {
+function renderStage(view, selected, drag) {
   const pos = positions(view.nodes);
   const groupOf = new Map(view.nodes.map((n) => [n.id, n.group ?? 'A']));
   let links = '';
@@ -138,8 +140,13 @@ function renderStage(view, selected) {
     .map((m) => msgSvg(m, pos, groupOf.has(m.from) && groupOf.has(m.to) && groupOf.get(m.from) !== groupOf.get(m.to)))
     .join('');
   const nodes = view.nodes.map((n) => nodeSvg(n, pos.get(n.id), n.id === selected)).join('');
+  let ghost = '';
+  if (drag?.active && pos.has(drag.id)) {
+    const a = pos.get(drag.id);
+    ghost = `<g class="drag"><line x1="${a.x.toFixed(1)}" y1="${a.y.toFixed(1)}" x2="${drag.x.toFixed(1)}" y2="${drag.y.toFixed(1)}" stroke="#222" stroke-dasharray="5 4"/><circle cx="${drag.x.toFixed(1)}" cy="${drag.y.toFixed(1)}" r="${NODE_R}" fill="none" stroke="#222" stroke-width="2" stroke-dasharray="5 4"/><text x="${drag.x.toFixed(1)}" y="${(drag.y + 4).toFixed(1)}" text-anchor="middle" style="font-size:11px">${drag.target ? `join ${esc(drag.target)}'s group` : 'cut off'}</text></g>`;
+  }
   setHtml($('stage'), `<defs><pattern id="hatch" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#3a3a3a"/><line x1="0" y1="0" x2="0" y2="8" stroke="#777" stroke-width="3"/></pattern></defs>
-    <g>${links}</g><g>${nodes}</g><g>${msgs}</g>
+    <g>${links}</g><g>${nodes}</g><g>${msgs}</g>${ghost}
     <text x="10" y="20" class="axis" style="font-size:12px">${view.clockLabel ?? `sim time ${(view.now / 1000).toFixed(3)} s`}</text>`);
 }
 
@@ -264,7 +271,7 @@ function renderSummary(view) {
 export function render(state, full) {
   if (!state.source) return;
   const view = state.source.view();
-  renderStage(view, state.selected);
+  renderStage(view, state.selected, state.drag);
   renderSummary(view);
   renderControls(state, view);
   if (!full) return;

@@ -153,6 +153,26 @@ test('one page: transfer, deny, wrong key, join and leave through the controls',
   assert.ok(inspect.dropped_by_reason.bad_mac > 0, 'wrong-key messages are counted as bad_mac');
   await shot(page, '5-wrong-key');
 
+  // Dragging a node to empty space cuts it off; dragging it onto another node puts it back.
+  const box = async (id) => page.locator(`#stage .node[data-id="${id}"] .node-circle`).boundingBox();
+  const drag = async (id, x, y) => {
+    const b = await box(id);
+    await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(x, y, { steps: 8 });
+    await page.mouse.up();
+  };
+  const stage = await page.locator('#stage').boundingBox();
+  await drag(denier, stage.x + 30, stage.y + stage.height / 2);
+  rs = await rows(page);
+  assert.notEqual(rs.find((r) => r.id === denier).group, rs.find((r) => r.id !== denier).group, 'dragged away: cut off');
+  const mate = rs.find((r) => r.id !== denier).id;
+  const mb = await box(mate);
+  await drag(denier, mb.x + mb.width / 2, mb.y + mb.height / 2);
+  rs = await rows(page);
+  assert.equal(rs.find((r) => r.id === denier).group, rs.find((r) => r.id === mate).group, 'dropped on a node: same group');
+  await page.click('#heal');
+
   // Join a fourth node, then remove it.
   await page.click('#join');
   await advance(page, 5000);
