@@ -182,7 +182,10 @@ test-sim: setup
 
 test-python: setup
 	@if [ ! -f python/pyproject.toml ]; then echo "test-python: python/pyproject.toml not present yet, skipping"; exit 0; fi; \
-	echo "test-python: python/pyproject.toml exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+	set -x; cd python; \
+	VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet; \
+	mypy --strict examples tenure; \
+	python -m pytest -q tests
 
 # The npm package's native addon (node/native/tenure.node), built from source (bindings/node) by
 # @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed.
