@@ -38,16 +38,16 @@ RUSTUP_COMPONENTS ?= rustfmt clippy
 # Debian packages. python3-venv and a C toolchain are added automatically when missing.
 APT_PACKAGES ?= chromium
 # Directories where `npm ci` runs when they hold a package-lock.json.
-NPM_DIRS ?= node demo tests
+NPM_DIRS ?= node demo tests bindings/component/js
 # Directories linted by ruff when they hold .py files.
-PY_DIRS ?= python bindings/python tests demo
+PY_DIRS ?= python bindings/python tests demo bindings/component
 REQUIREMENTS := requirements-dev.txt
 CARGO_FUZZ_VERSION ?= 0.13.2
 FUZZ_DIR ?= $(patsubst %/Cargo.toml,%,$(firstword $(wildcard fuzz/Cargo.toml core/fuzz/Cargo.toml)))
 FUZZ_SECONDS ?= 60
 FUZZ_TOOLCHAIN ?= nightly
 # package:directory pairs whose benches `make bench` runs (when the directory has benches/).
-BENCH_PACKAGES ?= tenure:core tenure-raft-compare:benches/raft-compare tenure-bench:benches/failover
+BENCH_PACKAGES ?= tenure:core tenure-component-host:bindings/component/host tenure-raft-compare:benches/raft-compare tenure-bench:benches/failover
 # Where bench binaries write Markdown/JSON fragments (env TENURE_BENCH_RESULTS); `make bench` then
 # assembles them with criterion's estimates into BENCHMARKS.md (benches/report.py).
 BENCH_RESULTS ?= $(ROOT)/target/bench-results
@@ -195,11 +195,28 @@ node-addon: setup
 
 test-node: setup node-addon
 	@if [ ! -f node/package.json ]; then echo "test-node: node/package.json not present yet, skipping"; exit 0; fi; \
-	cd node && node --test --test-concurrency=1 test/ && npx tsc -p examples
+	cd node && node --test --test-concurrency=1 --test-reporter=spec test/ && npx tsc -p examples
 
-test-component: setup
-	@if [ ! -f bindings/component/Cargo.toml ]; then echo "test-component: bindings/component not present yet, skipping"; exit 0; fi; \
-	echo "test-component: bindings/component/Cargo.toml exists but this target has no recipe yet: fill it in (Makefile)" >&2; exit 1
+# The WebAssembly component: build and validate it, then the wasmtime Rust host (simulated cluster,
+# contract, scenario replay, tenure-wasmtime processes), the Python host (PyPI wasmtime) and the
+# jco-transpiled JS host, all against target/component/tenure.wasm.
+test-component: setup component
+	$(CARGO) test -p tenure-component-host
+	TENURE_COMPONENT="$(COMPONENT_WASM)" python -m pytest -q bindings/component/tests
+	cd bindings/component/js && TENURE_COMPONENT="$(COMPONENT_WASM)" npm test --silent
+
+# The component alone: wasm32-unknown-unknown (profile wasm-release) -> wasm-tools component new ->
+# wasm-tools validate. Its own cargo target dir, shared with the host crate's build script.
+COMPONENT_GUEST_DIR := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/component-guest
+COMPONENT_WASM := $(ROOT)/target/component/tenure.wasm
+component: setup
+	$(CARGO) build -p tenure-component --target wasm32-unknown-unknown --profile wasm-release --target-dir "$(COMPONENT_GUEST_DIR)"
+	@mkdir -p "$(dir $(COMPONENT_WASM))"
+	wasm-tools component new "$(COMPONENT_GUEST_DIR)/wasm32-unknown-unknown/wasm-release/tenure_component.wasm" -o "$(COMPONENT_WASM)"
+	wasm-tools validate "$(COMPONENT_WASM)"
+	@echo "component: $(COMPONENT_WASM): $$(stat -c %s "$(COMPONENT_WASM)") bytes, $$(gzip -9c "$(COMPONENT_WASM)" | wc -c) gzipped"
+
+.PHONY: component
 
 # The browser build (bindings/wasm -> demo/pkg) and the demo page in headless Chromium
 # (playwright-core + Debian chromium): the binding's API in Node, then the page, then multi-tab mode.

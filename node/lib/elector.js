@@ -602,7 +602,9 @@ class Elector extends EventEmitter {
     this.#queue = []
     for (const [name, value] of queue) {
       if (name === 'error') {
+        // Without an 'error' listener the runtime keeps running and reports it as a warning.
         if (this.listenerCount('error') > 0) this.emit('error', value)
+        else process.emitWarning(value instanceof Error ? value : new Error(String(value)))
         continue
       }
       try {
