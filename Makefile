@@ -195,7 +195,7 @@ node-addon: setup
 
 test-node: setup node-addon
 	@if [ ! -f node/package.json ]; then echo "test-node: node/package.json not present yet, skipping"; exit 0; fi; \
-	cd node && node --test --test-concurrency=1 --test-reporter=spec test/ && npx tsc -p examples
+	cd node && node --test --test-concurrency=1 --test-reporter=spec test/*.test.js && npx tsc -p examples
 
 # The WebAssembly component: build and validate it, then the wasmtime Rust host (simulated cluster,
 # contract, scenario replay, tenure-wasmtime processes), the Python host (PyPI wasmtime) and the
