@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 from conftest import SimNet
@@ -373,3 +375,42 @@ def test_python_m_tenure_help() -> None:
 
 def test_version() -> None:
     assert tenure.__version__ == "0.1.0"
+
+
+def test_python_m_tenure_run_reports_warnings_key_file_and_errors(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import free_udp_ports
+
+    a, b = (f"127.0.0.1:{p}" for p in free_udp_ports(2))
+    key = tmp_path / "key"
+    key.write_bytes(b"secret\n")
+    args = [sys.executable, "-m", "tenure", "run", "--id", a, "--peer", b, "--cluster", "x"]
+    proc = subprocess.Popen(
+        [*args, "--min-cluster-size", "1", "--key-file", str(key)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert first["event"] == "warning" and first["code"] == "small_min_cluster_size" and first["id"] == a
+        started = json.loads(proc.stdout.readline())
+        assert started["event"] == "started" and started["term"] == 0
+        proc.send_signal(signal.SIGTERM)
+        rest = [json.loads(line) for line in proc.stdout]
+        assert proc.wait(10) == 0
+        assert rest[-1]["event"] == "stopped"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    missing = subprocess.run([*args, "--key-file", str(tmp_path / "nope")], capture_output=True, text=True, timeout=30)
+    assert missing.returncode == 1 and "nope" in missing.stderr
+    bad = subprocess.run([*args, "--heartbeat-interval", "500"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 1 and "heartbeat_interval" in bad.stderr
