@@ -336,6 +336,7 @@ class Elector:
         self._leader_event: Optional[asyncio.Event] = None
         self._known_leader: Optional[asyncio.Event] = None
         self._family = socket.AF_INET
+        self._stopped: Optional[asyncio.Event] = None
         self._state = "new"
         self._failure: Optional[BaseException] = None
 
@@ -372,10 +373,15 @@ class Elector:
         ``callback_timeout`` seconds to run; then the rest are dropped (a plain callback still
         running in its thread is left to finish on its own).
         """
+        if self._state == "stopping":
+            assert self._stopped is not None
+            await self._stopped.wait()  # another stop() is under way: wait for it
+            return
         if self._state != "running":
             self._state = "stopped"
             return
         self._state = "stopping"
+        self._stopped = asyncio.Event()
         node = self._node
         if node.is_leader:
             target = self._transfer_target()
@@ -405,6 +411,7 @@ class Elector:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self._state = "stopped"
+        self._stopped.set()
 
     def _close(self) -> None:
         if self._timer is not None:

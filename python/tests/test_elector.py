@@ -304,3 +304,20 @@ def test_constructor_errors() -> None:
         Elector("127.0.0.1:1", "127.0.0.1:2", cluster="x")
     with pytest.raises(ValueError, match="HOST:PORT"):
         Elector("nonsense", ["127.0.0.1:2"], cluster="x")
+
+
+def test_concurrent_stops_both_wait_for_the_handover() -> None:
+    async def main() -> None:
+        els = cluster()
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1 and all(e.leader for e in els))
+            leader = leaders(els)[0]
+            await asyncio.gather(leader.stop(), leader.stop())
+            assert not leader.running
+            await wait_for(lambda: len(leaders(els)) == 1, 2)
+        finally:
+            await stop_all(els)
+
+    run(main())
