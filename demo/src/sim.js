@@ -79,18 +79,9 @@ export class Cluster {
   start(id, keepDisk) {
     const s = this.nodes.get(id);
     if (!keepDisk) s.disk = null;
-    const options = {
-      id,
-      cluster: CLUSTER_ID,
-      bootstrap: this.members(),
-      ...TIMING,
-      durable: true,
-      seed: Math.floor(this.random() * 2 ** 32),
-      now: this.now,
-      restored: s.disk,
-    };
-    if (this.auth) options.key = s.wrongKey ? WRONG_KEY : KEY;
-    s.node = new this.Node(options);
+    const config = { id, cluster: CLUSTER_ID, bootstrap: this.members(), ...TIMING, durable: true };
+    if (this.auth) config.key = s.wrongKey ? WRONG_KEY : KEY;
+    s.node = new this.Node(config, { seed: Math.floor(this.random() * 2 ** 32), now: this.now, restored: s.disk });
     s.crashed = false;
     s.lastRole = s.node.role;
     s.lastTerm = s.node.term;
@@ -233,7 +224,7 @@ export class Cluster {
     // Outputs are acted on in order; a confirm answer produces more outputs, so loop until empty.
     for (;;) {
       const out = s.node.pollOutput();
-      if (out === undefined) break;
+      if (out === null) break;
       this.act(s, out);
       if (!s.node) return;
     }

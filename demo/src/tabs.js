@@ -94,15 +94,10 @@ export class TabNode {
       this.disk = null;
       sessionStorage.removeItem(this.diskKey);
     }
-    this.node = new this.Node({
-      id: this.id,
-      cluster: CLUSTER_ID,
-      bootstrap: this.members(),
-      ...TIMING,
-      durable: true,
-      now: this.now,
-      restored: this.disk,
-    });
+    this.node = new this.Node(
+      { id: this.id, cluster: CLUSTER_ID, bootstrap: this.members(), ...TIMING, durable: true },
+      { now: this.now, restored: this.disk },
+    );
     this.lastHeartbeat = null;
     this.schedule();
   }
@@ -111,7 +106,7 @@ export class TabNode {
     if (!this.node) return;
     for (;;) {
       const out = this.node.pollOutput();
-      if (out === undefined) break;
+      if (out === null) break;
       if (out.type === 'send') this.send(out.to, out.bytes);
       else if (out.type === 'persist') {
         this.disk = { term: out.term, votedFor: out.votedFor };

@@ -25,7 +25,7 @@ function code(fn) {
 
 function trio() {
   const ids = ['a', 'b', 'c'];
-  return ids.map((id, i) => new Node({ id, cluster: 'x', bootstrap: ids, seed: i + 1, durable: true }));
+  return ids.map((id, i) => new Node({ id, cluster: 'x', bootstrap: ids, durable: true }, { seed: i + 1 }));
 }
 
 /** Runs a tiny in-memory cluster until `until` ms and returns it. */
@@ -60,7 +60,7 @@ function elect(nodes, until = 2000) {
 
 test('version and getters', () => {
   assert.match(version(), /^\d+\.\d+\.\d+/);
-  const n = new Node({ id: 'a', cluster: 'x', bootstrap: ['a', 'b', 'c'], seed: 5n });
+  const n = new Node({ id: 'a', cluster: 'x', bootstrap: ['a', 'b', 'c'] }, { seed: 5n });
   assert.equal(n.id, 'a');
   assert.equal(n.role, 'follower');
   assert.equal(n.term, 0);
@@ -69,7 +69,7 @@ test('version and getters', () => {
   assert.deepEqual(n.view, ['a', 'b', 'c']);
   assert.equal(typeof n.pollTimeout(), 'number');
   assert.deepEqual(n.warnings, []);
-  const w = new Node({ id: 'a', cluster: 'x', minClusterSize: 1, seed: 1 });
+  const w = new Node({ id: 'a', cluster: 'x', minClusterSize: 1 }, { seed: 1 });
   assert.deepEqual(w.warnings.map((x) => x.code), ['small_min_cluster_size']);
   assert.equal(new Node({ id: 'a', cluster: 'x', bootstrap: ['b', 'c'] }).role, 'follower', 'seeds itself from crypto');
 });
@@ -78,6 +78,12 @@ test('constructor errors name what was wrong', () => {
   assert.equal(code(() => new Node()), 'invalid_argument');
   assert.equal(code(() => new Node({ id: 'a' })), 'invalid_argument');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', bogus: 1 })), 'invalid_argument');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x', seed: 1 })), 'invalid_argument', 'seed belongs in the options');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x' }, { seed: -1 })), 'invalid_argument');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x' }, { seed: 2n ** 64n })), 'invalid_argument');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x' }, { restored: { votedFor: 'b' } })), 'invalid_argument');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x' }, 'now')), 'invalid_argument');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x' }, { restored: 5 })), 'invalid_argument');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', bootstrap: 'b' })), 'invalid_argument');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', heartbeatInterval: -1 })), 'invalid_argument');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', key: 5 })), 'invalid_argument');
@@ -153,11 +159,13 @@ test('method errors carry the core codes; dropped input throws its drop reason',
   assert.equal(a.inspect().dropped_by_reason.malformed, 1);
   a.peerDown(0, 'b', 'no_connection');
   assert.deepEqual(a.inspect().send_failing_peers, ['b']);
+  assert.equal(a.drain().length >= 0, true);
+  assert.equal(a.pollOutput(), null, 'drained: null, as in the npm package');
   a.peerDown(0, 'c', 'terminated');
   assert.deepEqual(a.view, ['a', 'b']);
   // Authenticated: a node with another key drops as bad_mac.
-  const k1 = new Node({ id: 'p', cluster: 'x', bootstrap: ['p', 'q', 'r'], key: 'one', seed: 1 });
-  const k2 = new Node({ id: 'q', cluster: 'x', bootstrap: ['p', 'q', 'r'], key: new TextEncoder().encode('two'), seed: 2 });
+  const k1 = new Node({ id: 'p', cluster: 'x', bootstrap: ['p', 'q', 'r'], key: 'one' }, { seed: 1 });
+  const k2 = new Node({ id: 'q', cluster: 'x', bootstrap: ['p', 'q', 'r'], key: new TextEncoder().encode('two') }, { seed: 2 });
   k1.handleTimeout(k1.pollTimeout());
   const pv = k1.drain().find((o) => o.type === 'send' && o.to === 'q');
   assert.equal(code(() => k2.handleMessage(5000, 'p', pv.bytes)), 'bad_mac');
@@ -185,9 +193,9 @@ test('shared wire vectors decode as documented and invalid ones drop with their 
   }
   const invalid = JSON.parse(readFileSync(new URL('vectors/invalid.json', SHARED), 'utf8'));
   for (const v of invalid) {
-    const options = { id: v.node_id, cluster: v.cluster, bootstrap: [v.node_id, v.from].filter((p) => p && p.length <= 255), seed: 1 };
+    const options = { id: v.node_id, cluster: v.cluster, bootstrap: [v.node_id, v.from].filter((p) => p && p.length <= 255) };
     if (v.key_hex !== null) options.key = unhex(v.key_hex);
-    const n = new Node(options);
+    const n = new Node(options, { seed: 1 });
     assert.equal(code(() => n.handleMessage(0, v.from, unhex(v.hex))), v.reason, v.name);
     assert.equal(n.inspect().dropped_by_reason[v.reason], 1, v.name);
   }
@@ -234,11 +242,12 @@ for (const file of files) {
       id: c.id, cluster: c.cluster, bootstrap: c.bootstrap, minClusterSize: c.min_cluster_size,
       electionTimeoutMin: c.election_timeout_min, electionTimeoutMax: c.election_timeout_max,
       heartbeatInterval: c.heartbeat_interval, ghostTtl: c.ghost_ttl, preVote: c.pre_vote,
-      confirmLeader: c.confirm_leader, durable: c.durable, seed, now: s.start_ms,
-      restored: s.restored ? { term: s.restored.term, votedFor: s.restored.voted_for } : null,
+      confirmLeader: c.confirm_leader, durable: c.durable,
     };
     if (c.key_hex !== null) options.key = unhex(c.key_hex);
-    const node = new Node(options);
+    const node = new Node(options, {
+      seed, now: s.start_ms, restored: s.restored ? { term: s.restored.term, votedFor: s.restored.voted_for } : null,
+    });
     for (const [i, step] of s.steps.entries()) {
       let result = 'ok';
       try {

@@ -13,8 +13,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** The configuration object taken by `new Node(...)`. Only `id` and `cluster` are required. */
-export interface NodeOptions {
+/** The configuration taken by `new Node(config, options)`. Only `id` and `cluster` are required. */
+export interface NodeConfig {
   id: string;
   cluster: string;
   /** Every member's id (this node's own id may be included; it is skipped). */
@@ -29,6 +29,10 @@ export interface NodeOptions {
   durable?: boolean;
   /** Shared cluster key (authenticated mode); a string is taken as its UTF-8 bytes. */
   key?: Uint8Array | string | null;
+}
+
+/** The second argument of `new Node(config, options)`. */
+export interface NodeOptions {
   /** PRNG seed for the election timers; drawn from `crypto.getRandomValues` when absent. */
   seed?: number | bigint;
   /** The durable state last persisted, when restarting with durable state. */
@@ -151,7 +155,7 @@ fn field(options: &JsValue, key: &str) -> Result<Option<JsValue>, JsValue> {
 fn string_field(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     match field(options, key)? {
         None => Ok(None),
-        Some(v) => v.as_string().map(Some).ok_or_else(|| invalid(&format!("options.{key} must be a string"))),
+        Some(v) => v.as_string().map(Some).ok_or_else(|| invalid(&format!("{key} must be a string"))),
     }
 }
 
@@ -159,8 +163,8 @@ fn number_field(options: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
     match field(options, key)? {
         None => Ok(None),
         Some(v) => match v.as_f64() {
-            Some(n) => to_u64(&format!("options.{key}"), n).map(Some),
-            None => Err(invalid(&format!("options.{key} must be a number"))),
+            Some(n) => to_u64(key, n).map(Some),
+            None => Err(invalid(&format!("{key} must be a number"))),
         },
     }
 }
@@ -168,11 +172,11 @@ fn number_field(options: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
 fn bool_field(options: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     match field(options, key)? {
         None => Ok(None),
-        Some(v) => v.as_bool().map(Some).ok_or_else(|| invalid(&format!("options.{key} must be a boolean"))),
+        Some(v) => v.as_bool().map(Some).ok_or_else(|| invalid(&format!("{key} must be a boolean"))),
     }
 }
 
-const OPTION_KEYS: [&str; 15] = [
+const CONFIG_KEYS: [&str; 12] = [
     "id",
     "cluster",
     "bootstrap",
@@ -185,10 +189,8 @@ const OPTION_KEYS: [&str; 15] = [
     "confirmLeader",
     "durable",
     "key",
-    "seed",
-    "restored",
-    "now",
 ];
+const OPTIONS_KEYS: [&str; 3] = ["now", "seed", "restored"];
 
 struct Parsed {
     config: Config,
@@ -197,31 +199,41 @@ struct Parsed {
     now: u64,
 }
 
-fn parse_options(options: &JsValue) -> Result<Parsed, JsValue> {
-    if !options.is_object() {
-        return Err(invalid("the Node constructor takes an options object { id, cluster, bootstrap, ... }"));
+/// Refuses anything but a plain object whose keys are all in `known` (typos must not pass silently).
+fn check_keys(what: &str, value: &JsValue, known: &[&str]) -> Result<(), JsValue> {
+    if !value.is_object() {
+        return Err(invalid(&format!("{what} must be an object")));
     }
-    for key in Object::keys(options.unchecked_ref::<Object>()).iter() {
+    for key in Object::keys(value.unchecked_ref::<Object>()).iter() {
         let key = key.as_string().unwrap_or_default();
-        if !OPTION_KEYS.contains(&key.as_str()) {
-            return Err(invalid(&format!("unknown option {key:?}; known options: {}", OPTION_KEYS.join(", "))));
+        if !known.contains(&key.as_str()) {
+            return Err(invalid(&format!("unknown {what} key {key:?}; known keys: {}", known.join(", "))));
         }
     }
-    let id = string_field(options, "id")?.ok_or_else(|| invalid("options.id (a string) is required"))?;
-    let cluster = string_field(options, "cluster")?.ok_or_else(|| invalid("options.cluster (a string) is required"))?;
+    Ok(())
+}
+
+fn parse_options(options: &JsValue, extra: &JsValue) -> Result<Parsed, JsValue> {
+    check_keys("config", options, &CONFIG_KEYS)?;
+    let extra_given = !(extra.is_undefined() || extra.is_null());
+    if extra_given {
+        check_keys("options", extra, &OPTIONS_KEYS)?;
+    }
+    let id = string_field(options, "id")?.ok_or_else(|| invalid("config.id (a string) is required"))?;
+    let cluster = string_field(options, "cluster")?.ok_or_else(|| invalid("config.cluster (a string) is required"))?;
     let mut config = Config::new(id, cluster);
     if let Some(list) = field(options, "bootstrap")? {
         if !Array::is_array(&list) {
-            return Err(invalid("options.bootstrap must be an array of strings"));
+            return Err(invalid("bootstrap must be an array of strings"));
         }
         let mut peers = Vec::new();
         for p in Array::from(&list).iter() {
-            peers.push(p.as_string().ok_or_else(|| invalid("options.bootstrap must be an array of strings"))?);
+            peers.push(p.as_string().ok_or_else(|| invalid("bootstrap must be an array of strings"))?);
         }
         config = config.bootstrap(peers);
     }
     if let Some(n) = number_field(options, "minClusterSize")? {
-        let n = u32::try_from(n).map_err(|_| invalid("options.minClusterSize is too large"))?;
+        let n = u32::try_from(n).map_err(|_| invalid("minClusterSize is too large"))?;
         config = config.min_cluster_size(n);
     }
     if let Some(n) = number_field(options, "electionTimeoutMin")? {
@@ -251,29 +263,29 @@ fn parse_options(options: &JsValue) -> Result<Parsed, JsValue> {
         } else if k.is_instance_of::<Uint8Array>() {
             Uint8Array::from(k).to_vec()
         } else {
-            return Err(invalid("options.key must be a Uint8Array or a string"));
+            return Err(invalid("key must be a Uint8Array or a string"));
         };
         config = config.key(key);
     }
-    let seed = match field(options, "seed")? {
+    let extra = if extra_given { extra.clone() } else { Object::new().into() };
+    let seed = match field(&extra, "seed")? {
         None => None,
-        Some(v) if v.is_bigint() => {
-            Some(u64::try_from(v).map_err(|_| invalid("options.seed must fit in 64 unsigned bits"))?)
-        }
+        Some(v) if v.is_bigint() => Some(u64::try_from(v).map_err(|_| invalid("seed must fit in 64 unsigned bits"))?),
         Some(v) => match v.as_f64() {
-            Some(n) => Some(to_u64("options.seed", n)?),
-            None => return Err(invalid("options.seed must be a number or a bigint")),
+            Some(n) => Some(to_u64("seed", n)?),
+            None => return Err(invalid("seed must be a number or a bigint")),
         },
     };
-    let restored = match field(options, "restored")? {
+    let restored = match field(&extra, "restored")? {
         None => None,
         Some(r) => {
-            let term = number_field(&r, "term")?.ok_or_else(|| invalid("options.restored.term is required"))?;
+            check_keys("restored", &r, &["term", "votedFor"])?;
+            let term = number_field(&r, "term")?.ok_or_else(|| invalid("restored.term is required"))?;
             let voted_for = string_field(&r, "votedFor")?;
             Some(DurableState { term, voted_for })
         }
     };
-    let now = number_field(options, "now")?.unwrap_or(0);
+    let now = number_field(&extra, "now")?.unwrap_or(0);
     Ok(Parsed { config, seed, restored, now })
 }
 
@@ -370,12 +382,15 @@ pub struct WasmNode {
 
 #[wasm_bindgen(js_class = Node)]
 impl WasmNode {
-    /// Creates a node from an options object (see `NodeOptions`). Throws an `Error` whose `code`
-    /// is `invalid_argument` for a malformed object, or the core's configuration error code
-    /// (`empty_id`, `min_above_max`, ...).
+    /// Creates a node from a configuration object and optional `{ now, seed, restored }` (the
+    /// same shapes as the npm package). Throws an `Error` whose `code` is `invalid_argument` for a
+    /// malformed object, or the core's configuration error code (`empty_id`, `min_above_max`, ...).
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "NodeOptions")] options: JsValue) -> Result<WasmNode, JsValue> {
-        let p = parse_options(&options)?;
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "NodeConfig")] config: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "NodeOptions | null | undefined")] options: JsValue,
+    ) -> Result<WasmNode, JsValue> {
+        let p = parse_options(&config, &options)?;
         let seed = match p.seed {
             Some(s) => s,
             None => random_seed()?,
@@ -454,10 +469,10 @@ impl WasmNode {
         self.inner.broadcast(to_u64("now", now)?, payload).map_err(core_error)
     }
 
-    /// The next output, or `undefined` when drained.
-    #[wasm_bindgen(js_name = pollOutput, unchecked_return_type = "NodeOutput | undefined")]
+    /// The next output, or `null` when drained.
+    #[wasm_bindgen(js_name = pollOutput, unchecked_return_type = "NodeOutput | null")]
     pub fn poll_output(&mut self) -> JsValue {
-        self.inner.poll_output().map_or(JsValue::UNDEFINED, |o| output_object(o).into())
+        self.inner.poll_output().map_or(JsValue::NULL, |o| output_object(o).into())
     }
 
     /// Every pending output, in order.
