@@ -133,6 +133,7 @@ fn main() {
     }
     let sim_secs = started.elapsed().as_secs_f64();
 
+    let mut headline: Vec<(String, String, String)> = Vec::new();
     let mut out = String::new();
     let w = &mut out;
     writeln!(w, "### Leaderless time after a fault ({trials} trials per cell)\n").unwrap();
@@ -150,6 +151,13 @@ fn main() {
         writeln!(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |").unwrap();
         for cell in cells.iter_mut().filter(|c| c.fault == fault) {
             let s = summarize(&mut cell.leaderless);
+            if cell.nodes == 5 && cell.rtt_us == 1_000 {
+                headline.push((
+                    format!("leaderless after a {}, 5 nodes, RTT 1 ms (p50 / p99 / max)", fault.name()),
+                    format!("{} / {} / {} ms", ms(s.p50), ms(s.p99), ms(s.max)),
+                    goal(cell, s.p99, s.max),
+                ));
+            }
             let note = if cell.min_cluster_size != DEFAULT_MIN_CLUSTER_SIZE {
                 format!(" (min_cluster_size {})", cell.min_cluster_size)
             } else {
@@ -234,9 +242,44 @@ fn main() {
     .unwrap();
     writeln!(w, "\nFailover simulation: {:.0} s of wall time on {threads} threads.", sim_secs).unwrap();
 
+    headline.push((
+        "1,000-node cluster elects from cold (RTT 1 ms)".into(),
+        format!("first leader at {} ms, {} messages", ms(big.elected_us), big.messages_to_elect),
+        String::new(),
+    ));
+
     print!("{out}");
     if let Ok(dir) = std::env::var("TENURE_BENCH_RESULTS") {
-        std::fs::create_dir_all(&dir).expect("results directory");
-        std::fs::write(std::path::Path::new(&dir).join("failover.md"), &out).expect("write results");
+        let dir = std::path::Path::new(&dir);
+        std::fs::create_dir_all(dir).expect("results directory");
+        std::fs::write(dir.join("failover.md"), &out).expect("write results");
+        let items: Vec<String> = headline
+            .iter()
+            .map(|(what, value, goal)| {
+                format!(
+                    "{{\"what\": {}, \"value\": {}, \"goal\": {}}}",
+                    json_str(what),
+                    json_str(value),
+                    json_str(goal)
+                )
+            })
+            .collect();
+        let json = format!("{{\"headline\": [{}]}}\n", items.join(", "));
+        std::fs::write(dir.join("failover.json"), json).expect("write results");
     }
+}
+
+/// A JSON string literal.
+fn json_str(s: &str) -> String {
+    let mut o = String::from('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
 }

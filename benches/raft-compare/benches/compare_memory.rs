@@ -127,6 +127,12 @@ fn main() {
     print!("{out}");
     if let Ok(dir) = std::env::var("TENURE_BENCH_RESULTS") {
         std::fs::create_dir_all(&dir).expect("results directory");
-        std::fs::write(std::path::Path::new(&dir).join("compare-memory.md"), &out).expect("write results");
+        let dir = std::path::Path::new(&dir);
+        std::fs::write(dir.join("compare-memory.md"), &out).expect("write results");
+        let json = format!(
+            "{{\"tenure_follower\": {:.0}, \"tenure_leader\": {}, \"raft_follower\": {:.0}, \"raft_leader\": {}}}\n",
+            t.follower_mean, t.leader, r.follower_mean, r.leader
+        );
+        std::fs::write(dir.join("compare-memory.json"), json).expect("write results");
     }
 }

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Assembles BENCHMARKS.md from one `make bench` run.
+
+Inputs: criterion's estimates (target/criterion/<group>/<bench>/new/estimates.json) and the
+Markdown/JSON fragments the bench binaries write to $TENURE_BENCH_RESULTS (core-memory.md,
+compare-memory.md/.json, failover.md/.json, and any other *.md a later bench adds: those are
+appended in name order). Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+
+def sh(*cmd: str) -> str:
+    try:
+        return subprocess.run(
+            cmd, capture_output=True, text=True, check=False
+        ).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def machine() -> list[tuple[str, str]]:
+    model = "?"
+    for line in sh("lscpu").splitlines():
+        if line.startswith("Model name:"):
+            model = line.split(":", 1)[1].strip()
+    mem = "?"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    except OSError:
+        pass
+    return [
+        ("CPUs (`nproc`)", sh("nproc")),
+        ("CPU model (`lscpu`)", model),
+        ("memory", mem),
+        ("OS", f"{platform.system()} {platform.release()}"),
+        ("rustc", sh("rustc", "--version")),
+        ("cargo", sh("cargo", "--version")),
+    ]
+
+
+class Criterion:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def median_ns(self, *path: str) -> float | None:
+        f = self.root.joinpath(*path, "new", "estimates.json")
+        try:
+            return float(json.loads(f.read_text())["median"]["point_estimate"])
+        except (OSError, KeyError, ValueError):
+            return None
+
+
+def fmt_ns(ns: float | None) -> str:
+    if ns is None:
+        return "–"
+    if ns < 1_000:
+        return f"{ns:.0f} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1_000:.2f} µs"
+    return f"{ns / 1_000_000:.2f} ms"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None or b == 0:
+        return "–"
+    return f"{a / b:.2f}×"
+
+
+def read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True, type=Path)
+    ap.add_argument("--criterion", required=True, type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args()
+    c = Criterion(args.criterion)
+    res: Path = args.results
+    used: set[str] = set()
+
+    def fragment(name: str) -> str:
+        used.add(name)
+        try:
+            return (res / name).read_text().strip() + "\n"
+        except OSError:
+            return f"_{name} was not produced by this run._\n"
+
+    started = None
+    try:
+        started = float((res / "started").read_text())
+    except (OSError, ValueError):
+        pass
+
+    o: list[str] = []
+    w = o.append
+    w("# tenure benchmarks\n")
+    w(
+        "Every number below was produced by one `make bench` run "
+        f"({datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC) and is rewritten by the next. "
+        "Benchmarks, not tests: nothing here fails a build. Criterion times are medians; the machine "
+        "is small and may be shared, so expect a few percent of noise (more on a busy machine).\n"
+    )
+    w("## Machine\n")
+    w("| | |\n| --- | --- |")
+    for k, v in machine():
+        w(f"| {k} | {v} |")
+    w("")
+    w("## How to reproduce\n")
+    w("```sh")
+    w(
+        "make bench                                              # everything below, then this file"
+    )
+    w("cargo bench -p tenure --bench election                  # core CPU (criterion)")
+    w(
+        "cargo bench -p tenure --bench memory                    # core heap, allocations, wire sizes"
+    )
+    w(
+        "cargo bench -p tenure-raft-compare                      # tenure vs raft-rs: CPU (criterion and interleaved), heap"
+    )
+    w(
+        "TENURE_FAILOVER_TRIALS=1000 cargo bench -p tenure-bench # failover distributions, 1,000 nodes, plot"
+    )
+    w("```\n")
+
+    # Headline.
+    t_round = c.median_ns("compare_follower_heartbeat_round", "tenure")
+    r_round = c.median_ns("compare_follower_heartbeat_round", "raft-rs")
+    mem = read_json(res / "compare-memory.json")
+    fo = read_json(res / "failover.json")
+    w("## Headline\n")
+    w("| measure | tenure | comparison | goal |")
+    w("| --- | --- | --- | --- |")
+    inter = read_json(res / "compare-interleaved.json")
+    if inter:
+        ratio_m = inter["ratio_median"]
+        verdict = "met" if ratio_m >= 3 else "**not met**"
+        w(
+            f"| CPU per follower heartbeat round (bytes in → ack bytes out), interleaved | "
+            f"{fmt_ns(inter['tenure_ns'])} | raft-rs {fmt_ns(inter['raft_ns'])}: tenure {ratio_m:.2f}× cheaper "
+            f"(10th–90th pct {inter['ratio_p10']:.2f}–{inter['ratio_p90']:.2f}×) | ≥ 3× cheaper: {verdict} |"
+        )
+    if t_round and r_round:
+        verdict = "met" if r_round / t_round >= 3 else "**not met**"
+        w(
+            f"| CPU per follower heartbeat round, criterion medians | {fmt_ns(t_round)} | "
+            f"raft-rs {fmt_ns(r_round)}: tenure {r_round / t_round:.2f}× cheaper | ≥ 3× cheaper: {verdict} |"
+        )
+    if mem:
+        tf, rf = mem["tenure_follower"], mem["raft_follower"]
+        verdict = "met" if tf * 4 <= rf else "**not met**"
+        w(
+            f"| heap per node (5-node cluster, follower) | {tf} B | raft-rs {rf} B: tenure uses "
+            f"{tf / rf:.0%} | ≤ 25 %: {verdict} |"
+        )
+    if fo:
+        for cell in fo.get("headline", []):
+            w(f"| {cell['what']} | {cell['value']} | | {cell['goal']} |")
+    w("")
+
+    # 1. Core CPU.
+    w("## 1. Core CPU (criterion, `cargo bench -p tenure --bench election`)\n")
+    w(
+        "Message benchmarks start from the received bytes and end with the reply's bytes drained from "
+        "`poll_output`: decoding, HMAC (when on), the state machine and encoding are all inside. "
+        "Ids look like `10.0.0.1:7000`; the cluster id is `bench-cluster`; the key is 32 bytes.\n"
+    )
+    w("| operation | plain | HMAC-SHA256 |")
+    w("| --- | ---: | ---: |")
+    for bench, label in [
+        ("follower_heartbeat_to_ack", "follower: heartbeat in → ack out"),
+        ("leader_ack", "leader: heartbeat ack in"),
+        ("vote_request_to_vote", "follower: vote request (new term) in → vote out"),
+        ("pre_vote_request_to_reply", "follower: pre-vote request in → reply out"),
+    ]:
+        w(
+            f"| {label} | {fmt_ns(c.median_ns('message', bench, 'plain'))} | {fmt_ns(c.median_ns('message', bench, 'hmac'))} |"
+        )
+    w("")
+    w(
+        "Leader heartbeat tick (check-quorum scan + one encoded heartbeat per peer, outputs drained):\n"
+    )
+    w("| peers | plain | per peer | HMAC-SHA256 | per peer |")
+    w("| ---: | ---: | ---: | ---: | ---: |")
+    for peers in (4, 100, 10_000):
+        p = c.median_ns("leader_tick", "plain", f"{peers}_peers")
+        h = c.median_ns("leader_tick", "hmac", f"{peers}_peers")
+        w(
+            f"| {peers:,} | {fmt_ns(p)} | {fmt_ns(p / peers if p else None)} | {fmt_ns(h)} | "
+            f"{fmt_ns(h / peers if h else None)} |"
+        )
+    w("")
+    w(
+        "Wire codec, per message kind (`tenure::wire::encode` / `decode`; app payload 64 bytes):\n"
+    )
+    w("| kind | encode | decode | encode + HMAC | decode + HMAC |")
+    w("| --- | ---: | ---: | ---: | ---: |")
+    for kind in [
+        "pre_vote",
+        "pre_vote_reply",
+        "vote",
+        "vote_reply",
+        "heartbeat",
+        "heartbeat_ack",
+        "timeout_now",
+        "app",
+    ]:
+        cells = [
+            fmt_ns(c.median_ns(f"codec_{a}", op, kind))
+            for a in ("plain", "hmac")
+            for op in ("encode", "decode")
+        ]
+        w(f"| {kind} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} |")
+    w("")
+    w(
+        f"Constructing a node (5-node bootstrap list): {fmt_ns(c.median_ns('construct_5_nodes'))}.\n"
+    )
+
+    w("## 2. Core memory (`cargo bench -p tenure --bench memory`)\n")
+    w(fragment("core-memory.md"))
+
+    # 3. raft-rs.
+    w("## 3. Side by side with raft-rs (`cargo bench -p tenure-raft-compare`)\n")
+    w(
+        "Both are election-only 5-node clusters (raft-rs 0.7.0, `RawNode<MemStorage>`, protobuf codec, "
+        "pre-vote and check-quorum on, default ticks; nothing proposed, so its log holds only the empty "
+        "entry of the leader's term), run over an in-memory network until a leader is established, then "
+        "measured on real captured messages in the same criterion run. raft-rs round: protobuf decode of "
+        "`MsgHeartbeat` + `step` + `ready` (persist hard state/entries into `MemStorage`, take messages) + "
+        "`advance` + `advance_apply` + protobuf encode of `MsgHeartbeatResponse`. tenure round: "
+        "`handle_message(heartbeat bytes)` + drain the ack bytes.\n"
+    )
+    w("| operation | tenure | tenure + HMAC | raft-rs | raft-rs ÷ tenure |")
+    w("| --- | ---: | ---: | ---: | ---: |")
+    for group, label in [
+        ("compare_follower_heartbeat_round", "follower heartbeat round"),
+        ("compare_leader_ack", "leader handles one heartbeat ack"),
+    ]:
+        t = c.median_ns(group, "tenure")
+        th = c.median_ns(group, "tenure_hmac")
+        r = c.median_ns(group, "raft-rs")
+        w(f"| {label} | {fmt_ns(t)} | {fmt_ns(th)} | {fmt_ns(r)} | {ratio(r, t)} |")
+    w("")
+    w(fragment("compare-interleaved.md"))
+    w(fragment("compare-memory.md"))
+
+    w("## 4. Failover and scale (`cargo bench -p tenure-bench`)\n")
+    w(fragment("failover.md"))
+
+    rest = sorted(p for p in res.glob("*.md") if p.name not in used)
+    if rest:
+        w("## Other results\n")
+        for p in rest:
+            w(p.read_text().strip() + "\n")
+
+    w("## Not in this run\n")
+    w(
+        "Binding overhead (Python, Node.js, wasmtime component, browser), idle CPU/RSS and SIGKILL "
+        "failover of real processes with PySyncObj alongside, and artefact sizes are not measured by "
+        "`make bench` yet.\n"
+    )
+    if started:
+        w(
+            f"`make bench` took {(time.time() - started) / 60:.1f} minutes (builds included).\n"
+        )
+
+    args.out.write_text("\n".join(o).rstrip() + "\n")
+    print(f"bench: wrote {args.out}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("LC_ALL", "C")
+    main()
