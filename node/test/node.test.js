@@ -373,3 +373,19 @@ test('osSeed gives varying seeds; VERSION matches package.json', () => {
   assert.notEqual(a, b)
   assert.equal(tenure.VERSION, require('../package.json').version)
 })
+
+test('a Rust panic inside the addon becomes an InternalError; the process survives', () => {
+  const native = require('../lib/native')
+  const { wrapError, InternalError } = require('../lib/errors')
+  let caught
+  try {
+    native.__panicForTests()
+  } catch (e) {
+    caught = wrapError(e)
+  }
+  assert.ok(caught instanceof InternalError)
+  assert.equal(caught.code, 'internal')
+  assert.match(caught.message, /deliberate panic/)
+  // The addon keeps working afterwards.
+  assert.equal(new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }).role, 'follower')
+})

@@ -286,3 +286,10 @@ pub fn drop_reasons<'e>(env: &'e Env) -> Result<Array<'e>> {
     let names: Vec<String> = tenure::DropReason::ALL.iter().map(|r| r.as_str().to_string()).collect();
     Array::from_ref_vec_string(env, &names)
 }
+
+/// Panics on purpose (tests only): proves that a Rust panic becomes a JavaScript exception
+/// instead of aborting the process. Not part of the public JS API.
+#[napi(catch_unwind, js_name = "__panicForTests")]
+pub fn panic_for_tests() {
+    panic!("deliberate panic for the tests");
+}
