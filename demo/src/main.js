@@ -138,6 +138,38 @@ function wire() {
     state.selected = state.source.join() ?? state.selected;
     refresh(true);
   });
+  const crashLeader = () => {
+    const l = state.source.leaders()[0];
+    if (l) {
+      state.source.crash(l);
+      state.selected = l;
+    }
+    refresh(true);
+  };
+  $('crash-leader').addEventListener('click', crashLeader);
+  $('restart-all').addEventListener('click', () => {
+    for (const n of state.source.view().nodes) if (n.crashed) state.source.restart(n.id, true);
+    refresh(true);
+  });
+  $('open-tab').addEventListener('click', () => {
+    const u = new URL(location.href);
+    u.searchParams.delete('id');
+    window.open(u.href, '_blank', 'noopener'); // noopener: the new tab must not inherit this tab's sessionStorage (its id)
+  });
+  addEventListener('keydown', (e) => {
+    if (mode !== 'sim' || e.target.closest('input, select, textarea') || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === ' ') {
+      e.preventDefault();
+      setPaused(!state.paused);
+    } else if (e.key === 's' && state.paused) {
+      state.source.step();
+      refresh(true);
+    } else if (e.key === 'c') crashLeader();
+    else if (e.key === 'h') {
+      state.source.heal();
+      refresh(true);
+    }
+  });
   $('auth').addEventListener('change', () => {
     state.source.setAuth($('auth').checked);
     refresh(true);

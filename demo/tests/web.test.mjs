@@ -202,6 +202,10 @@ test('real-time clock: at 10× a leader appears by itself; pause freezes the clo
   await page.click('#step');
   const stepped = await clock();
   assert.ok(stepped >= frozen && stepped - frozen < 1.0, `two steps move to the next events (${frozen} -> ${stepped})`);
+  await page.keyboard.press('c'); // keyboard: crash the leader
+  assert.equal(await page.$$eval('#nodes tr[data-role="crashed"]', (t) => t.length), 1);
+  await page.click('#restart-all');
+  assert.equal(await page.$$eval('#nodes tr[data-role="crashed"]', (t) => t.length), 0);
   await page.fill('#speed', '-1');
   assert.equal(await page.textContent('#speed-label'), '0.10×');
   await shot(page, '0-realtime');
