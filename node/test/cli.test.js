@@ -1,0 +1,121 @@
+'use strict'
+// `tenure run` (bin/tenure.js): the shared command line, JSON lines and stdin control lines, with
+// an authenticated three-process cluster on 127.0.0.1.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn, spawnSync } = require('node:child_process')
+const dgram = require('node:dgram')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const readline = require('node:readline')
+const native = require('../lib/native')
+
+const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
+
+test('--help prints the shared usage; a bad command line exits 2 with it on stderr', () => {
+  const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' })
+  assert.equal(help.status, 0)
+  assert.equal(help.stdout, `usage: tenure ${native.cliUsage()}`)
+  const bad = spawnSync(process.execPath, [BIN, 'run', '--id', '127.0.0.1:1', '--cluster', 'c'], { encoding: 'utf8' })
+  assert.equal(bad.status, 2)
+  assert.match(bad.stderr, /--peer/)
+  assert.match(bad.stderr, /usage: tenure run --id/)
+  const flag = spawnSync(process.execPath, [BIN, 'run', '--bogus', '1'], { encoding: 'utf8' })
+  assert.equal(flag.status, 2)
+  assert.match(flag.stderr, /--bogus/)
+  const cfg = spawnSync(process.execPath, [BIN, 'run', '--id', '127.0.0.1:1', '--peer', '127.0.0.1:2', '--cluster', 'c', '--heartbeat-interval', '500'], {
+    encoding: 'utf8',
+  })
+  assert.equal(cfg.status, 1)
+  assert.match(cfg.stderr, /heartbeat_interval/)
+})
+
+/** @param {number} n */
+async function freePorts(n) {
+  const socks = []
+  for (let i = 0; i < n; i++) {
+    const s = dgram.createSocket('udp4')
+    await new Promise((r) => s.bind(0, '127.0.0.1', () => r(undefined)))
+    socks.push(s)
+  }
+  const ports = socks.map((s) => s.address().port)
+  await Promise.all(socks.map((s) => new Promise((r) => s.close(() => r(undefined)))))
+  return ports
+}
+
+test('an authenticated 3-process cluster: JSON lines, and inspect/broadcast/transfer on stdin', { timeout: 30000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-cli-'))
+  const keyFile = path.join(dir, 'key')
+  fs.writeFileSync(keyFile, 'shared-secret\n')
+  const ids = (await freePorts(3)).map((p) => `127.0.0.1:${p}`)
+  /** @type {any[]} */
+  const lines = []
+  /** @type {Array<() => void>} */
+  let waiters = []
+  const procs = ids.map((id) => {
+    const args = [BIN, 'run', '--id', id, '--cluster', 'cli', '--key-file', keyFile, '--min-cluster-size', '2']
+    for (const p of ids) if (p !== id) args.push(`--peer=${p}`)
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] })
+    readline.createInterface({ input: /** @type {any} */ (child.stdout) }).on('line', (l) => {
+      lines.push(JSON.parse(l))
+      const w = waiters
+      waiters = []
+      for (const f of w) f()
+    })
+    return child
+  })
+  /** @param {(l: any) => boolean} pred @param {number} ms */
+  const until = (pred, ms) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out; lines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)), ms)
+      const check = () => {
+        const hit = lines.find(pred)
+        if (hit) {
+          clearTimeout(timer)
+          resolve(hit)
+        } else waiters.push(check)
+      }
+      check()
+    })
+  try {
+    // A configuration warning (min_cluster_size 2) is a warning line; then started, then a leader.
+    const warning = await until((l) => l.event === 'warning', 5000)
+    assert.equal(warning.code, 'small_min_cluster_size')
+    await until((l) => l.event === 'started', 5000)
+    const leader = await until((l) => l.event === 'leader', 5000)
+    assert.deepEqual(Object.keys(leader), ['ts_ms', 'id', 'event', 'term'])
+    assert.equal(typeof leader.ts_ms, 'number')
+    assert.ok(Math.abs(leader.ts_ms - Date.now()) < 10000, 'ts_ms is wall-clock milliseconds')
+    const follower = await until((l) => l.event === 'follower' && l.leader === leader.id, 5000)
+    assert.deepEqual(Object.keys(follower), ['ts_ms', 'id', 'event', 'term', 'leader'])
+
+    const li = ids.indexOf(leader.id)
+    const other = ids[(li + 1) % 3]
+    procs[li].stdin?.write('inspect\n')
+    const ins = await until((l) => l.event === 'inspect' && l.id === leader.id, 3000)
+    assert.equal(ins.state.state, 'leader')
+    assert.equal(ins.state.dropped_by_reason.bad_mac, 0)
+
+    procs[li].stdin?.write('broadcast hello there\n')
+    const msg = await until((l) => l.event === 'message', 3000)
+    assert.equal(msg.from, leader.id)
+    assert.equal(Buffer.from(msg.payload_hex, 'hex').toString(), 'hello there')
+
+    procs[li].stdin?.write('frobnicate\n')
+    const usage = await until((l) => l.event === 'warning' && l.code === 'usage', 3000)
+    assert.match(usage.message, /frobnicate/)
+
+    procs[li].stdin?.write(`transfer ${other}\n`)
+    const moved = await until((l) => l.event === 'leader' && l.id === other, 3000)
+    assert.ok(moved.term > leader.term)
+
+    procs[li].stdin?.write('transfer 127.0.0.1:1\n')
+    const refused = await until((l) => l.event === 'warning' && l.code === 'not_leader', 3000)
+    assert.equal(refused.id, leader.id)
+  } finally {
+    for (const p of procs) p.kill('SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
