@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gzip
 import json
 import os
 import platform
@@ -85,11 +86,59 @@ def read_json(path: Path) -> dict | None:
         return None
 
 
+def gz(data: bytes) -> int:
+    return len(gzip.compress(data, compresslevel=9, mtime=0))
+
+
+def sizes(root: Path) -> list[str]:
+    """Sizes of the shipped artefacts that exist in the work tree (none is built here)."""
+    rows: list[tuple[str, Path | None, str]] = []
+
+    def newest(pattern: str) -> Path | None:
+        found = sorted(root.glob(pattern), key=lambda p: p.stat().st_mtime)
+        return found[-1] if found else None
+
+    rows.append(
+        ("WebAssembly component", newest("target/component/*.wasm"), "`make component`")
+    )
+    rows.append(
+        (
+            "browser build (wasm-bindgen, wasm-opt)",
+            newest("demo/pkg/*.wasm"),
+            "`make web`",
+        )
+    )
+    rows.append(
+        (
+            "Python wheel (abi3)",
+            newest("target/wheels/tenure-*.whl"),
+            "`maturin build --release`",
+        )
+    )
+    rows.append(("Node.js addon", newest("node/native/*.node"), "`make node-addon`"))
+    out = [
+        "| artefact | file | bytes | gzip -9 bytes | built by |",
+        "| --- | --- | ---: | ---: | --- |",
+    ]
+    for name, path, how in rows:
+        if path is None:
+            out.append(f"| {name} | not built | – | – | {how} |")
+            continue
+        data = path.read_bytes()
+        out.append(
+            f"| {name} | `{path.relative_to(root)}` | {len(data):,} | {gz(data):,} | {how} |"
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", required=True, type=Path)
     ap.add_argument("--criterion", required=True, type=Path)
     ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument(
+        "--root", default=Path.cwd(), type=Path, help="work tree holding the artefacts"
+    )
     args = ap.parse_args()
     c = Criterion(args.criterion)
     res: Path = args.results
@@ -269,11 +318,18 @@ def main() -> None:
         for p in rest:
             w(p.read_text().strip() + "\n")
 
+    w("## Sizes\n")
+    w(
+        "Sizes of the artefacts found in the work tree when `make bench` ran (it does not build them; "
+        "stale or missing files show what the last build left).\n"
+    )
+    for line in sizes(args.root):
+        w(line)
+    w("")
     w("## Not in this run\n")
     w(
         "Binding overhead (Python, Node.js, wasmtime component, browser), idle CPU/RSS and SIGKILL "
-        "failover of real processes with PySyncObj alongside, and artefact sizes are not measured by "
-        "`make bench` yet.\n"
+        "failover of real processes with PySyncObj alongside are not measured by `make bench` yet.\n"
     )
     if started:
         w(
