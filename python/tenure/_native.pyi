@@ -29,6 +29,7 @@ class Node:
     input drain its outputs and act on them in order; call ``handle_timeout(now)`` at
     ``poll_timeout()``. Wrong argument types raise ``TypeError``; integers outside ``0..2**64``
     raise ``OverflowError``; refused inputs raise a :class:`tenure.TenureError` subclass.
+    Use a node from one thread at a time (a concurrent call raises ``RuntimeError``).
     """
 
     def __init__(

@@ -335,6 +335,8 @@ fn event_from(event: &Bound<'_, PyAny>) -> PyResult<Event> {
 /// Feed it inputs (messages, timeouts, membership changes), each with the current time of a
 /// monotonic millisecond clock; after every input drain its outputs (`drain()` or `poll_output()`
 /// until `None`) and act on them in order; call `handle_timeout(now)` at `poll_timeout()`.
+/// Use a node from one thread at a time (a call made while another thread's call on the same node
+/// is running raises `RuntimeError`).
 #[pyclass(module = "tenure", name = "Node")]
 struct PyNode {
     inner: Node,
