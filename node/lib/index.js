@@ -36,4 +36,5 @@ module.exports = {
   InternalError: errors.InternalError,
 }
 // `import tenure from 'tenure'` and `require('tenure').default` name the same object.
-module.exports.default = module.exports
+const self = /** @type {any} */ (module.exports)
+Object.defineProperty(self, 'default', { value: self, enumerable: false })
