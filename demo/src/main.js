@@ -134,6 +134,7 @@ function wire() {
   const size = $('size');
   for (let n = 3; n <= 9; n++) size.add(new Option(String(n), String(n), n === 5, n === 5));
   $('reset').addEventListener('click', () => newCluster(Number(size.value)));
+  size.addEventListener('change', () => newCluster(Number(size.value)));
   $('join').addEventListener('click', () => {
     state.selected = state.source.join() ?? state.selected;
     refresh(true);

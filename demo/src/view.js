@@ -245,6 +245,9 @@ function renderControls(state, view) {
   $('wrong-key').disabled = !(mine && state.source.auth);
   $('wrong-key').checked = !!sel?.wrongKey;
   $('auth').checked = !!state.source.auth;
+  $('join').disabled = view.nodes.length >= 9;
+  $('crash-leader').disabled = !view.nodes.some((n) => n.role === 'leader');
+  $('restart-all').disabled = !view.nodes.some((n) => n.crashed);
   for (const b of document.querySelectorAll('#groups [data-part]')) {
     const [id, g] = b.dataset.part.split(':');
     b.classList.toggle('on', (view.nodes.find((n) => n.id === id)?.group ?? 'A') === g);
