@@ -55,7 +55,8 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
         .min_cluster_size(u32::from(flags >> 4) % 4 + 1)
         .ghost_ttl(400);
     let boot = b.u8();
-    config.bootstrap = PEERS[1..5].iter().enumerate().filter(|(i, _)| boot & (1 << i) != 0).map(|(_, p)| p.to_string()).collect();
+    config.bootstrap =
+        PEERS[1..5].iter().enumerate().filter(|(i, _)| boot & (1 << i) != 0).map(|(_, p)| p.to_string()).collect();
     config.key = key.clone();
     let min_cluster = config.min_cluster_size as usize;
     let mut now = u64::from(b.u16());
@@ -82,9 +83,9 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
                 let term = node.term().saturating_add_signed(delta);
                 let message = match b.u8() % 8 {
                     0 => Message::PreVote,
-                    1 => Message::PreVoteReply { granted: b.u8() % 2 == 0 },
-                    2 => Message::Vote { transfer: b.u8() % 4 == 0 },
-                    3 => Message::VoteReply { granted: b.u8() % 3 != 0 },
+                    1 => Message::PreVoteReply { granted: b.u8().is_multiple_of(2) },
+                    2 => Message::Vote { transfer: b.u8().is_multiple_of(4) },
+                    3 => Message::VoteReply { granted: !b.u8().is_multiple_of(3) },
                     4 => Message::Heartbeat { sent_at: now.saturating_sub(u64::from(b.u8())) },
                     5 => Message::HeartbeatAck { echo: now.saturating_sub(u64::from(b.u8())) },
                     6 => Message::TimeoutNow,
@@ -110,18 +111,18 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
             7 => Input::Leave(peer),
             8 => Input::PeerDown(
                 peer,
-                if b.u8() % 2 == 0 { PeerDownReason::Terminated } else { PeerDownReason::NoConnection },
+                if b.u8().is_multiple_of(2) { PeerDownReason::Terminated } else { PeerDownReason::NoConnection },
             ),
             9 => {
-                let term = if b.u8() % 4 == 0 { u64::from(b.u8()) } else { node.term() };
-                Input::Confirm { term, granted: b.u8() % 3 != 0 }
+                let term = if b.u8().is_multiple_of(4) { u64::from(b.u8()) } else { node.term() };
+                Input::Confirm { term, granted: !b.u8().is_multiple_of(3) }
             }
             10 => {
-                let term = if b.u8() % 4 == 0 { u64::from(b.u8()) } else { node.term() };
+                let term = if b.u8().is_multiple_of(4) { u64::from(b.u8()) } else { node.term() };
                 Input::LeaderFailed(term)
             }
             _ => {
-                if b.u8() % 2 == 0 {
+                if b.u8().is_multiple_of(2) {
                     Input::Transfer(peer)
                 } else {
                     let n = usize::from(b.u8() % 32);
@@ -133,7 +134,8 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
         while let Some(o) = node.poll_output() {
             match o {
                 Output::Send { bytes, to } => {
-                    let env = decode(&bytes, key.as_deref()).map_err(|r| format!("step {step}: own send dropped as {r:?}"))?;
+                    let env = decode(&bytes, key.as_deref())
+                        .map_err(|r| format!("step {step}: own send dropped as {r:?}"))?;
                     if env.from != "n1" || env.cluster != "fuzz" || to == "n1" {
                         return Err(format!("step {step}: bad send {env:?} to {to}"));
                     }
@@ -202,7 +204,10 @@ pub fn cluster(data: &[u8]) -> Result<(), String> {
                 }
             }
             1 => sim.pause(&a, u64::from(b.u16() % 2000)),
-            2 => sim.partition(&[vec![a.clone(), c.clone()], ids.iter().filter(|x| **x != a && **x != c).cloned().collect()]),
+            2 => sim.partition(&[
+                vec![a.clone(), c.clone()],
+                ids.iter().filter(|x| **x != a && **x != c).cloned().collect(),
+            ]),
             3 => sim.block(&a, &c),
             4 => sim.heal(),
             5 => sim.net.loss = f64::from(b.u8() % 50) / 100.0,
@@ -215,12 +220,10 @@ pub fn cluster(data: &[u8]) -> Result<(), String> {
                     let _ = sim.call(&l, Input::Transfer(c));
                 }
             }
-            11 => {
-                if sim.nodes[sim.idx(&a)].is_running() {
-                    let _ = sim.call(&a, Input::Broadcast(vec![op; usize::from(op % 8)]));
-                }
+            11 if sim.nodes[sim.idx(&a)].is_running() => {
+                let _ = sim.call(&a, Input::Broadcast(vec![op; usize::from(op % 8)]));
             }
-            12 => sim.host(&a).policy.ignore_confirm = b.u8() % 2 == 0,
+            12 => sim.host(&a).policy.ignore_confirm = b.u8().is_multiple_of(2),
             _ => {}
         }
         if sim.run_for(u64::from(b.u16() % 1000)).is_err() {
@@ -242,7 +245,10 @@ pub fn cluster(data: &[u8]) -> Result<(), String> {
     match sim.run_until_cond(deadline, |s| s.converged()) {
         Err(_) => Err(fail(&sim)),
         Ok(None) => {
-            sim.fail("L1", format!("no converged leader within {} ms of the heal", L1_SETTLE_BOUND_ELECTION_TIMEOUTS * et_max));
+            sim.fail(
+                "L1",
+                format!("no converged leader within {} ms of the heal", L1_SETTLE_BOUND_ELECTION_TIMEOUTS * et_max),
+            );
             Err(fail(&sim))
         }
         Ok(Some(_)) => {

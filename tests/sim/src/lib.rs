@@ -35,7 +35,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Parses lower- or upper-case hex; `None` on odd length or a non-hex digit.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let digit = |c: u8| match c {

@@ -141,6 +141,9 @@ pub fn messages() -> Vec<MessageVector> {
     out
 }
 
+/// (name, node key, node id, transport sender, bytes, drop reason).
+type Case<'a> = (&'a str, Option<&'a [u8]>, &'a str, &'a str, Vec<u8>, &'a str);
+
 /// Every invalid vector.
 pub fn invalid() -> Vec<InvalidVector> {
     let good = encode(&env("prod", "n2", 4, Message::PreVote), None).expect("encodes");
@@ -152,7 +155,7 @@ pub fn invalid() -> Vec<InvalidVector> {
     flipped_body[6] ^= 0x20;
     let mut bad_flags = good.clone();
     bad_flags[3] = 0x02;
-    let cases: Vec<(&str, Option<&[u8]>, &str, &str, Vec<u8>, &str)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("empty", None, "n1", "n2", vec![], "malformed"),
         ("magic_only", None, "n1", "n2", b"TN".to_vec(), "malformed"),
         ("bad_magic", None, "n1", "n2", [b"XX".as_slice(), &good[2..]].concat(), "malformed"),

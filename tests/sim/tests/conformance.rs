@@ -195,7 +195,10 @@ fn prevote_isolated_node_rejoins_without_deposing_or_inflating() {
 #[test]
 fn without_prevote_isolated_node_rejoins_and_deposes() {
     let (_l, term, isolated_term, _l2, term2, deposed) = isolated_rejoin(false);
-    assert!(isolated_term > term + 3, "without pre-vote the isolated node inflates its term ({term} -> {isolated_term})");
+    assert!(
+        isolated_term > term + 3,
+        "without pre-vote the isolated node inflates its term ({term} -> {isolated_term})"
+    );
     assert!(term2 > isolated_term - 1, "the cluster jumps to the inflated term ({term2})");
     assert!(deposed, "the healthy leader was deposed");
 }
@@ -385,13 +388,12 @@ fn heartbeats_go_only_to_peers_that_answered() {
 #[test]
 fn confirm_denial_backoff_grows_and_resets() {
     // Only n1 campaigns (the others wait 5 s), and its host denies three times.
-    let mut s = cluster(21, 3, 2, |c| if c.id == "n1" { c } else { c.election_timeout_min(5000).election_timeout_max(9000) });
+    let mut s =
+        cluster(21, 3, 2, |c| if c.id == "n1" { c } else { c.election_timeout_min(5000).election_timeout_max(9000) });
     s.host("n1").policy.deny_next = 3;
     ok(s.run_for(4000));
-    let asks: Vec<u64> = events(&s, "n1")
-        .iter()
-        .filter_map(|(t, e)| matches!(e, Event::ConfirmLeader { .. }).then_some(*t))
-        .collect();
+    let asks: Vec<u64> =
+        events(&s, "n1").iter().filter_map(|(t, e)| matches!(e, Event::ConfirmLeader { .. }).then_some(*t)).collect();
     assert!(asks.len() >= 4, "asked four times: {asks:?}");
     let gaps: Vec<u64> = asks.windows(2).map(|w| w[1] - w[0]).take(3).collect();
     for (k, g) in gaps.iter().enumerate() {
@@ -433,13 +435,19 @@ fn became_follower_fires_with_the_right_leader() {
     let l = converge(&mut s, 1000);
     for f in others(&s, &[&l]) {
         let last = events(&s, &f).into_iter().rev().find(|(_, e)| matches!(e, Event::BecameFollower { .. }));
-        assert!(matches!(last, Some((_, Event::BecameFollower { leader: Some(ref x), .. })) if *x == l), "{f}: {last:?}");
+        assert!(
+            matches!(last, Some((_, Event::BecameFollower { leader: Some(ref x), .. })) if *x == l),
+            "{f}: {last:?}"
+        );
     }
     s.crash(&l);
     let l2 = converge(&mut s, 2 * ET_MAX);
     for f in others(&s, &[&l, &l2]) {
         let last = events(&s, &f).into_iter().rev().find(|(_, e)| matches!(e, Event::BecameFollower { .. }));
-        assert!(matches!(last, Some((_, Event::BecameFollower { leader: Some(ref x), .. })) if *x == l2), "{f}: {last:?}");
+        assert!(
+            matches!(last, Some((_, Event::BecameFollower { leader: Some(ref x), .. })) if *x == l2),
+            "{f}: {last:?}"
+        );
     }
     // Transfer: the old leader announces "follower, no leader known" at once, then the new one.
     s.call(&l2, Input::Transfer(others(&s, &[&l, &l2])[0].clone())).expect("transfer");

@@ -20,7 +20,7 @@ use tenure_sim::sim::{NetConfig, Sim};
 
 const USAGE: &str = "usage: tenure-sim --seeds N [--first-seed S] [--nodes K] [--rtt-ms X] [--faults LIST]
                   [--chaos-ms MS] [--no-durable] [--no-pre-vote] [--bug NAME] [--threads T]
-       tenure-sim --seed S [--verbose] [same options]   (one seed, print its log)
+       tenure-sim --seed S [--verbose | --trace] [same options]   (one seed: print its log)
        tenure-sim --demo                                (a readable 5-node election timeline)
 
 faults: crash, amnesia, pause, partition, oneway, loss, dup, reorder, membership, deny, handler,
@@ -78,6 +78,7 @@ fn parse() -> Result<Args, String> {
             "--no-durable" => a.opts.durable = false,
             "--no-pre-vote" => a.opts.pre_vote = false,
             "--verbose" => a.verbose = true,
+            "--trace" => a.opts.echo = true,
             "--demo" => a.demo = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
