@@ -377,13 +377,14 @@ class Elector:
             assert self._stopped is not None
             await self._stopped.wait()  # another stop() is under way: wait for it
             return
-        if self._state != "running":
+        if self._state not in ("running", "failed"):
             self._state = "stopped"
             return
+        was_running = self._state == "running"
         self._state = "stopping"
         self._stopped = asyncio.Event()
         node = self._node
-        if node.is_leader:
+        if was_running and node.is_leader:
             target = self._transfer_target()
             if target is not None:
                 try:
@@ -470,6 +471,12 @@ class Elector:
     def running(self) -> bool:
         """Whether the elector is started and not stopped."""
         return self._state == "running"
+
+    @property
+    def error(self) -> Optional[BaseException]:
+        """The error that stopped the node on its own (the state file could not be written), or
+        ``None``. Such a node sends nothing more; ``stop()`` still cleans up."""
+        return self._failure
 
     def inspect(self) -> Dict[str, Any]:
         """The whole election state (every key listed in the SPEC)."""

@@ -321,3 +321,24 @@ def test_concurrent_stops_both_wait_for_the_handover() -> None:
             await stop_all(els)
 
     run(main())
+
+
+def test_unwritable_state_file_stops_the_node_before_it_sends(tmp_path: Path) -> None:
+    async def main() -> None:
+        state = tmp_path / "state"
+        els = cluster(per_node=[{"state_file": state}, {}, {}])
+        state.mkdir()  # after the (empty) read: now the first Persist cannot replace it
+        try:
+            for e in els:
+                await e.start()
+            await wait_for(lambda: els[0].error is not None, 5)
+            assert isinstance(els[0].error, OSError) and not els[0].running
+            assert els[0].inspect()["term"] >= 1
+            # Whatever it was about to send after the failed write never left: nobody voted for it.
+            await asyncio.sleep(0.3)
+            assert all(e.node.voted_for != els[0].id for e in els[1:])
+        finally:
+            await stop_all(els)
+        assert not els[0].running
+
+    run(main())
