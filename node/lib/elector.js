@@ -263,6 +263,17 @@ class Elector extends EventEmitter {
   }
 
   async #doStart() {
+    if (this.#stateFile !== undefined) {
+      // Fail now, not at the first vote, when the state file cannot be written.
+      try {
+        writeDurably(this.#stateFile, native.encodeDurableState({ term: this.#n.term, votedFor: this.#n.votedFor }))
+      } catch (e) {
+        this.#state = 'stopped'
+        throw new StateFileError(`cannot write state file ${this.#stateFile}: ${/** @type {Error} */ (e).message}`, 'state_file_write_failed', {
+          cause: e,
+        })
+      }
+    }
     const socket = dgram.createSocket({ type: this.#bind.family === 6 ? 'udp6' : 'udp4' })
     this.#socket = socket
     await new Promise((resolve, reject) => {

@@ -253,6 +253,8 @@ test('stateFile: term and vote are written durably and restored', async () => {
       () => new Elector({ id: ids[0], peers: ids.slice(1), cluster: 'test', stateFile: bad }),
       (e) => e instanceof StateFileError && e.code === 'state_file_corrupt'
     )
+    const unwritable = new Elector({ id: ids[0], peers: ids.slice(1), cluster: 'test', stateFile: path.join(dir, 'missing-dir', 'state') })
+    await assert.rejects(unwritable.start(), (e) => e instanceof StateFileError && e.code === 'state_file_write_failed')
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -290,4 +292,57 @@ test('start twice rejects; stop is idempotent; bad options throw synchronously',
   const clash = new Elector({ id: pair[0].id, peers: ['127.0.0.1:9'], cluster: 'c' })
   await assert.rejects(clash.start(), { code: 'EADDRINUSE' })
   await pair[0].stop()
+})
+
+test('stateFile: the vote is on disk before the datagram that depends on it leaves', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-order-'))
+  const { wire } = require('..')
+  const origSend = dgram.Socket.prototype.send
+  const origRename = fs.renameSync
+  /** @type {Map<string, { term: number, votedFor: string | null }>} */
+  const onDisk = new Map()
+  /** @type {string[]} */
+  const violations = []
+  let checked = 0
+  fs.renameSync = function (/** @type {any} */ from, /** @type {any} */ to) {
+    const state = durableState.decode(fs.readFileSync(from, 'utf8'))
+    origRename(from, to)
+    if (state) onDisk.set(path.basename(String(to)), { term: Number(state.term), votedFor: state.votedFor })
+  }
+  try {
+    const { electors } = await cluster(3, (id) => ({ stateFile: path.join(dir, id.replace(':', '_')) }))
+    const fileOf = new Map(electors.map((e) => [e.id, e.id.replace(':', '_')]))
+    const portOf = new Map(electors.map((e) => [Number(e.id.split(':')[1]), e.id]))
+    dgram.Socket.prototype.send = function (/** @type {any[]} */ ...args) {
+      const [bytes, port] = args
+      const env = wire.decode(bytes)
+      const sender = env.from
+      const disk = onDisk.get(/** @type {string} */ (fileOf.get(sender)))
+      const m = env.message
+      if (m.kind === 'vote' || (m.kind === 'vote_reply' && m.granted)) {
+        checked++
+        const votedFor = m.kind === 'vote' ? sender : portOf.get(port)
+        if (!disk || disk.term < Number(env.term) || (disk.term === Number(env.term) && disk.votedFor !== votedFor)) {
+          violations.push(`${sender} sent ${m.kind} in term ${env.term} with ${JSON.stringify(disk)} on disk`)
+        }
+      }
+      // @ts-ignore
+      return origSend.apply(this, args)
+    }
+    try {
+      await Promise.all(electors.map((e) => e.start()))
+      const leader = await waitFor(() => electors.find((e) => e.isLeader), 3000, 'a leader')
+      leader.transferLeadership(/** @type {string} */ (electors.find((e) => e !== leader)?.id))
+      await waitFor(() => electors.some((e) => e.isLeader && e !== leader), 3000, 'a second leader')
+    } finally {
+      dgram.Socket.prototype.send = origSend
+      await stopAll(electors)
+    }
+    assert.ok(checked >= 4, `checked ${checked} vote datagrams`)
+    assert.deepEqual(violations, [])
+  } finally {
+    dgram.Socket.prototype.send = origSend
+    fs.renameSync = origRename
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
 })
