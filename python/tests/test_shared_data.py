@@ -101,7 +101,7 @@ def test_invalid_vectors_are_dropped_with_their_reason() -> None:
         with pytest.raises(tenure.DecodeError) as info:
             node.handle_message(1, v["from"], bytes.fromhex(v["hex"]))
         assert info.value.reason.value == v["reason"], v["name"]
-        assert node.dropped(v["reason"]) == 1
+        assert node.dropped(v["reason"]) == 1 and node.inspect()["dropped_by_reason"][v["reason"]] == 1
 
 
 def output_json(o: Output) -> Dict[str, Any]:
