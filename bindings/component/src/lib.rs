@@ -9,8 +9,15 @@
 //!
 //! Nothing here can panic on host input: the core validates everything and reports typed errors.
 //! The core state sits in a `RefCell` that is never borrowed while a host import runs, so even a
-//! host that (against the rule) re-enters the instance cannot trip a borrow panic.
+//! host that (against the rule) re-enters the instance cannot trip a borrow panic. Should a panic
+//! happen all the same, it aborts: the call traps and the host gets an error (wasmtime then
+//! refuses further calls into the instance), never a node that silently stopped working.
+#![cfg_attr(target_arch = "wasm32", no_std)]
 
+extern crate alloc;
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 
 use ::tenure::{ConfigError, DropReason, DurableState, Error, Event, Node as Core, Output, PeerDownReason, Role};
@@ -25,6 +32,16 @@ mod bindings {
 use bindings::exports::tenure::election::node::{Guest, GuestNode};
 use bindings::tenure::election::host;
 use bindings::tenure::election::types as wit;
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
+#[cfg(target_arch = "wasm32")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
 
 struct Component;
 
@@ -251,7 +268,14 @@ impl GuestNode for NodeResource {
     }
 
     fn view(&self) -> Vec<String> {
-        self.core.borrow().view()
+        // The peers come sorted from the core; inserting self keeps the list sorted without
+        // linking a sort routine into the component.
+        let core = self.core.borrow();
+        let mut view = core.inspect().peers;
+        let id = core.id().to_string();
+        let at = view.binary_search(&id).unwrap_or_else(|at| at);
+        view.insert(at, id);
+        view
     }
 
     fn warnings(&self) -> Vec<wit::ConfigWarning> {

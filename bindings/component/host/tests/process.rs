@@ -52,7 +52,12 @@ fn start(ids: &[String], tx: &std::sync::mpsc::Sender<Value>, dir: &std::path::P
         .collect()
 }
 
+/// Returns the first line, already seen or still to come, that satisfies `pred` (lines from the
+/// processes interleave, so one wait may consume the line another is waiting for).
 fn wait_for(rx: &Receiver<Value>, seen: &mut Vec<Value>, limit: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+    if let Some(v) = seen.iter().find(|v| pred(v)) {
+        return v.clone();
+    }
     let deadline = Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -105,7 +110,15 @@ fn three_processes_elect_hand_over_on_sigterm_and_fail_over_on_kill() {
     let p = procs.iter().position(|p| p.id == new_leader).unwrap();
     procs.remove(p); // Drop kills it (SIGKILL): no handover.
     let killed_at = Instant::now();
-    let third = wait_for(&rx, &mut seen, limit, |v| v["event"] == "leader" && v["id"] != new_leader.as_str());
+    let killed_term = seen
+        .iter()
+        .filter(|v| v["event"] == "leader" && v["id"] == new_leader.as_str())
+        .filter_map(|v| v["term"].as_u64())
+        .max()
+        .unwrap();
+    let third = wait_for(&rx, &mut seen, limit, |v| {
+        v["event"] == "leader" && v["id"] != new_leader.as_str() && v["term"].as_u64() > Some(killed_term)
+    });
     assert!(third["term"].as_u64().unwrap() > second["term"].as_u64().unwrap());
     eprintln!(
         "failover after SIGKILL: {} ms (includes the restarted node's start-up)",
