@@ -346,3 +346,24 @@ test('stateFile: the vote is on disk before the datagram that depends on it leav
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('join and leave emit peerJoined and peerLeft; bad peers throw NodeError', async () => {
+  const { electors } = await cluster(3)
+  const [e] = electors
+  /** @type {string[]} */
+  const seen = []
+  e.on('peerJoined', ({ peer }) => seen.push(`+${peer}`))
+  e.on('peerLeft', ({ peer }) => seen.push(`-${peer}`))
+  try {
+    await e.start()
+    e.join('127.0.0.1:9')
+    e.leave('127.0.0.1:9')
+    await waitFor(() => seen.length === 2, 1000, 'two membership events')
+    assert.deepEqual(seen, ['+127.0.0.1:9', '-127.0.0.1:9'])
+    assert.throws(() => e.leave('127.0.0.1:9'), { name: 'NodeError', code: 'unknown_peer' })
+    assert.throws(() => e.transferLeadership(electors[1].id), { code: 'not_leader' })
+    assert.throws(() => e.join(''), { code: 'invalid_peer' })
+  } finally {
+    await stopAll(electors)
+  }
+})
