@@ -343,9 +343,13 @@ class Elector:
     # ----- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Binds the UDP endpoint and starts the node. Raises ``OSError`` if the address is taken."""
+        """Binds the UDP endpoint and starts the node. Raises ``OSError`` if the address is taken
+        or the state file cannot be written (it is written once here, so that a bad path fails
+        now rather than at the first election)."""
         if self._state != "new":
             raise RuntimeError(f"Elector already {self._state}")
+        if self._state_file is not None:
+            write_state_file(self._state_file, DurableState(self._node.term, self._node.voted_for))
         loop = asyncio.get_running_loop()
         self._loop = loop
         self._callbacks = asyncio.Queue()

@@ -323,13 +323,22 @@ def test_concurrent_stops_both_wait_for_the_handover() -> None:
     run(main())
 
 
-def test_unwritable_state_file_stops_the_node_before_it_sends(tmp_path: Path) -> None:
+def test_unwritable_state_file_fails_start_or_stops_the_node_before_it_sends(tmp_path: Path) -> None:
     async def main() -> None:
         state = tmp_path / "state"
         els = cluster(per_node=[{"state_file": state}, {}, {}])
-        state.mkdir()  # after the (empty) read: now the first Persist cannot replace it
+        state.mkdir()  # after the (empty) read: the state file cannot be written
+        with pytest.raises(OSError):
+            await els[0].start()
+        assert not els[0].running
+
+        els = cluster(per_node=[{"state_file": tmp_path / "s2"}, {}, {}])
         try:
-            for e in els:
+            await els[0].start()
+            assert tenure.DurableState.decode((tmp_path / "s2").read_text()) == tenure.DurableState(0, None)
+            (tmp_path / "s2").unlink()
+            (tmp_path / "s2").mkdir()  # now the first Persist cannot replace it
+            for e in els[1:]:
                 await e.start()
             await wait_for(lambda: els[0].error is not None, 5)
             assert isinstance(els[0].error, OSError) and not els[0].running
