@@ -226,6 +226,7 @@ pub struct Node {
 
     dropped: [u64; DropReason::ALL.len()],
     outputs: VecDeque<Output>,
+    persist_pending: bool,
     bugs: u8,
 }
 
@@ -278,6 +279,7 @@ impl Node {
             heartbeat_out_last: None,
             dropped: [0; DropReason::ALL.len()],
             outputs: VecDeque::new(),
+            persist_pending: false,
             bugs: 0,
         };
         if node.clustered() {
@@ -393,6 +395,7 @@ impl Node {
     }
     /// The next output, or `None` when drained.
     pub fn poll_output(&mut self) -> Option<Output> {
+        self.flush_persist();
         self.outputs.pop_front()
     }
     /// Dropped-message counters by reason.
@@ -650,6 +653,7 @@ impl Node {
     }
 
     fn push_event(&mut self, e: Event) {
+        self.flush_persist();
         self.outputs.push_back(Output::Event(e));
     }
 
@@ -660,12 +664,23 @@ impl Node {
 
     fn send_envelope(&mut self, to: &str, env: Envelope) {
         if let Some(bytes) = wire::encode(&env, self.key.as_deref()) {
+            self.flush_persist();
             self.outputs.push_back(Output::Send { to: to.to_string(), bytes });
         }
     }
 
+    /// Notes that term or vote changed. The `Persist` output is emitted lazily, just before the
+    /// next output of any kind, so that a term bump and a vote in one input cost the host one
+    /// durable write, never zero before a dependent send.
     fn persist(&mut self) {
         if self.durable {
+            self.persist_pending = true;
+        }
+    }
+
+    fn flush_persist(&mut self) {
+        if self.persist_pending {
+            self.persist_pending = false;
             self.outputs
                 .push_back(Output::Persist(DurableState { term: self.term, voted_for: self.voted_for.clone() }));
         }
@@ -719,8 +734,14 @@ impl Node {
             self.leader = None;
             self.leader_contact = None;
             if self.role == Role::Follower {
-                let jitter = self.rng.range_inclusive(0, (self.timing.election_timeout_min / 10).max(1));
-                self.election_deadline = Some(now.saturating_add(jitter));
+                // Survivors campaign in turn, by their rank in the (shared) view, one slot of
+                // election_timeout_min / 10 apart, with jitter inside the slot: the first one
+                // normally wins before the second starts, so the vote does not split as it
+                // would if all of them drew from the same short window.
+                let slot = (self.timing.election_timeout_min / 10).max(2);
+                let rank = self.peers.keys().filter(|p| p.as_str() < self.id.as_str()).count() as u64;
+                let jitter = self.rng.range_inclusive(0, slot / 3);
+                self.election_deadline = Some(now.saturating_add(rank.saturating_mul(slot)).saturating_add(jitter));
                 self.push_event(Event::BecameFollower { term: self.term, leader: None });
             }
         }
@@ -963,8 +984,15 @@ impl Node {
                     return;
                 }
                 if self.role == Role::Leader {
-                    // Two leaders in one term cannot exist; never let them demote each other.
-                    return;
+                    // Within SPEC's scope two leaders in one term cannot exist. Outside it (members
+                    // removed, restarts without durable state) they can; they must not demote each
+                    // other, and must not both stay: the one with the greater id yields, so the
+                    // cluster converges at the next heartbeat.
+                    if from.as_str() > self.id.as_str() {
+                        return;
+                    }
+                    self.leader = Some(from.clone());
+                    self.become_follower(now);
                 }
                 self.follow(now, &from);
                 self.send(&from, Message::HeartbeatAck { echo: sent_at });

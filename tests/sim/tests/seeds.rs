@@ -18,16 +18,11 @@ fn out_of_scope_runs_keep_s1_view_and_converge() {
     }
 }
 
-/// KNOWN CORE ISSUE (reported to the lead in issue 4's report): after members are removed
-/// (`peer_down(terminated)`) and come back, or a node restarts without durable state, two nodes
-/// can lead the same term (allowed out of scope). They never resolve it: a leader ignores a
-/// heartbeat of its own term from another leader ("never let them demote each other"), both keep
-/// quorum evidence because followers acknowledge both, and followers flip between them every
-/// heartbeat forever, so L1's "converges to one leader after healing" fails.
-/// `cargo run --release -p tenure-sim -- --seed 1001316 --faults all` (n3 and n4 lead term 3) and
-/// `--seed 3002534 --faults all --no-durable` (n2 and n5). Remove the `ignore` once fixed.
+/// Out of scope, two nodes can lead the same term (after members are removed and come back, or a
+/// restart without durable state). They used to never resolve it (each ignored the other's
+/// heartbeats and followers flipped between them); now the leader with the greater id yields at
+/// the other's first heartbeat. Seeds 1001316 and 3002534 (`--no-durable`) showed the old bug.
 #[test]
-#[ignore = "core: same-term leaders never resolve (seeds 1001316, 3002534 --no-durable); see the comment"]
 fn same_term_leaders_after_member_removal_converge() {
     for (seed, durable) in [(1_001_316, true), (3_002_534, false)] {
         if let Some(v) = run_seed(seed, &all_faults(durable)).violation {
