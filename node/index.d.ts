@@ -397,6 +397,11 @@ export interface ElectorOptions {
    * `confirm_leader`). It must be fast; prefer the emitted events.
    */
   eventHook?: (event: EventOutput) => void
+  /**
+   * The local `IP:PORT` to bind when it differs from `id` (e.g. `0.0.0.0:7000` behind NAT or in
+   * a container). Peers must see this node's datagrams coming from `id`.
+   */
+  bind?: string
   /** PRNG seed (default: from the operating system). */
   seed?: U64
 }

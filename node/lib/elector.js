@@ -28,6 +28,7 @@ const OPTION_KEYS = new Set([
   'confirmLeader',
   'confirmTimeout',
   'eventHook',
+  'bind',
   'seed',
 ])
 
@@ -192,6 +193,17 @@ class Elector extends EventEmitter {
         code: 'ERR_INVALID_ARG_VALUE',
       })
     }
+    let bindTo = bind
+    if (options.bind !== undefined && options.bind !== null) {
+      if (typeof options.bind !== 'string') throw typeError('options.bind', `must be an "IP:PORT" string, got ${typeof options.bind}`)
+      const b = parseAddress(options.bind)
+      if (!b) {
+        throw Object.assign(new TypeError(`options.bind must be "IP:PORT" or "[IPv6]:PORT", got ${JSON.stringify(options.bind)}`), {
+          code: 'ERR_INVALID_ARG_VALUE',
+        })
+      }
+      bindTo = b
+    }
     if (!Array.isArray(peers)) throw typeError('options.peers', `must be an array of "HOST:PORT" strings`)
     if (stateFile !== undefined && stateFile !== null && typeof stateFile !== 'string') {
       throw typeError('options.stateFile', `must be a path string, got ${typeof stateFile}`)
@@ -211,7 +223,7 @@ class Elector extends EventEmitter {
       }
     }
     this.#id = id
-    this.#bind = bind
+    this.#bind = bindTo
     this.#hook = eventHook ?? undefined
     this.#stateFile = stateFile ?? undefined
     this.#confirm = confirmLeader ?? undefined

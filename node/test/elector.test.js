@@ -367,3 +367,16 @@ test('join and leave emit peerJoined and peerLeft; bad peers throw NodeError', a
     await stopAll(electors)
   }
 })
+
+test('bind: a node can listen on 0.0.0.0 while its id is the address peers see', async () => {
+  const { electors } = await cluster(3, (id, i) => (i === 0 ? { bind: `0.0.0.0:${id.split(':')[1]}` } : {}))
+  try {
+    await Promise.all(electors.map((e) => e.start()))
+    await waitFor(() => electors.some((e) => e.isLeader), 3000, 'a leader')
+    await waitFor(() => electors[0].leader !== null, 3000, 'node 0 to know the leader')
+    assert.equal(electors[0].inspect().dropped_by_reason.sender_mismatch, 0)
+    assert.throws(() => new Elector({ id: '127.0.0.1:1', peers: [], cluster: 'c', bind: 'localhost' }), { code: 'ERR_INVALID_ARG_VALUE' })
+  } finally {
+    await stopAll(electors)
+  }
+})
