@@ -208,7 +208,7 @@ test-python: setup
 	@if [ ! -f python/pyproject.toml ]; then echo "test-python: python/pyproject.toml not present yet, skipping"; exit 0; fi; \
 	set -x; cd python; \
 	VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet; \
-	mypy --strict examples tenure; \
+	mypy --strict examples benches tenure; \
 	python -m pytest -q tests
 
 # The npm package's native addon (node/native/tenure.node), built from source (bindings/node) by
