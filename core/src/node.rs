@@ -240,8 +240,11 @@ impl Node {
         let timing = config.validate()?;
         let restored = restored.unwrap_or_default();
         if let Some(v) = &restored.voted_for {
-            if v.is_empty() || v.len() > MAX_ID_LEN {
+            if v.is_empty() {
                 return Err(ConfigError::EmptyId { field: "voted_for" });
+            }
+            if v.len() > MAX_ID_LEN {
+                return Err(ConfigError::IdTooLong { field: "voted_for", len: v.len() });
             }
         }
         let mut peers = BTreeMap::new();
@@ -383,6 +386,18 @@ impl Node {
         echoes.sort_unstable_by(|a, b| b.cmp(a));
         echoes.get(need - 1).map(|t| t.saturating_add(self.timing.election_timeout_min))
     }
+    /// The peer a graceful stop should hand leadership to: of the peers that have answered and
+    /// are not reported unreachable, the one heard from most recently (ties: the smaller id).
+    /// Every runtime uses this, so they all choose alike.
+    pub fn transfer_target(&self) -> Option<&str> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.answered && p.ghost_until.is_none())
+            .filter_map(|(id, p)| p.last_heard.map(|t| (t, id)))
+            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+            .map(|(_, id)| id.as_str())
+    }
+
     /// The next instant at which [`Node::handle_timeout`] should be called.
     pub fn poll_timeout(&self) -> Option<u64> {
         let mut next = [self.election_deadline, self.heartbeat_deadline].into_iter().flatten().min();

@@ -289,6 +289,7 @@ fn leadership_transfer_hands_over_in_about_one_round_trip() {
     assert_eq!(h.node(&leader).transfer_leadership(t0, "nobody"), Err(Error::UnknownPeer { peer: "nobody".into() }));
     h.node(&leader).transfer_leadership(t0, &target).unwrap();
     assert!(!h.nodes[&leader].is_leader(), "the old leader stops leading at once");
+    assert!(h.nodes[&leader].transfer_target().is_some_and(|t| t != leader));
     h.run_until(t0 + 4);
     assert_eq!(h.leader(), target);
     let became = h
@@ -353,6 +354,20 @@ fn wrong_cluster_garbage_and_spoofed_senders_are_dropped_and_counted() {
     assert_eq!(i.dropped_by_reason["malformed"], 1);
     assert_eq!(i.dropped_by_reason["sender_mismatch"], 1);
     assert_eq!(i.view_size, 3, "dropped messages never admit a peer");
+}
+
+#[test]
+fn transfer_target_is_the_freshest_answered_peer() {
+    let mut n = lone(|c| c);
+    assert_eq!(n.transfer_target(), None, "nobody has answered yet");
+    n.handle_message(5, "n3", &msg("n3", 0, Message::PreVoteReply { granted: false })).unwrap();
+    n.handle_message(9, "n2", &msg("n2", 0, Message::PreVoteReply { granted: false })).unwrap();
+    assert_eq!(n.transfer_target(), Some("n2"));
+    n.peer_down(10, "n2", PeerDownReason::NoConnection).unwrap();
+    assert_eq!(n.transfer_target(), Some("n3"));
+    let long = "x".repeat(300);
+    let e = Node::new(Config::new("n1", "t"), 1, Some(DurableState { term: 1, voted_for: Some(long) }), 0).unwrap_err();
+    assert_eq!(e.code(), "id_too_long");
 }
 
 #[test]
