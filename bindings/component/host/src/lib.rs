@@ -123,17 +123,55 @@ impl<C: Callbacks> Loader<C> {
         Self::from_bytes(&bytes)
     }
 
-    /// Compiles the component built with this crate ([`COMPONENT_PATH`]).
+    /// Loads the component built with this crate ([`COMPONENT_PATH`]). The machine code that
+    /// cranelift makes from it is cached next to it (in this crate's build output directory,
+    /// keyed by the component's bytes and the engine's compatibility hash), so that only the
+    /// first start-up pays for the compilation (seconds in a debug build).
     pub fn built() -> wasmtime::Result<Self> {
-        Self::from_file(COMPONENT_PATH)
+        let path = Path::new(COMPONENT_PATH);
+        let bytes = std::fs::read(path).with_context(|| format!("reading the component {}", path.display()))?;
+        let engine = Self::engine()?;
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            engine.precompile_compatibility_hash().hash(&mut h);
+            h.finish()
+        };
+        let cached = path.with_file_name(format!("tenure-{key:016x}.cwasm"));
+        if cached.exists() {
+            // SAFETY: the file is machine code that this crate serialized itself, into its own
+            // build output directory (not a shared temporary directory), for this exact
+            // component and engine configuration; wasmtime checks the engine compatibility too.
+            if let Ok(component) = unsafe { Component::deserialize_file(&engine, &cached) } {
+                return Self::with_component(engine, component);
+            }
+        }
+        let component = Component::from_binary(&engine, &bytes).context("compiling the component")?;
+        if let Ok(code) = component.serialize() {
+            // Write-then-rename, so that processes starting together never read a partial file.
+            let tmp = cached.with_extension(format!("tmp{}", std::process::id()));
+            if std::fs::write(&tmp, code).is_ok() && std::fs::rename(&tmp, &cached).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+        Self::with_component(engine, component)
     }
 
     /// Compiles a component from its bytes.
     pub fn from_bytes(bytes: &[u8]) -> wasmtime::Result<Self> {
+        let engine = Self::engine()?;
+        let component = Component::from_binary(&engine, bytes).context("compiling the component")?;
+        Self::with_component(engine, component)
+    }
+
+    fn engine() -> wasmtime::Result<Engine> {
         let mut config = Config::new();
         config.wasm_component_model(true);
-        let engine = Engine::new(&config)?;
-        let component = Component::from_binary(&engine, bytes).context("compiling the component")?;
+        Engine::new(&config)
+    }
+
+    fn with_component(engine: Engine, component: Component) -> wasmtime::Result<Self> {
         let mut linker = Linker::new(&engine);
         Election::add_to_linker::<_, HasSelf<_>>(&mut linker, |s: &mut HostState<C>| s)?;
         Ok(Loader { engine, component, linker })
