@@ -93,11 +93,16 @@ fn three_processes_elect_hand_over_on_sigterm_and_fail_over_on_kill() {
     // SIGTERM the leader: it transfers, a new leader appears in a later term, then it stops.
     let p = procs.iter().position(|p| p.id == leader).unwrap();
     let pid = procs[p].child.id() as libc::pid_t;
+    let signalled_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     // SAFETY: sending a signal to a child we spawned.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
     let second =
         wait_for(&rx, &mut seen, Duration::from_secs(10), |v| v["event"] == "leader" && v["id"] != leader.as_str());
     assert!(second["term"].as_u64().unwrap() > term);
+    eprintln!(
+        "graceful handover after SIGTERM: new leader {} ms after the signal",
+        second["ts_ms"].as_u64().unwrap().saturating_sub(signalled_at)
+    );
     let stopped =
         wait_for(&rx, &mut seen, Duration::from_secs(10), |v| v["event"] == "stopped" && v["id"] == leader.as_str());
     let stopped_at = stopped["ts_ms"].as_u64().unwrap();
