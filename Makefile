@@ -304,7 +304,21 @@ bench: setup
 	  if [ -d "$$d/benches" ]; then echo "bench: $$p"; TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" $(CARGO) bench -p "$$p"; ran=1; fi; \
 	done; \
 	if [ -z "$$ran" ]; then echo "bench: no benches/ directory in $(BENCH_PACKAGES) yet, skipping"; exit 0; fi; \
+	$(MAKE) bench-hosts BENCH_RESULTS="$(BENCH_RESULTS)"
 	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --criterion "$${CARGO_TARGET_DIR:-$(ROOT)/target}/criterion" --out BENCHMARKS.md
+
+# Per-call cost from Python, Node.js and the browser build, and the process benchmark (idle CPU/RSS,
+# failover from outside, PySyncObj side by side), as Markdown fragments for benches/report.py.
+.PHONY: bench-hosts
+bench-hosts: setup runtimes web
+	@mkdir -p "$(BENCH_RESULTS)"; f="$(BENCH_RESULTS)/hosts.md"; \
+	{ echo "## Bindings: per-call cost from each host"; echo; \
+	  echo "Printed by each host's own benchmark program in this run (the component's is the criterion group above)."; echo; \
+	  echo "### Python (\`python python/benches/bench_node.py --native\`)"; echo; echo '```'; python python/benches/bench_node.py --native; echo '```'; echo; \
+	  echo "### Node.js (\`node node/bench/bench.mjs\`)"; echo; echo '```'; (cd node && node bench/bench.mjs); echo '```'; echo; \
+	  echo "### Browser build in headless Chromium (\`node demo/bench/run.mjs\`)"; echo; echo '```'; node demo/bench/run.mjs; echo '```'; echo; \
+	} > "$$f"; cat "$$f"
+	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
 
 fuzz: setup
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \

@@ -157,7 +157,7 @@ class Cluster:
 
     def start(self, pid: str) -> None:
         p = self.procs[pid]
-        cmd = runtime_command(p.kind) + p.args
+        cmd = self.command(p)
         # stderr goes to a file per process (kept for post-mortems); Popen holds its own handle.
         with open(self.tmp / f"{pid.replace(':', '_')}.stderr", "ab") as stderr:
             p.popen = subprocess.Popen(
@@ -172,6 +172,10 @@ class Cluster:
         p.paused = False
         p.role = "starting"
         threading.Thread(target=self._reader, args=(pid, p.popen), daemon=True).start()
+
+    def command(self, p: Proc) -> list[str]:
+        """The command line of one process (the benchmarks override it for a peer library)."""
+        return runtime_command(p.kind) + p.args
 
     def start_all(self, timeout_s: float = 60.0) -> None:
         """Starts every process and waits until each has printed `started` (a wasmtime host
