@@ -36,6 +36,8 @@ fn start(ids: &[String], tx: &std::sync::mpsc::Sender<Value>, dir: &std::path::P
                 cmd.args(["--peer", p]);
             }
             cmd.arg("--state-file").arg(dir.join(id.replace(':', "_")));
+            // Authenticated cluster: every message carries an HMAC with this key.
+            cmd.arg("--key-file").arg(dir.join("cluster.key"));
             let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn tenure-wasmtime");
             let out = child.stdout.take().unwrap();
             let tx = tx.clone();
@@ -77,6 +79,7 @@ fn wait_for(rx: &Receiver<Value>, seen: &mut Vec<Value>, limit: Duration, pred: 
 fn three_processes_elect_hand_over_on_sigterm_and_fail_over_on_kill() {
     let dir = std::env::temp_dir().join(format!("tenure-wasmtime-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cluster.key"), b"component process test key\n").unwrap();
     let ids: Vec<String> = free_ports(3).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
     let (tx, rx) = channel();
     let mut procs = start(&ids, &tx, &dir);
