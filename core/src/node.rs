@@ -8,7 +8,7 @@ use crate::config::{Config, ConfigError, ConfigWarning, DurableState, ValidConfi
 use crate::error::Error;
 use crate::inspect::Inspect;
 use crate::rng::Rng;
-use crate::wire::{self, DropReason, Envelope, Message, MAX_MESSAGE_SIZE};
+use crate::wire::{self, DropReason, EnvelopeRef, Message, MAX_MESSAGE_SIZE};
 
 /// A node's role in the election.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -198,7 +198,7 @@ pub struct Node {
     pre_vote: bool,
     confirm_gate: bool,
     durable: bool,
-    key: Option<Vec<u8>>,
+    mac: Option<wire::HmacSha256>,
     bootstrap: Vec<String>,
     rng: Rng,
 
@@ -260,7 +260,7 @@ impl Node {
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
             durable: config.durable,
-            key: config.key,
+            mac: config.key.as_deref().and_then(wire::keyed),
             bootstrap: config.bootstrap,
             rng: Rng::new(seed),
             role: Role::Unclustered,
@@ -386,6 +386,14 @@ impl Node {
         echoes.sort_unstable_by(|a, b| b.cmp(a));
         echoes.get(need - 1).map(|t| t.saturating_add(self.timing.election_timeout_min))
     }
+    /// Decodes a datagram with this node's key, without handling it (for tools that show
+    /// traffic, such as the browser demo's messages in flight).
+    pub fn decode_message(&self, bytes: &[u8]) -> Result<wire::Envelope, DropReason> {
+        let raw = wire::decode_raw(bytes, self.mac.as_ref())?;
+        let text = |b: &[u8]| core::str::from_utf8(b).map(String::from).map_err(|_| DropReason::Malformed);
+        Ok(wire::Envelope { cluster: text(raw.cluster)?, from: text(raw.from)?, term: raw.term, message: raw.message })
+    }
+
     /// The peer a graceful stop should hand leadership to: of the peers that have answered and
     /// are not reported unreachable, the one heard from most recently (ties: the smaller id).
     /// Every runtime uses this, so they all choose alike.
@@ -477,17 +485,24 @@ impl Node {
     }
 
     fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
-        let env = wire::decode(bytes, self.key.as_deref())?;
-        if env.cluster != self.cluster {
+        let raw = wire::decode_raw(bytes, self.mac.as_ref())?;
+        // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
+        let env_from: &str = if raw.from == from.as_bytes() {
+            from
+        } else {
+            core::str::from_utf8(raw.from).map_err(|_| DropReason::Malformed)?
+        };
+        if raw.cluster != self.cluster.as_bytes() {
+            core::str::from_utf8(raw.cluster).map_err(|_| DropReason::Malformed)?;
             return Err(DropReason::WrongCluster);
         }
-        if env.from.is_empty() || env.from.len() > MAX_ID_LEN {
+        if env_from.is_empty() || env_from.len() > MAX_ID_LEN {
             return Err(DropReason::Malformed);
         }
-        if env.from != from {
+        if env_from != from {
             return Err(DropReason::SenderMismatch);
         }
-        if env.from == self.id {
+        if env_from == self.id {
             return Err(DropReason::FromSelf);
         }
         if let Some(&until) = self.removed.get(from) {
@@ -496,8 +511,8 @@ impl Node {
             }
             self.removed.remove(from);
         }
-        self.admit(now, &env.from);
-        self.dispatch(now, env);
+        self.admit(now, from);
+        self.dispatch(now, from, raw.term, raw.message);
         Ok(())
     }
 
@@ -673,12 +688,12 @@ impl Node {
     }
 
     fn send(&mut self, to: &str, message: Message) {
-        let env = Envelope { cluster: self.cluster.clone(), from: self.id.clone(), term: self.term, message };
-        self.send_envelope(to, env);
+        self.send_with_term(to, self.term, message);
     }
 
-    fn send_envelope(&mut self, to: &str, env: Envelope) {
-        if let Some(bytes) = wire::encode(&env, self.key.as_deref()) {
+    fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
+        let env = EnvelopeRef { cluster: &self.cluster, from: &self.id, term, message };
+        if let Some(bytes) = wire::encode_with(&env, self.mac.as_ref()) {
             self.flush_persist();
             self.outputs.push_back(Output::Send { to: to.to_string(), bytes });
         }
@@ -720,11 +735,16 @@ impl Node {
 
     fn admit(&mut self, now: u64, from: &str) {
         let is_new = !self.peers.contains_key(from);
-        let p = self.peers.entry(from.to_string()).or_default();
+        if is_new {
+            self.peers.insert(from.to_string(), Peer::default());
+        }
+        let p = self.peers.get_mut(from).expect("just ensured");
         p.answered = true;
         p.last_heard = Some(now);
         p.ghost_until = None;
-        self.send_failing.remove(from);
+        if !self.send_failing.is_empty() {
+            self.send_failing.remove(from);
+        }
         if is_new {
             self.push_event(Event::PeerJoined { peer: from.to_string() });
             self.membership_changed(now);
@@ -826,9 +846,7 @@ impl Node {
         self.reset_election_timer(now);
         let peers: Vec<String> = self.peers.keys().cloned().collect();
         for p in peers {
-            let env =
-                Envelope { cluster: self.cluster.clone(), from: self.id.clone(), term, message: Message::PreVote };
-            self.send_envelope(&p, env);
+            self.send_with_term(&p, term, Message::PreVote);
         }
         self.check_campaign(now);
     }
@@ -929,8 +947,7 @@ impl Node {
         }
     }
 
-    fn dispatch(&mut self, now: u64, env: Envelope) {
-        let Envelope { from, term, message, .. } = env;
+    fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message) {
         let adopts = match &message {
             Message::PreVote => false,
             Message::PreVoteReply { granted } => !granted,
@@ -945,7 +962,7 @@ impl Node {
             if self.role != Role::Follower {
                 if let Message::Heartbeat { .. } = message {
                     // Learned from the new leader itself: announce it in the one follower event.
-                    self.leader = Some(from.clone());
+                    self.leader = Some(from.to_string());
                 }
                 self.become_follower(now);
             }
@@ -954,18 +971,12 @@ impl Node {
             Message::PreVote => {
                 let granted = term > self.term && !self.sticky(now);
                 let reply_term = if granted { term } else { self.term };
-                let env = Envelope {
-                    cluster: self.cluster.clone(),
-                    from: self.id.clone(),
-                    term: reply_term,
-                    message: Message::PreVoteReply { granted },
-                };
-                self.send_envelope(&from, env);
+                self.send_with_term(from, reply_term, Message::PreVoteReply { granted });
             }
             Message::PreVoteReply { granted } => {
                 if let Some(c) = &mut self.campaign {
                     if c.pre && granted && c.term == term {
-                        c.granted.insert(from);
+                        c.granted.insert(from.to_string());
                         self.check_campaign(now);
                     }
                 }
@@ -976,18 +987,18 @@ impl Node {
                     && self.leader.as_deref().is_none_or(|l| l == from);
                 let granted = can_vote && (free || self.bug(BugBit::DoubleVote));
                 if granted {
-                    if self.voted_for.as_deref() != Some(from.as_str()) {
-                        self.voted_for = Some(from.clone());
+                    if self.voted_for.as_deref() != Some(from) {
+                        self.voted_for = Some(from.to_string());
                         self.persist();
                     }
                     self.reset_election_timer(now);
                 }
-                self.send(&from, Message::VoteReply { granted });
+                self.send(from, Message::VoteReply { granted });
             }
             Message::VoteReply { granted } => {
                 if let Some(c) = &mut self.campaign {
                     if !c.pre && granted && term == self.term && self.role == Role::Candidate {
-                        c.granted.insert(from);
+                        c.granted.insert(from.to_string());
                         self.check_campaign(now);
                     }
                 }
@@ -995,7 +1006,7 @@ impl Node {
             Message::Heartbeat { sent_at } => {
                 if term < self.term {
                     // Tell the stale leader about the newer term.
-                    self.send(&from, Message::HeartbeatAck { echo: sent_at });
+                    self.send(from, Message::HeartbeatAck { echo: sent_at });
                     return;
                 }
                 if self.role == Role::Leader {
@@ -1003,32 +1014,32 @@ impl Node {
                     // removed, restarts without durable state) they can; they must not demote each
                     // other, and must not both stay: the one with the greater id yields, so the
                     // cluster converges at the next heartbeat.
-                    if from.as_str() > self.id.as_str() {
+                    if from > self.id.as_str() {
                         return;
                     }
-                    self.leader = Some(from.clone());
+                    self.leader = Some(from.to_string());
                     self.become_follower(now);
                 }
-                self.follow(now, &from);
-                self.send(&from, Message::HeartbeatAck { echo: sent_at });
+                self.follow(now, from);
+                self.send(from, Message::HeartbeatAck { echo: sent_at });
             }
             Message::HeartbeatAck { echo } => {
                 if self.role == Role::Leader && term == self.term {
-                    if let Some(p) = self.peers.get_mut(&from) {
+                    if let Some(p) = self.peers.get_mut(from) {
                         p.ack_echo = Some(p.ack_echo.map_or(echo, |e| e.max(echo)));
                     }
                 }
             }
             Message::TimeoutNow => {
                 if term == self.term
-                    && self.leader.as_deref() == Some(from.as_str())
+                    && self.leader.as_deref() == Some(from)
                     && self.role == Role::Follower
                     && self.clustered()
                 {
                     self.start_election(now, true);
                 }
             }
-            Message::App { payload } => self.push_event(Event::Message { from, payload }),
+            Message::App { payload } => self.push_event(Event::Message { from: from.to_string(), payload }),
         }
     }
 
@@ -1037,7 +1048,9 @@ impl Node {
         self.leader_contact = Some(now);
         self.heartbeat_in_last = Some(now);
         let changed = self.leader.as_deref() != Some(from);
-        self.leader = Some(from.to_string());
+        if changed {
+            self.leader = Some(from.to_string());
+        }
         self.campaign = None;
         match self.role {
             Role::Candidate => self.become_follower(now),

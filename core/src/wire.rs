@@ -176,25 +176,68 @@ pub struct Envelope {
     pub message: Message,
 }
 
-type HmacSha256 = Hmac<Sha256>;
+pub(crate) type HmacSha256 = Hmac<Sha256>;
 
 fn mac(key: &[u8]) -> Option<HmacSha256> {
     // HMAC accepts keys of any length; `new_from_slice` cannot fail for it, but stay total.
     <HmacSha256 as Mac>::new_from_slice(key).ok()
 }
 
-/// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
-///
-/// Returns `None` when the result would exceed [`MAX_MESSAGE_SIZE`].
-pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(32 + envelope.cluster.len() + envelope.from.len());
+/// The keyed HMAC state, computed once per node and cloned per message (the key schedule is
+/// half the cost of a short HMAC).
+pub(crate) fn keyed(key: &[u8]) -> Option<HmacSha256> {
+    mac(key)
+}
+
+/// The fields of [`Envelope`], borrowed: serializes to the same bytes without cloning the
+/// node's ids for every message.
+#[derive(Debug, Serialize)]
+pub(crate) struct EnvelopeRef<'a> {
+    pub cluster: &'a str,
+    pub from: &'a str,
+    pub term: u64,
+    pub message: Message,
+}
+
+/// A decoded body whose ids are still raw bytes borrowed from the datagram: the node compares
+/// them with the ids it expects and validates UTF-8 only when they differ.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RawEnvelope<'a> {
+    #[serde(borrow)]
+    pub cluster: &'a [u8],
+    #[serde(borrow)]
+    pub from: &'a [u8],
+    pub term: u64,
+    pub message: Message,
+}
+
+// Strings and byte strings share one postcard encoding (varint length, then the bytes), so
+// `RawEnvelope` reads exactly what `Envelope` and `EnvelopeRef` write.
+#[derive(Serialize)]
+struct RawEnvelopeRef<'a> {
+    #[serde(with = "bytes_as_seq_free")]
+    cluster: &'a [u8],
+    #[serde(with = "bytes_as_seq_free")]
+    from: &'a [u8],
+    term: u64,
+    message: &'a Message,
+}
+
+mod bytes_as_seq_free {
+    pub fn serialize<S: serde::Serializer>(v: &&[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+}
+
+pub(crate) fn encode_with(envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> Option<Vec<u8>> {
+    let tag = if m.is_some() { TAG_LEN } else { 0 };
+    let mut out = Vec::with_capacity(HEADER_LEN + 16 + tag + envelope.cluster.len() + envelope.from.len());
     out.extend_from_slice(&MAGIC);
     out.push(VERSION);
-    out.push(if key.is_some() { FLAG_TAGGED } else { 0 });
-    let out = postcard::to_extend(envelope, out).ok()?;
-    let mut out = out;
-    if let Some(key) = key {
-        let mut m = mac(key)?;
+    out.push(if m.is_some() { FLAG_TAGGED } else { 0 });
+    let mut out = postcard::to_extend(envelope, out).ok()?;
+    if let Some(m) = m {
+        let mut m = m.clone();
         m.update(&out);
         out.extend_from_slice(&m.finalize().into_bytes());
     }
@@ -204,11 +247,8 @@ pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Decodes and authenticates a datagram. `key` must be the cluster key when the node has one.
-///
-/// A node with a key rejects untagged messages; a node without one rejects tagged messages (it
-/// cannot check them), both as [`DropReason::BadMac`].
-pub fn decode(bytes: &[u8], key: Option<&[u8]>) -> Result<Envelope, DropReason> {
+/// Checks size, header and tag, and decodes the body without copying the ids.
+pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<RawEnvelope<'a>, DropReason> {
     if bytes.len() > MAX_MESSAGE_SIZE {
         return Err(DropReason::Oversized);
     }
@@ -227,25 +267,64 @@ pub fn decode(bytes: &[u8], key: Option<&[u8]>) -> Result<Envelope, DropReason> 
         return Err(DropReason::Malformed);
     }
     let tagged = flags & FLAG_TAGGED != 0;
-    let body = match (tagged, key) {
+    let body = match (tagged, m) {
         (false, None) => rest,
-        (true, Some(key)) => {
+        (true, Some(m)) => {
             let signed_len = bytes.len().checked_sub(TAG_LEN).ok_or(DropReason::BadMac)?;
             if signed_len < HEADER_LEN {
                 return Err(DropReason::BadMac);
             }
             let (signed, tag) = bytes.split_at(signed_len);
-            let mut m = mac(key).ok_or(DropReason::BadMac)?;
+            let mut m = m.clone();
             m.update(signed);
             m.verify_slice(tag).map_err(|_| DropReason::BadMac)?;
             &signed[HEADER_LEN..]
         }
         _ => return Err(DropReason::BadMac),
     };
-    match postcard::take_from_bytes::<Envelope>(body) {
-        Ok((envelope, [])) => Ok(envelope),
-        _ => Err(DropReason::Malformed),
+    let raw = match postcard::take_from_bytes::<RawEnvelope<'a>>(body) {
+        Ok((raw, [])) => raw,
+        _ => return Err(DropReason::Malformed),
+    };
+    // One encoding per message: postcard accepts over-long varints (`80 00` for 0), so a body
+    // longer than the canonical encoding of what it decodes to is refused.
+    let canonical = RawEnvelopeRef { cluster: raw.cluster, from: raw.from, term: raw.term, message: &raw.message };
+    if postcard::experimental::serialized_size(&canonical).ok() != Some(body.len()) {
+        return Err(DropReason::Malformed);
     }
+    Ok(raw)
+}
+
+/// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
+///
+/// Returns `None` when the result would exceed [`MAX_MESSAGE_SIZE`].
+pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Option<Vec<u8>> {
+    let m = match key {
+        Some(k) => Some(mac(k)?),
+        None => None,
+    };
+    let r = EnvelopeRef {
+        cluster: &envelope.cluster,
+        from: &envelope.from,
+        term: envelope.term,
+        message: envelope.message.clone(),
+    };
+    encode_with(&r, m.as_ref())
+}
+
+/// Decodes and authenticates a datagram. `key` must be the cluster key when the node has one.
+///
+/// A node with a key rejects untagged messages; a node without one rejects tagged messages (it
+/// cannot check them), both as [`DropReason::BadMac`]. Non-canonical encodings (over-long
+/// varints) and ids that are not UTF-8 are [`DropReason::Malformed`].
+pub fn decode(bytes: &[u8], key: Option<&[u8]>) -> Result<Envelope, DropReason> {
+    let m = match key {
+        Some(k) => Some(mac(k).ok_or(DropReason::BadMac)?),
+        None => None,
+    };
+    let raw = decode_raw(bytes, m.as_ref())?;
+    let text = |b: &[u8]| core::str::from_utf8(b).map(String::from).map_err(|_| DropReason::Malformed);
+    Ok(Envelope { cluster: text(raw.cluster)?, from: text(raw.from)?, term: raw.term, message: raw.message })
 }
 
 #[cfg(test)]
@@ -316,5 +395,12 @@ mod tests {
         let mut trailing = encode(&env(Message::PreVote), None).unwrap();
         trailing.push(0);
         assert_eq!(decode(&trailing, None), Err(DropReason::Malformed));
+        // The same TimeoutNow with its term 0 written as an over-long varint (80 00).
+        let mut canonical = encode(&env(Message::TimeoutNow), None).unwrap();
+        canonical[4 + 2 + 2] = 0; // term 7 -> 0, still one byte
+        assert!(decode(&canonical, None).is_ok());
+        let mut overlong = canonical.clone();
+        overlong.splice(8..9, [0x80, 0x00]);
+        assert_eq!(decode(&overlong, None), Err(DropReason::Malformed));
     }
 }
