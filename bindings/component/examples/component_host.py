@@ -87,6 +87,7 @@ class ComponentNode:
         now: int,
         durable: bool = False,
         key: bytes | None = None,
+        restored: tuple[int, str | None] | None = None,
         confirm: str = "grant",
         on_became_leader: Callable[[int], str | None] | None = None,
         **options: Any,
@@ -141,7 +142,7 @@ class ComponentNode:
             durable=durable,
             key=key,
             seed=seed,
-            restored=None,
+            restored=None if restored is None else _record(term=restored[0], voted_for=restored[1]),
         )
         created = self._call("[constructor]node", config, now)
         if not hasattr(created, "drop"):
@@ -173,6 +174,13 @@ class ComponentNode:
     def leave(self, now: int, peer: str) -> None:
         _raise_if_error(self._method("leave", now, peer))
 
+    def peer_down(self, now: int, peer: str, reason: str) -> None:
+        """``reason``: ``"terminated"`` or ``"no_connection"``."""
+        _raise_if_error(self._method("peer-down", now, peer, reason.replace("_", "-")))
+
+    def leader_failed(self, now: int, term: int) -> None:
+        _raise_if_error(self._method("leader-failed", now, term))
+
     def transfer_leadership(self, now: int, peer: str) -> None:
         _raise_if_error(self._method("transfer-leadership", now, peer))
 
@@ -194,6 +202,16 @@ class ComponentNode:
     def leader(self) -> str | None:
         leader: str | None = self._method("leader")
         return leader
+
+    @property
+    def voted_for(self) -> str | None:
+        voted: str | None = self._method("voted-for")
+        return voted
+
+    @property
+    def next_deadline(self) -> int | None:
+        deadline: int | None = self._method("next-deadline")
+        return deadline
 
     @property
     def is_leader(self) -> bool:
