@@ -219,6 +219,10 @@ impl GuestNode for NodeResource {
         self.input(now, |n| n.transfer_leadership(now, &peer)).map_err(node_error)
     }
 
+    fn transfer_target(&self) -> Option<String> {
+        self.core.borrow().transfer_target().map(str::to_string)
+    }
+
     fn broadcast(&self, now: u64, payload: Vec<u8>) -> Result<(), wit::NodeError> {
         self.input(now, |n| n.broadcast(now, &payload)).map_err(node_error)
     }

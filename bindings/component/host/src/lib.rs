@@ -259,6 +259,10 @@ impl<C: Callbacks> ComponentNode<C> {
     pub fn transfer_leadership(&mut self, now: u64, peer: &str) -> Call<Result<(), NodeError>> {
         self.call(|g, s, n| g.call_transfer_leadership(s, n, now, peer))
     }
+    /// The peer a graceful stop should hand leadership to.
+    pub fn transfer_target(&mut self) -> Call<Option<String>> {
+        self.call(|g, s, n| g.call_transfer_target(s, n))
+    }
     /// Sends a payload to every member of the view.
     pub fn broadcast(&mut self, now: u64, payload: &[u8]) -> Call<Result<(), NodeError>> {
         self.call(|g, s, n| g.call_broadcast(s, n, now, payload))

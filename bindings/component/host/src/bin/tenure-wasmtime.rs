@@ -3,8 +3,8 @@
 //! Runs one tenure node, hosted in the WebAssembly component under wasmtime, over UDP with real
 //! timers. Same command line and JSON event lines as the Python and Node.js runtimes (both come
 //! from `tenure::cli`). SIGTERM or SIGINT stops it gracefully: a leader first hands leadership
-//! to the peer it heard from most recently and waits (up to `election_timeout_max`) for a new
-//! leader to be known.
+//! to the core's `transfer_target()` (the peer heard from most recently, as in every runtime)
+//! and waits (up to `election_timeout_max`) for a new leader to be known.
 //!
 //! The component is the one this crate was built with, or `--component PATH` /
 //! `TENURE_COMPONENT` to load another build.
@@ -191,7 +191,6 @@ fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
     }
     emit(&cli::lifecycle_line(wall_ms(), &id, "started", node.term().map_err(trap)?));
 
-    let mut last_heard: BTreeMap<String, u64> = BTreeMap::new();
     let mut names: BTreeMap<SocketAddr, String> = BTreeMap::new();
     for p in &config.bootstrap {
         if let Some(a) = p.to_socket_addrs().ok().and_then(|mut a| a.next()) {
@@ -208,13 +207,7 @@ fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
             if !node.is_leader().map_err(trap)? {
                 break;
             }
-            let peers: Vec<String> = node.view().map_err(trap)?.into_iter().filter(|p| *p != id).collect();
-            let target = peers
-                .iter()
-                .filter_map(|p| last_heard.get(p).map(|h| (*h, p.clone())))
-                .max()
-                .map(|(_, p)| p)
-                .or_else(|| peers.first().cloned());
+            let target = node.transfer_target().map_err(trap)?;
             match target {
                 Some(target) => {
                     if let Err(e) = node.transfer_leadership(t, &target).map_err(trap)? {
@@ -243,9 +236,8 @@ fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
                 Ok((n, addr)) => {
                     let from = names.get(&addr).cloned().unwrap_or_else(|| addr.to_string());
                     let t = now();
-                    if node.handle_message(t, &from, &buf[..n]).map_err(trap)?.is_ok() {
-                        last_heard.insert(from, t);
-                    }
+                    // Dropped input is counted by the node (inspect().dropped_by_reason).
+                    let _ = node.handle_message(t, &from, &buf[..n]).map_err(trap)?;
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
                 // ICMP port unreachable from a peer that is down surfaces here on Linux: ignore.
