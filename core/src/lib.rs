@@ -21,6 +21,7 @@ mod fence;
 mod inspect;
 mod node;
 mod rng;
+mod vecmap;
 pub mod wire;
 
 pub use config::{

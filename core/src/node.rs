@@ -1,6 +1,6 @@
 //! The election state machine.
 
-use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -8,6 +8,7 @@ use crate::config::{Config, ConfigError, ConfigWarning, DurableState, ValidConfi
 use crate::error::Error;
 use crate::inspect::Inspect;
 use crate::rng::Rng;
+use crate::vecmap::{IdMap, IdSet};
 use crate::wire::{self, DropReason, EnvelopeRef, Message, MAX_MESSAGE_SIZE};
 
 /// A node's role in the election.
@@ -160,7 +161,7 @@ struct Peer {
 struct Campaign {
     pre: bool,
     term: u64,
-    granted: BTreeSet<String>,
+    granted: IdSet,
 }
 
 /// One member of a tenure cluster: a sans-IO state machine.
@@ -198,7 +199,8 @@ pub struct Node {
     pre_vote: bool,
     confirm_gate: bool,
     durable: bool,
-    mac: Option<wire::HmacSha256>,
+    /// Boxed: the keyed HMAC state is ~200 bytes that unauthenticated nodes should not carry.
+    mac: Option<alloc::boxed::Box<wire::HmacSha256>>,
     bootstrap: Vec<String>,
     rng: Rng,
 
@@ -210,10 +212,10 @@ pub struct Node {
     /// Last time a leader of the current term was heard (leader stickiness).
     leader_contact: Option<u64>,
 
-    peers: BTreeMap<String, Peer>,
+    peers: IdMap<Peer>,
     /// Peers removed by `leave`/`terminated`, refused until the instant stored.
-    removed: BTreeMap<String, u64>,
-    send_failing: BTreeSet<String>,
+    removed: IdMap<u64>,
+    send_failing: IdSet,
 
     election_deadline: Option<u64>,
     heartbeat_deadline: Option<u64>,
@@ -247,10 +249,10 @@ impl Node {
                 return Err(ConfigError::IdTooLong { field: "voted_for", len: v.len() });
             }
         }
-        let mut peers = BTreeMap::new();
+        let mut peers = IdMap::new();
         for p in &config.bootstrap {
             if *p != config.id {
-                peers.insert(p.clone(), Peer { declared: true, ..Peer::default() });
+                peers.insert(p, Peer { declared: true, ..Peer::default() });
             }
         }
         let mut node = Node {
@@ -260,7 +262,7 @@ impl Node {
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
             durable: config.durable,
-            mac: config.key.as_deref().and_then(wire::keyed),
+            mac: config.key.as_deref().and_then(wire::keyed).map(alloc::boxed::Box::new),
             bootstrap: config.bootstrap,
             rng: Rng::new(seed),
             role: Role::Unclustered,
@@ -270,8 +272,8 @@ impl Node {
             leader: None,
             leader_contact: None,
             peers,
-            removed: BTreeMap::new(),
-            send_failing: BTreeSet::new(),
+            removed: IdMap::new(),
+            send_failing: IdSet::new(),
             election_deadline: None,
             heartbeat_deadline: None,
             campaign: None,
@@ -336,7 +338,7 @@ impl Node {
     pub fn view(&self) -> Vec<String> {
         let mut v: Vec<String> = self.peers.keys().cloned().collect();
         v.push(self.id.clone());
-        v.sort();
+        v.sort_unstable();
         v
     }
     /// Number of nodes in the view, counting self.
@@ -389,7 +391,7 @@ impl Node {
     /// Decodes a datagram with this node's key, without handling it (for tools that show
     /// traffic, such as the browser demo's messages in flight).
     pub fn decode_message(&self, bytes: &[u8]) -> Result<wire::Envelope, DropReason> {
-        let raw = wire::decode_raw(bytes, self.mac.as_ref())?;
+        let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
         let text = |b: &[u8]| core::str::from_utf8(b).map(String::from).map_err(|_| DropReason::Malformed);
         Ok(wire::Envelope { cluster: text(raw.cluster)?, from: text(raw.from)?, term: raw.term, message: raw.message })
     }
@@ -433,7 +435,7 @@ impl Node {
             dropped_by_reason.insert(r.as_str().to_string(), self.dropped(r));
         }
         let (votes_granted, votes_count) = match &self.campaign {
-            Some(c) => (c.granted.iter().cloned().collect::<Vec<_>>(), c.granted.len() as u32),
+            Some(c) => (c.granted.keys().cloned().collect::<Vec<_>>(), c.granted.len() as u32),
             None => (Vec::new(), 0),
         };
         Inspect {
@@ -463,7 +465,7 @@ impl Node {
             election_timeout_max: self.timing.election_timeout_max,
             heartbeat_interval: self.timing.heartbeat_interval,
             dropped_by_reason,
-            send_failing_peers: self.send_failing.iter().cloned().collect(),
+            send_failing_peers: self.send_failing.keys().cloned().collect(),
             confirm_denied: self.confirm_denied,
             last_denied_at: self.last_denied_at,
             lease_deadline: self.lease_deadline(),
@@ -485,7 +487,7 @@ impl Node {
     }
 
     fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
-        let raw = wire::decode_raw(bytes, self.mac.as_ref())?;
+        let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let env_from: &str = if raw.from == from.as_bytes() {
             from
@@ -567,7 +569,7 @@ impl Node {
             p.declared = true;
             return Ok(());
         }
-        self.peers.insert(peer.to_string(), Peer { declared: true, ..Peer::default() });
+        self.peers.insert(peer, Peer { declared: true, ..Peer::default() });
         self.push_event(Event::PeerJoined { peer: peer.to_string() });
         self.membership_changed(now);
         Ok(())
@@ -594,7 +596,7 @@ impl Node {
                         p.ghost_until = Some(until);
                     }
                 }
-                self.send_failing.insert(peer.to_string());
+                self.send_failing.add(peer);
             }
         }
         Ok(())
@@ -693,7 +695,7 @@ impl Node {
 
     fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
         let env = EnvelopeRef { cluster: &self.cluster, from: &self.id, term, message };
-        if let Some(bytes) = wire::encode_with(&env, self.mac.as_ref()) {
+        if let Some(bytes) = wire::encode_with(&env, self.mac.as_deref()) {
             self.flush_persist();
             self.outputs.push_back(Output::Send { to: to.to_string(), bytes });
         }
@@ -736,7 +738,7 @@ impl Node {
     fn admit(&mut self, now: u64, from: &str) {
         let is_new = !self.peers.contains_key(from);
         if is_new {
-            self.peers.insert(from.to_string(), Peer::default());
+            self.peers.insert(from, Peer::default());
         }
         let p = self.peers.get_mut(from).expect("just ensured");
         p.answered = true;
@@ -757,7 +759,7 @@ impl Node {
         }
         self.send_failing.remove(peer);
         if sticky {
-            self.removed.insert(peer.to_string(), now.saturating_add(self.timing.election_timeout_max));
+            self.removed.insert(peer, now.saturating_add(self.timing.election_timeout_max));
         }
         if let Some(c) = &mut self.campaign {
             c.granted.remove(peer);
@@ -839,8 +841,8 @@ impl Node {
 
     fn start_pre_vote(&mut self, now: u64) {
         let term = self.term.saturating_add(1);
-        let mut granted = BTreeSet::new();
-        granted.insert(self.id.clone());
+        let mut granted = IdSet::new();
+        granted.add(&self.id);
         self.campaign = Some(Campaign { pre: true, term, granted });
         self.leader = None;
         self.reset_election_timer(now);
@@ -860,8 +862,8 @@ impl Node {
         self.persist();
         self.role = Role::Candidate;
         self.leader = None;
-        let mut granted = BTreeSet::new();
-        granted.insert(self.id.clone());
+        let mut granted = IdSet::new();
+        granted.add(&self.id);
         self.campaign = Some(Campaign { pre: false, term, granted });
         self.reset_election_timer(now);
         let peers: Vec<String> = self.peers.keys().cloned().collect();
@@ -874,7 +876,7 @@ impl Node {
     fn check_campaign(&mut self, now: u64) {
         let Some(c) = &self.campaign else { return };
         // Votes from peers no longer in the view do not count.
-        let count = c.granted.iter().filter(|g| **g == self.id || self.peers.contains_key(*g)).count();
+        let count = c.granted.keys().filter(|g| **g == self.id || self.peers.contains_key(g)).count();
         if count < self.quorum() {
             return;
         }
@@ -976,7 +978,7 @@ impl Node {
             Message::PreVoteReply { granted } => {
                 if let Some(c) = &mut self.campaign {
                     if c.pre && granted && c.term == term {
-                        c.granted.insert(from.to_string());
+                        c.granted.add(from);
                         self.check_campaign(now);
                     }
                 }
@@ -998,7 +1000,7 @@ impl Node {
             Message::VoteReply { granted } => {
                 if let Some(c) = &mut self.campaign {
                     if !c.pre && granted && term == self.term && self.role == Role::Candidate {
-                        c.granted.insert(from.to_string());
+                        c.granted.add(from);
                         self.check_campaign(now);
                     }
                 }
