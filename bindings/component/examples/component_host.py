@@ -233,7 +233,7 @@ class Network:
     def __init__(self, component: Component, engine: Engine, ids: list[str], cluster: str = "py-sim") -> None:
         self.now = 0
         self.nodes: dict[str, ComponentNode] = {}
-        self.down: set = set()
+        self.down: set[str] = set()
         self.in_flight: list[tuple[int, str, str, bytes]] = []
         self.leaders_by_term: dict[int, str] = {}
         self.log: list[str] = []
