@@ -103,6 +103,10 @@ class Node:
         """Rolls leadership of ``term`` back."""
     def transfer_leadership(self, now: int, peer: str) -> None:
         """Hands leadership to ``peer``."""
+    def transfer_target(self) -> Optional[str]:
+        """The peer a graceful stop should hand leadership to: of the peers that have answered
+        and are not reported unreachable, the one heard from most recently (ties: the smaller
+        id); ``None`` when no peer qualifies."""
     def broadcast(self, now: int, payload: bytes) -> None:
         """Sends ``payload`` to every member of the view."""
 

@@ -327,7 +327,6 @@ class Elector:
         self._timer_at: Optional[int] = None
         self._addr_of: Dict[str, Address] = {}
         self._id_of: Dict[Address, str] = {}
-        self._last_heard: Dict[str, int] = {}
         self._callbacks: Optional[asyncio.Queue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]]] = None
         self._dispatcher: Optional[asyncio.Task[None]] = None
         self._tasks: Set[asyncio.Task[Any]] = set()
@@ -370,10 +369,11 @@ class Elector:
         self._pump()
 
     async def stop(self, handover_timeout: Optional[float] = None, callback_timeout: float = 1.0) -> None:
-        """Stops the node. A leader first transfers leadership to the peer heard from most
-        recently and waits (up to ``handover_timeout`` seconds, default one
-        ``election_timeout_max``) for a new leader to be known, so the cluster is leaderless for
-        about one round trip instead of an election timeout. Callbacks already queued get
+        """Stops the node. A leader first transfers leadership to the peer the core picks
+        (:meth:`Node.transfer_target`: answered, reachable, heard from most recently) and waits
+        (up to ``handover_timeout`` seconds, default one ``election_timeout_max``) for a new
+        leader to be known, so the cluster is leaderless for about one round trip instead of an
+        election timeout. Callbacks already queued get
         ``callback_timeout`` seconds to run; then the rest are dropped (a plain callback still
         running in its thread is left to finish on its own).
         """
@@ -600,12 +600,10 @@ class Elector:
         if sender is None:
             sender = f"[{key[0]}]:{key[1]}" if ":" in key[0] else f"{key[0]}:{key[1]}"
             self._addr_of.setdefault(sender, key)
-        now = now_ms()
         try:
-            self._node.handle_message(now, sender, data)
+            self._node.handle_message(now_ms(), sender, data)
         except DecodeError:
             return
-        self._last_heard[sender] = now
         self._pump()
 
     def _on_timer(self) -> None:
@@ -751,11 +749,12 @@ class Elector:
         work.task = self._spawn(run())
 
     def _transfer_target(self) -> Optional[str]:
-        view = set(self._node.view) - {self._node.id}
-        heard = [(t, p) for p, t in self._last_heard.items() if p in view]
-        if heard:
-            return max(heard)[1]
-        return min(view) if view else None
+        """The core's choice (the freshest answered, reachable peer), else the first other peer
+        of the view, else ``None``."""
+        target = self._node.transfer_target()
+        if target is not None:
+            return target
+        return next((p for p in self._node.view if p != self._node.id), None)
 
     async def _confirm_task(self, term: int) -> None:
         assert self._confirm is not None

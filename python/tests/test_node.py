@@ -110,6 +110,24 @@ def test_transfer_hands_over_in_one_round_trip(sim: SimNet) -> None:
     assert sim.leader() == target
 
 
+def test_transfer_target_is_the_cores_choice_of_an_answered_reachable_peer(sim: SimNet) -> None:
+    assert make().transfer_target() is None  # nobody has answered yet
+    sim.run_until(1000)
+    first = sim.leader()
+    assert first is not None
+    leader = sim.nodes[first]
+    others = [i for i in sim.ids if i != first]
+    target = leader.transfer_target()
+    assert target in others
+    leader.peer_down(sim.now, target, PeerDownReason.NO_CONNECTION)
+    sim.drain(first)
+    rest = [i for i in others if i != target]
+    assert leader.transfer_target() == rest[0]
+    leader.peer_down(sim.now, rest[0], PeerDownReason.NO_CONNECTION)
+    sim.drain(first)
+    assert leader.transfer_target() is None
+
+
 def test_confirm_gate_denial_withholds_leadership() -> None:
     n = make(peers=("b",), min_cluster_size=1)
     n2 = Node(Config(id="b", cluster="c", bootstrap=("a",), min_cluster_size=1), now=0, seed=1)

@@ -505,6 +505,13 @@ impl PyNode {
         self.inner.transfer_leadership(now, peer).map_err(|e| node_error(py, e))
     }
 
+    /// The peer a graceful stop should hand leadership to: of the peers that have answered and
+    /// are not reported unreachable, the one heard from most recently (ties: the smaller id); None
+    /// when no peer qualifies. Every runtime asks the core, so they all choose the same peer.
+    fn transfer_target(&self) -> Option<&str> {
+        self.inner.transfer_target()
+    }
+
     /// Sends an application payload (bytes) to every member of the view.
     fn broadcast(&mut self, py: Python<'_>, now: u64, payload: &Bound<'_, PyAny>) -> PyResult<()> {
         let payload = bytes_arg(payload, "payload")?;
