@@ -297,6 +297,12 @@ export class Node {
   leaderHandlerFailed(now: U64, term: U64): void
   /** Hands leadership to `peer` (it campaigns at once). */
   transferLeadership(now: U64, peer: string): void
+  /**
+   * The peer a graceful stop should hand leadership to: of the peers that have answered and are
+   * not reported unreachable, the one heard from most recently (ties: the smaller id); `null`
+   * when no peer qualifies. Every runtime asks the core, so they all pick the same peer.
+   */
+  transferTarget(): string | null
   /** Sends an application payload to every member of the view. */
   broadcast(now: U64, payload: Uint8Array): void
   /** Every pending output, in order. */
@@ -440,7 +446,8 @@ export class Elector extends EventEmitter<ElectorEvents> {
   /** Binds the socket and starts the election. */
   start(): Promise<void>
   /**
-   * Stops; when leading, first transfers leadership (unless `transfer: false`) and waits up to
+   * Stops; when leading, first transfers leadership (unless `transfer: false`) to the peer
+   * {@link Node.transferTarget} picks (else the first reachable peer of the view) and waits up to
    * `electionTimeoutMin` for the new leader.
    */
   stop(options?: { transfer?: boolean }): Promise<void>

@@ -159,7 +159,6 @@ class Elector extends EventEmitter {
   /** @type {((info: { term: number }) => boolean | Promise<boolean>) | undefined} */ #confirm
   /** @type {'new' | 'starting' | 'running' | 'stopping' | 'stopped'} */ #state = 'new'
   /** @type {AbortController | null} */ #leadership = null
-  /** @type {Map<string, number>} */ #lastHeard = new Map()
   /** @type {Map<string, { host: string, port: number, family: 4 | 6 } | null>} */ #addresses = new Map()
   /** @type {Array<[string, any]>} */ #queue = []
   #flushScheduled = false
@@ -309,7 +308,8 @@ class Elector extends EventEmitter {
 
   /**
    * Stops the node. When leading (and `transfer` is not false) it first hands leadership to the
-   * peer heard from most recently and waits — at most `electionTimeoutMin` — for the new leader,
+   * peer the core picks (`Node.transferTarget`: answered, reachable, heard from most recently)
+   * and waits — at most `electionTimeoutMin` — for the new leader,
    * so the cluster is leaderless for about one round trip. Aborts the leadership signal.
    * @param {{ transfer?: boolean }} [options]
    * @returns {Promise<void>}
@@ -366,21 +366,16 @@ class Elector extends EventEmitter {
     this.#emitQueued()
   }
 
-  /** The reachable peer heard from most recently, or the first peer of the view. */
+  /**
+   * The core's choice (the freshest answered, reachable peer), else the first peer of the view
+   * that is not failing sends, else `null`.
+   * @returns {string | null}
+   */
   #transferTarget() {
+    const target = this.#n.transferTarget()
+    if (target !== null) return target
     const failing = new Set(JSON.parse(this.#n.inspectJson()).send_failing_peers)
-    /** @type {string | null} */
-    let best = null
-    let bestAt = -1
-    for (const peer of this.#n.view) {
-      if (peer === this.#id || failing.has(peer)) continue
-      const at = this.#lastHeard.get(peer) ?? -1
-      if (best === null || at > bestAt) {
-        best = peer
-        bestAt = at
-      }
-    }
-    return best
+    return this.#n.view.find((/** @type {string} */ peer) => peer !== this.#id && !failing.has(peer)) ?? null
   }
 
   /**
@@ -391,14 +386,12 @@ class Elector extends EventEmitter {
     if (this.#state !== 'running' && this.#state !== 'stopping') return
     const from = senderId(rinfo)
     const now = this.now()
-    let dropped
     try {
-      dropped = this.#n.handleMessage(now, from, msg)
+      this.#n.handleMessage(now, from, msg) // a dropped datagram returns its reason: nothing to do
     } catch (e) {
       this.#queueEvent('error', wrapError(e))
       return
     }
-    if (dropped === null) this.#lastHeard.set(from, now)
     this.#step(now)
   }
 

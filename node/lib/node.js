@@ -165,6 +165,16 @@ class Node {
   }
 
   /**
+   * The peer a graceful stop should hand leadership to: of the peers that have answered and are
+   * not reported unreachable, the one heard from most recently (ties: the smaller id); `null`
+   * when no peer qualifies. Every runtime asks the core, so they all pick the same peer.
+   * @returns {string | null}
+   */
+  transferTarget() {
+    return this.#n.transferTarget()
+  }
+
+  /**
    * Sends an application payload to every member of the view.
    * @param {number} now
    * @param {Uint8Array} payload

@@ -169,6 +169,24 @@ test('leaderHandlerFailed rolls leadership back; transfer hands it over', () => 
   assert.throws(() => sim.nodes.get(second).transferLeadership(sim.now, other), { code: 'not_leader' })
 })
 
+test('transferTarget is the core choice: an answered peer that is not unreachable', () => {
+  assert.equal(new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }).transferTarget(), null)
+  const sim = new SimCluster(3)
+  sim.runUntil(1000)
+  const [leader] = sim.leaders()
+  const node = sim.nodes.get(leader)
+  const others = sim.ids.filter((id) => id !== leader)
+  const target = node.transferTarget()
+  assert.ok(others.includes(target))
+  node.peerDown(sim.now, target, 'no_connection')
+  sim.drain(leader)
+  const rest = others.find((id) => id !== target)
+  assert.equal(node.transferTarget(), rest)
+  node.peerDown(sim.now, rest, 'no_connection')
+  sim.drain(leader)
+  assert.equal(node.transferTarget(), null)
+})
+
 test('broadcast reaches every member as a message event', () => {
   const sim = new SimCluster(3)
   sim.runUntil(500)

@@ -319,6 +319,13 @@ impl NativeNode {
         self.inner.transfer_leadership(now, &peer).map_err(|e| core_error(&env, e))
     }
 
+    /// The peer a graceful stop should hand leadership to (the core's choice: answered, not
+    /// reported unreachable, heard from most recently), or `null`.
+    #[napi(catch_unwind)]
+    pub fn transfer_target(&self) -> Option<String> {
+        self.inner.transfer_target().map(str::to_string)
+    }
+
     /// Sends an application payload to every member of the view.
     #[napi(catch_unwind)]
     pub fn broadcast(&mut self, env: Env, now: Unknown, payload: Unknown) -> Result<()> {
