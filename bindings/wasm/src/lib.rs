@@ -8,7 +8,7 @@
 
 use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
 use tenure::wire::{self, Message};
-use tenure::{Config, DurableState, Event, Output, PeerDownReason};
+use tenure::{Config, DropReason, DurableState, Event, Output, PeerDownReason};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -353,9 +353,9 @@ fn output_object(out: Output) -> Object {
     }
 }
 
-/// Decodes one datagram into a plain object, or throws with the drop reason as `code`.
-fn decode_object(data: &[u8], key: Option<&[u8]>) -> Result<JsValue, JsValue> {
-    let env = wire::decode(data, key).map_err(|r| error(r.as_str(), &r.to_string()))?;
+/// A decoded datagram as a plain object, or an error with the drop reason as `code`.
+fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue, JsValue> {
+    let env = decoded.map_err(|r| error(r.as_str(), &r.to_string()))?;
     let o = Object::new();
     set(&o, "cluster", env.cluster);
     set(&o, "from", env.from);
@@ -377,7 +377,6 @@ fn decode_object(data: &[u8], key: Option<&[u8]>) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = Node)]
 pub struct WasmNode {
     inner: tenure::Node,
-    key: Option<Vec<u8>>,
 }
 
 #[wasm_bindgen(js_class = Node)]
@@ -395,10 +394,9 @@ impl WasmNode {
             Some(s) => s,
             None => random_seed()?,
         };
-        let key = p.config.key.clone();
         let inner =
             tenure::Node::new(p.config, seed, p.restored, p.now).map_err(|e| error(e.code(), &e.to_string()))?;
-        Ok(WasmNode { inner, key })
+        Ok(WasmNode { inner })
     }
 
     /// Handles a datagram from peer `from`. A dropped message (already counted in
@@ -570,14 +568,14 @@ impl WasmNode {
     /// flight). Throws an `Error` whose `code` is the drop reason when it does not decode.
     #[wasm_bindgen(js_name = decodeMessage, unchecked_return_type = "DecodedMessage")]
     pub fn decode_message(&self, data: &[u8]) -> Result<JsValue, JsValue> {
-        decode_object(data, self.key.as_deref())
+        decoded_object(self.inner.decode_message(data))
     }
 }
 
 /// Decodes a datagram without a node (`key` for authenticated clusters).
 #[wasm_bindgen(js_name = decodeMessage, unchecked_return_type = "DecodedMessage")]
 pub fn decode_message(data: &[u8], key: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
-    decode_object(data, key.as_deref())
+    decoded_object(wire::decode(data, key.as_deref()))
 }
 
 /// The version of tenure compiled into this module.
