@@ -14,11 +14,14 @@ use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tenure::cli::{self, Command, RunOptions};
 use tenure::Event;
-use tenure_component_host::{node_config, Callbacks, ComponentNode, ConfirmAnswer, DurableState, Loader};
+use tenure_component_host::{
+    node_config, node_error_name, role_name, Callbacks, ComponentNode, ConfirmAnswer, DurableState, Inspect, Loader,
+};
 
 const PROG: &str = "tenure-wasmtime";
 
@@ -197,6 +200,16 @@ fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
             names.insert(a, p.clone());
         }
     }
+    // The shared stdin control lines (`transfer PEER`, `inspect`, `broadcast TEXT`), read on a
+    // thread and acted on in this loop, never from inside a call into the component.
+    let (control_tx, control) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines().map_while(Result::ok) {
+            if control_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
     let mut buf = vec![0u8; 65_536];
     let mut stopping: Option<u64> = None;
     let handover_ms = node.inspect().map_err(trap)?.election_timeout_max;
@@ -222,6 +235,26 @@ fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
             let handed_over = node.leader().map_err(trap)?.is_some_and(|l| l != id);
             if handed_over || now() >= until {
                 break;
+            }
+        }
+        while let Ok(line) = control.try_recv() {
+            match cli::parse_control(&line) {
+                Ok(None) => {}
+                Ok(Some(cli::Control::Inspect)) => {
+                    let state = core_inspect(node.inspect().map_err(trap)?);
+                    emit(&cli::inspect_line(wall_ms(), &id, &state));
+                }
+                Ok(Some(cli::Control::Transfer(peer))) => {
+                    if let Err(e) = node.transfer_leadership(now(), &peer).map_err(trap)? {
+                        emit(&cli::warning_line(wall_ms(), &id, node_error_name(e.code), &e.message));
+                    }
+                }
+                Ok(Some(cli::Control::Broadcast(payload))) => {
+                    if let Err(e) = node.broadcast(now(), &payload).map_err(trap)? {
+                        emit(&cli::warning_line(wall_ms(), &id, node_error_name(e.code), &e.message));
+                    }
+                }
+                Err(message) => emit(&cli::warning_line(wall_ms(), &id, "bad_control_line", &message)),
             }
         }
         let t = now();
@@ -252,4 +285,41 @@ fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
     }
     emit(&cli::lifecycle_line(wall_ms(), &id, "stopped", node.term().map_err(trap)?));
     Ok(())
+}
+
+/// The component's inspect record as the core's `Inspect`, so that the `inspect` line is
+/// rendered by the same code as in every other runtime.
+fn core_inspect(i: Inspect) -> tenure::Inspect {
+    tenure::Inspect {
+        id: i.id,
+        state: role_name(i.state).to_string(),
+        leader: i.leader,
+        leader_id: i.leader_id,
+        term: i.term,
+        voted_for: i.voted_for,
+        term_changed_at: i.term_changed_at,
+        cluster: i.cluster,
+        view_size: i.view_size,
+        quorum: i.quorum,
+        min_cluster_size: i.min_cluster_size,
+        peers: i.peers,
+        declared: i.declared,
+        bootstrap: i.bootstrap,
+        unreachable: i.unreachable.into_iter().collect(),
+        ghost_ttl: i.ghost_ttl,
+        votes_granted: i.votes_granted,
+        votes_count: i.votes_count,
+        election_timer_armed: i.election_timer_armed,
+        heartbeat_timer_armed: i.heartbeat_timer_armed,
+        heartbeat_in_last: i.heartbeat_in_last,
+        heartbeat_out_last: i.heartbeat_out_last,
+        election_timeout_min: i.election_timeout_min,
+        election_timeout_max: i.election_timeout_max,
+        heartbeat_interval: i.heartbeat_interval,
+        dropped_by_reason: i.dropped_by_reason.into_iter().collect(),
+        send_failing_peers: i.send_failing_peers,
+        confirm_denied: i.confirm_denied,
+        last_denied_at: i.last_denied_at,
+        lease_deadline: i.lease_deadline,
+    }
 }
