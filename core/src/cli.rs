@@ -69,7 +69,7 @@ pub enum Command {
 }
 
 fn number<T: core::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
-    value.parse().map_err(|_| format!("{flag} expects a non-negative whole number, got {value:?}"))
+    value.parse().map_err(|_| format!("{flag} expects a non-negative whole number, got \"{value}\""))
 }
 
 /// Parses the arguments after the program name (`run --id ... ...`).
@@ -83,7 +83,7 @@ where
     match it.next().map(String::as_str) {
         Some("run") => {}
         Some("--help") | Some("-h") | Some("help") | None => return Ok(Command::Help),
-        Some(other) => return Err(format!("unknown command {other:?}; expected \"run\"")),
+        Some(other) => return Err(format!("unknown command \"{other}\"; expected \"run\"")),
     }
     let mut o = RunOptions::default();
     while let Some(flag) = it.next() {
@@ -109,7 +109,7 @@ where
             "--ghost-ttl" => o.ghost_ttl = Some(number(name, &value)?),
             "--state-file" => o.state_file = Some(value),
             "--key-file" => o.key_file = Some(value),
-            other => return Err(format!("unknown option {other:?}")),
+            other => return Err(format!("unknown option \"{other}\"")),
         }
     }
     if o.id.is_empty() {
@@ -236,7 +236,7 @@ pub fn parse_control(line: &str) -> Result<Option<Control>, String> {
             Ok(Some(Control::Transfer(peer.to_string())))
         }
         ("broadcast", text) => Ok(Some(Control::Broadcast(text.as_bytes().to_vec()))),
-        _ => Err(format!("unknown control line {line:?}; expected `transfer PEER`, `inspect` or `broadcast TEXT`")),
+        _ => Err(format!("unknown control line \"{line}\"; expected `transfer PEER`, `inspect` or `broadcast TEXT`")),
     }
 }
 

@@ -59,10 +59,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidPeer { peer } => {
-                write!(f, "invalid peer id {peer:?}: must be 1 to {} bytes", crate::MAX_ID_LEN)
+                write!(f, "invalid peer id \"{peer}\": must be 1 to {} bytes", crate::MAX_ID_LEN)
             }
             Error::SelfPeer => write!(f, "the peer named is this node itself"),
-            Error::UnknownPeer { peer } => write!(f, "unknown peer {peer:?}: not in this node's view"),
+            Error::UnknownPeer { peer } => write!(f, "unknown peer \"{peer}\": not in this node's view"),
             Error::NotLeader => write!(f, "this node is not the leader"),
             Error::PayloadTooLarge { size, max } => {
                 write!(f, "payload of {size} bytes is larger than the maximum of {max} bytes")

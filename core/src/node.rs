@@ -336,9 +336,19 @@ impl Node {
     }
     /// The view: this node and every peer it counts, sorted.
     pub fn view(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.peers.keys().cloned().collect();
-        v.push(self.id.clone());
-        v.sort_unstable();
+        // Peers are kept sorted: insert self in place rather than sorting (no sort code linked).
+        let mut v: Vec<String> = Vec::with_capacity(self.peers.len() + 1);
+        let mut placed = false;
+        for p in self.peers.keys() {
+            if !placed && self.id < *p {
+                v.push(self.id.clone());
+                placed = true;
+            }
+            v.push(p.clone());
+        }
+        if !placed {
+            v.push(self.id.clone());
+        }
         v
     }
     /// Number of nodes in the view, counting self.

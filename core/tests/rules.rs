@@ -371,6 +371,14 @@ fn transfer_target_is_the_freshest_answered_peer() {
 }
 
 #[test]
+fn view_is_self_and_peers_sorted() {
+    let n = Node::new(Config::new("n2", "test").bootstrap(["n3", "n1", "n0"]), 1, None, 0).unwrap();
+    assert_eq!(n.view(), ["n0", "n1", "n2", "n3"]);
+    let n = Node::new(Config::new("z", "test").bootstrap(["a"]), 1, None, 0).unwrap();
+    assert_eq!(n.view(), ["a", "z"]);
+}
+
+#[test]
 fn fence_checker_accepts_newer_refuses_stale_and_same_term_other_leader() {
     let mut f = FenceChecker::new();
     assert_eq!(f.check(2, "a"), FenceVerdict::Accepted);
