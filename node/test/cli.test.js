@@ -5,12 +5,12 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { spawn, spawnSync } = require('node:child_process')
-const dgram = require('node:dgram')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const readline = require('node:readline')
 const native = require('../lib/native')
+const { freePorts } = require('./helpers')
 
 const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
 
@@ -33,17 +33,6 @@ test('--help prints the shared usage; a bad command line exits 2 with it on stde
 })
 
 /** @param {number} n */
-async function freePorts(n) {
-  const socks = []
-  for (let i = 0; i < n; i++) {
-    const s = dgram.createSocket('udp4')
-    await new Promise((r) => s.bind(0, '127.0.0.1', () => r(undefined)))
-    socks.push(s)
-  }
-  const ports = socks.map((s) => s.address().port)
-  await Promise.all(socks.map((s) => new Promise((r) => s.close(() => r(undefined)))))
-  return ports
-}
 
 test('an authenticated 3-process cluster: JSON lines, and inspect/broadcast/transfer on stdin', { timeout: 30000 }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-cli-'))

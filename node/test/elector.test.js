@@ -9,19 +9,8 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { Elector, StateFileError, durableState } = require('..')
+const { freePorts } = require('./helpers')
 
-/** Free UDP ports on 127.0.0.1 (bound, noted, released). @param {number} n */
-async function freePorts(n) {
-  const socks = []
-  for (let i = 0; i < n; i++) {
-    const s = dgram.createSocket('udp4')
-    await new Promise((r) => s.bind(0, '127.0.0.1', () => r(undefined)))
-    socks.push(s)
-  }
-  const ports = socks.map((s) => s.address().port)
-  await Promise.all(socks.map((s) => new Promise((r) => s.close(() => r(undefined)))))
-  return ports
-}
 
 /** Polls `pred` every 5 ms until it holds or `ms` pass. @param {() => any} pred @param {number} ms */
 async function waitFor(pred, ms, what = 'condition') {

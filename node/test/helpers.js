@@ -1,6 +1,7 @@
 'use strict'
 // Shared test helpers: an in-memory network of sans-IO nodes driven by a simulated clock.
 
+const dgram = require('node:dgram')
 const path = require('node:path')
 const { Node } = require('..')
 
@@ -116,4 +117,17 @@ function rng(seed) {
   }
 }
 
-module.exports = { SimCluster, rng, REPO }
+/** Free UDP ports on 127.0.0.1 (bound, noted, released). @param {number} n */
+async function freePorts(n) {
+  const socks = []
+  for (let i = 0; i < n; i++) {
+    const s = dgram.createSocket('udp4')
+    await new Promise((r) => s.bind(0, '127.0.0.1', () => r(undefined)))
+    socks.push(s)
+  }
+  const ports = socks.map((s) => s.address().port)
+  await Promise.all(socks.map((s) => new Promise((r) => s.close(() => r(undefined)))))
+  return ports
+}
+
+module.exports = { SimCluster, rng, REPO, freePorts }

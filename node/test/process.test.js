@@ -7,27 +7,16 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
-const dgram = require('node:dgram')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const readline = require('node:readline')
+const { freePorts } = require('./helpers')
 
 const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
 const ELECTION_TIMEOUT_MAX = 300
 
 /** @param {number} n */
-async function freePorts(n) {
-  const socks = []
-  for (let i = 0; i < n; i++) {
-    const s = dgram.createSocket('udp4')
-    await new Promise((r) => s.bind(0, '127.0.0.1', () => r(undefined)))
-    socks.push(s)
-  }
-  const ports = socks.map((s) => s.address().port)
-  await Promise.all(socks.map((s) => new Promise((r) => s.close(() => r(undefined)))))
-  return ports
-}
 
 /**
  * @typedef {{ ts_ms: number, id: string, event: string, term?: number, leader?: string | null }} Line
