@@ -85,7 +85,8 @@ help:
 # setup
 # ---------------------------------------------------------------------------------------------------
 
-setup: setup-rust setup-apt setup-venv setup-npm setup-cargo-tools setup-fuzz
+# setup-fuzz (nightly + cargo-fuzz) is only for `make fuzz`: `make test` must not depend on a nightly download.
+setup: setup-rust setup-apt setup-venv setup-npm setup-cargo-tools
 	@echo "setup: ok"
 
 setup-rust:
@@ -320,7 +321,7 @@ bench-hosts: setup runtimes web
 	} > "$$f"; cat "$$f"
 	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
 
-fuzz: setup
+fuzz: setup setup-fuzz
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \
 	targets="$$($(CARGO) +$(FUZZ_TOOLCHAIN) fuzz list --fuzz-dir $(FUZZ_DIR))"; \
 	[ -n "$$targets" ] || { echo "fuzz: no fuzz targets in $(FUZZ_DIR), skipping"; exit 0; }; \
