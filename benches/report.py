@@ -326,11 +326,7 @@ def main() -> None:
     for line in sizes(args.root):
         w(line)
     w("")
-    w("## Not in this run\n")
-    w(
-        "Binding overhead (Python, Node.js, wasmtime component, browser), idle CPU/RSS and SIGKILL "
-        "failover of real processes with PySyncObj alongside are not measured by `make bench` yet.\n"
-    )
+    w("## Run time\n")
     if started:
         w(
             f"`make bench` took {(time.time() - started) / 60:.1f} minutes (builds included).\n"
