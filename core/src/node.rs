@@ -750,10 +750,11 @@ impl Node {
         if is_new {
             self.peers.insert(from, Peer::default());
         }
-        let p = self.peers.get_mut(from).expect("just ensured");
-        p.answered = true;
-        p.last_heard = Some(now);
-        p.ghost_until = None;
+        if let Some(p) = self.peers.get_mut(from) {
+            p.answered = true;
+            p.last_heard = Some(now);
+            p.ghost_until = None;
+        }
         if !self.send_failing.is_empty() {
             self.send_failing.remove(from);
         }

@@ -256,13 +256,15 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
         Some(parts) => parts,
         None => return Err(DropReason::Malformed),
     };
-    if header[..2] != MAGIC {
+    let [m0, m1, version, flags] = *header else {
+        return Err(DropReason::Malformed);
+    };
+    if [m0, m1] != MAGIC {
         return Err(DropReason::Malformed);
     }
-    if header[2] != VERSION {
+    if version != VERSION {
         return Err(DropReason::UnknownVersion);
     }
-    let flags = header[3];
     if flags & !FLAG_TAGGED != 0 {
         return Err(DropReason::Malformed);
     }
@@ -278,7 +280,7 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
             let mut m = m.clone();
             m.update(signed);
             m.verify_slice(tag).map_err(|_| DropReason::BadMac)?;
-            &signed[HEADER_LEN..]
+            signed.get(HEADER_LEN..).ok_or(DropReason::BadMac)?
         }
         _ => return Err(DropReason::BadMac),
     };
