@@ -105,41 +105,20 @@ pub enum Output {
     Event(Event),
 }
 
-/// Deliberate protocol bugs for the simulator's self-test (feature `bug-injection`).
-#[cfg(feature = "bug-injection")]
+/// Deliberate protocol bugs for the simulator's self-test. Always compiled (the checks below name
+/// them), but only reachable from outside with feature `bug-injection`, which re-exports it and
+/// `Node::inject_bug`. Each variant is one bit of `Node::bugs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Bug {
     /// Grant a vote even after voting for someone else in the term.
-    DoubleVote,
-    /// A leader never steps down for lack of quorum evidence.
-    NoStepDown,
-    /// A leader ignores higher terms it sees.
-    IgnoreHigherTerm,
-    /// Quorum computed one too small.
-    QuorumOffByOne,
-    /// Grant (pre-)votes even while hearing from a live leader.
-    NoPrevoteStickiness,
-}
-
-#[cfg(feature = "bug-injection")]
-impl Bug {
-    fn bit(self) -> u8 {
-        match self {
-            Bug::DoubleVote => 1,
-            Bug::NoStepDown => 2,
-            Bug::IgnoreHigherTerm => 4,
-            Bug::QuorumOffByOne => 8,
-            Bug::NoPrevoteStickiness => 16,
-        }
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum BugBit {
     DoubleVote = 1,
+    /// A leader never steps down for lack of quorum evidence.
     NoStepDown = 2,
+    /// A leader ignores higher terms it sees.
     IgnoreHigherTerm = 4,
+    /// Quorum computed one too small.
     QuorumOffByOne = 8,
+    /// Grant (pre-)votes even while hearing from a live leader.
     NoPrevoteStickiness = 16,
 }
 
@@ -297,10 +276,10 @@ impl Node {
     /// Switches on a deliberate bug (simulator self-test only).
     #[cfg(feature = "bug-injection")]
     pub fn inject_bug(&mut self, bug: Bug) {
-        self.bugs |= bug.bit();
+        self.bugs |= bug as u8;
     }
 
-    fn bug(&self, b: BugBit) -> bool {
+    fn bug(&self, b: Bug) -> bool {
         self.bugs & (b as u8) != 0
     }
 
@@ -358,7 +337,7 @@ impl Node {
     /// Votes needed to win: a majority of the view, counting self.
     pub fn quorum(&self) -> usize {
         let q = self.view_size() / 2 + 1;
-        if self.bug(BugBit::QuorumOffByOne) {
+        if self.bug(Bug::QuorumOffByOne) {
             q.saturating_sub(1).max(1)
         } else {
             q
@@ -401,9 +380,7 @@ impl Node {
     /// Decodes a datagram with this node's key, without handling it (for tools that show
     /// traffic, such as the browser demo's messages in flight).
     pub fn decode_message(&self, bytes: &[u8]) -> Result<wire::Envelope, DropReason> {
-        let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
-        let text = |b: &[u8]| core::str::from_utf8(b).map(String::from).map_err(|_| DropReason::Malformed);
-        Ok(wire::Envelope { cluster: text(raw.cluster)?, from: text(raw.from)?, term: raw.term, message: raw.message })
+        wire::decode_raw(bytes, self.mac.as_deref())?.into_owned()
     }
 
     /// The peer a graceful stop should hand leadership to: of the peers that have answered and
@@ -552,9 +529,9 @@ impl Node {
         if self.election_deadline.is_none_or(|t| t > now) {
             return;
         }
-        if let Some(term) = self.awaiting_confirm {
+        if self.awaiting_confirm.is_some() {
             // The host never answered: a timeout counts as a denial.
-            self.deny(now, term);
+            self.deny(now);
             return;
         }
         if !self.clustered() {
@@ -622,7 +599,7 @@ impl Node {
             self.awaiting_confirm = None;
             self.become_leader(now);
         } else {
-            self.deny(now, term);
+            self.deny(now);
         }
         Ok(())
     }
@@ -633,7 +610,7 @@ impl Node {
         if self.role != Role::Leader || self.term != term {
             return Err(Error::NotLeaderInTerm { term });
         }
-        self.deny(now, term);
+        self.deny(now);
         Ok(())
     }
 
@@ -684,7 +661,7 @@ impl Node {
     }
 
     fn sticky(&self, now: u64) -> bool {
-        if self.bug(BugBit::NoPrevoteStickiness) {
+        if self.bug(Bug::NoPrevoteStickiness) {
             return false;
         }
         if self.role == Role::Leader {
@@ -704,7 +681,7 @@ impl Node {
     }
 
     fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
-        let env = EnvelopeRef { cluster: &self.cluster, from: &self.id, term, message };
+        let env = EnvelopeRef { cluster: &self.cluster, from: &self.id, term, message: &message };
         if let Some(bytes) = wire::encode_with(&env, self.mac.as_deref()) {
             self.flush_persist();
             self.outputs.push_back(Output::Send { to: to.to_string(), bytes });
@@ -936,7 +913,7 @@ impl Node {
         // timeout (acknowledgements above all). A send the transport accepted is not evidence.
         let window_start = now.saturating_sub(self.timing.election_timeout_min);
         let heard = self.peers.values().filter(|p| p.last_heard.is_some_and(|t| t >= window_start)).count();
-        if heard + 1 < self.quorum() && !self.bug(BugBit::NoStepDown) {
+        if heard + 1 < self.quorum() && !self.bug(Bug::NoStepDown) {
             self.leader = None;
             self.leader_contact = None;
             self.become_follower(now);
@@ -945,7 +922,7 @@ impl Node {
         self.send_heartbeats(now);
     }
 
-    fn deny(&mut self, now: u64, _term: u64) {
+    fn deny(&mut self, now: u64) {
         self.confirm_denied = self.confirm_denied.saturating_add(1);
         self.last_denied_at = Some(now);
         self.awaiting_confirm = None;
@@ -968,7 +945,7 @@ impl Node {
             _ => true,
         };
         if term > self.term && adopts {
-            if self.role == Role::Leader && self.bug(BugBit::IgnoreHigherTerm) {
+            if self.role == Role::Leader && self.bug(Bug::IgnoreHigherTerm) {
                 return;
             }
             self.set_term(now, term);
@@ -998,7 +975,7 @@ impl Node {
                 let can_vote = term == self.term && matches!(self.role, Role::Follower | Role::Unclustered);
                 let free = self.voted_for.as_deref().is_none_or(|v| v == from)
                     && self.leader.as_deref().is_none_or(|l| l == from);
-                let granted = can_vote && (free || self.bug(BugBit::DoubleVote));
+                let granted = can_vote && (free || self.bug(Bug::DoubleVote));
                 if granted {
                     if self.voted_for.as_deref() != Some(from) {
                         self.voted_for = Some(from.to_string());

@@ -196,7 +196,7 @@ pub(crate) struct EnvelopeRef<'a> {
     pub cluster: &'a str,
     pub from: &'a str,
     pub term: u64,
-    pub message: Message,
+    pub message: &'a Message,
 }
 
 /// A decoded body whose ids are still raw bytes borrowed from the datagram: the node compares
@@ -211,19 +211,29 @@ pub(crate) struct RawEnvelope<'a> {
     pub message: Message,
 }
 
+impl RawEnvelope<'_> {
+    /// The owned envelope, with the ids checked to be UTF-8.
+    pub(crate) fn into_owned(self) -> Result<Envelope, DropReason> {
+        let text = |b: &[u8]| core::str::from_utf8(b).map(String::from).map_err(|_| DropReason::Malformed);
+        Ok(Envelope { cluster: text(self.cluster)?, from: text(self.from)?, term: self.term, message: self.message })
+    }
+}
+
 // Strings and byte strings share one postcard encoding (varint length, then the bytes), so
 // `RawEnvelope` reads exactly what `Envelope` and `EnvelopeRef` write.
 #[derive(Serialize)]
 struct RawEnvelopeRef<'a> {
-    #[serde(with = "bytes_as_seq_free")]
+    #[serde(with = "as_bytes")]
     cluster: &'a [u8],
-    #[serde(with = "bytes_as_seq_free")]
+    #[serde(with = "as_bytes")]
     from: &'a [u8],
     term: u64,
     message: &'a Message,
 }
 
-mod bytes_as_seq_free {
+/// Serializes a byte slice as postcard bytes (length + raw bytes), like a string, rather than as
+/// a sequence of u8 (same bytes, element by element).
+mod as_bytes {
     pub fn serialize<S: serde::Serializer>(v: &&[u8], s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bytes(v)
     }
@@ -309,7 +319,7 @@ pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Option<Vec<u8>> {
         cluster: &envelope.cluster,
         from: &envelope.from,
         term: envelope.term,
-        message: envelope.message.clone(),
+        message: &envelope.message,
     };
     encode_with(&r, m.as_ref())
 }
@@ -324,9 +334,7 @@ pub fn decode(bytes: &[u8], key: Option<&[u8]>) -> Result<Envelope, DropReason> 
         Some(k) => Some(mac(k).ok_or(DropReason::BadMac)?),
         None => None,
     };
-    let raw = decode_raw(bytes, m.as_ref())?;
-    let text = |b: &[u8]| core::str::from_utf8(b).map(String::from).map_err(|_| DropReason::Malformed);
-    Ok(Envelope { cluster: text(raw.cluster)?, from: text(raw.from)?, term: raw.term, message: raw.message })
+    decode_raw(bytes, m.as_ref())?.into_owned()
 }
 
 #[cfg(test)]
