@@ -206,10 +206,9 @@ scenarios:
 	$(CARGO) run -q -p tenure-sim --bin record-scenarios
 	$(CARGO) run -q -p tenure-sim --bin record-vectors
 
-test-python: setup
-	@if [ ! -f python/pyproject.toml ]; then echo "test-python: python/pyproject.toml not present yet, skipping"; exit 0; fi; \
-	set -x; cd python; \
-	VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet; \
+# The extension is built into the venv by python-dev (shared with the e2e runtimes).
+test-python: setup python-dev
+	@set -x; cd python; \
 	mypy --strict examples benches tenure; \
 	python -m pytest -q tests
 

@@ -98,7 +98,7 @@ def failovers(c: Cluster, kills: int) -> list[int]:
             ev = c.first_leader_after(t0, term + 1, leader)
             assert ev is not None
             out.append(ev.ts_ms - t0)
-        c.restart(leader)
+        c.start(leader)
         c.wait_for(lambda pid=leader: c.procs[pid].role in ("follower", "leader"), 60)
     return out
 

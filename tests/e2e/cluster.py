@@ -98,7 +98,6 @@ class Proc:
     leader: str | None = None
     stopped: bool = False
     paused: bool = False
-    restarts: int = 0
 
 
 class Cluster:
@@ -124,7 +123,6 @@ class Cluster:
         self.events: list[Event] = []
         self.lines: queue.Queue[tuple[str, str | None]] = queue.Queue()
         self.on_event = on_event
-        self.lock = threading.Lock()
         for kind, pid in zip(kinds, self.members):
             self.procs[pid] = Proc(kind, pid, self._args(pid, self.members, key))
         # Outsiders: nodes that list the members but are not listed by them (e.g. a wrong key).
@@ -225,10 +223,6 @@ class Cluster:
             if sig == signal.SIGTERM:
                 p.role = "stopped"
         return t
-
-    def restart(self, pid: str) -> None:
-        self.procs[pid].restarts += 1
-        self.start(pid)
 
     def close(self) -> None:
         for p in self.procs.values():
@@ -429,7 +423,7 @@ def run_faults(c: Cluster, log: Callable[[str], None]) -> Report:
         t0 = c.signal(leader, signal.SIGKILL)
         log(f"SIGKILL {leader} ({kinds[leader]})")
         record("SIGKILL", leader, t0, term + 1, leader)
-        c.restart(leader)
+        c.start(leader)
         c.wait_for(lambda pid=leader: c.procs[pid].role in ("follower", "leader"), 60.0)
 
     # SIGSTOP the leader past its election timeout, then SIGCONT: it must step down.
@@ -470,7 +464,7 @@ def run_faults(c: Cluster, log: Callable[[str], None]) -> Report:
     ]
     t0 = handed[0].ts_ms if handed else t_sig
     record("SIGTERM", leader, t0, term + 1, leader)
-    c.restart(leader)
+    c.start(leader)
     c.wait_for(lambda: c.procs[leader].role in ("follower", "leader"), 60.0)
     c.pump(0.5)
 

@@ -22,9 +22,6 @@ pub struct Harness {
     pub events: Vec<(u64, String, Event)>,
     /// Last persisted state per node.
     pub persisted: BTreeMap<String, DurableState>,
-    /// Whether a node's inbound heartbeat acks are swallowed (the node's peers "accept" the sends
-    /// but never answer).
-    pub sends: Vec<(u64, String, String, Vec<u8>)>,
 }
 
 pub fn ids(n: usize) -> Vec<String> {
@@ -52,7 +49,6 @@ impl Harness {
             deny: BTreeSet::new(),
             events: Vec::new(),
             persisted: BTreeMap::new(),
-            sends: Vec::new(),
         }
     }
 
@@ -66,7 +62,6 @@ impl Harness {
         while let Some(out) = self.node(id).poll_output() {
             match out {
                 Output::Send { to, bytes } => {
-                    self.sends.push((now, id.to_string(), to.clone(), bytes.clone()));
                     self.in_flight.push((now + LATENCY, id.to_string(), to, bytes));
                 }
                 Output::Persist(s) => {
