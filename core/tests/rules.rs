@@ -146,9 +146,8 @@ fn pre_vote_and_leader_stickiness() {
     assert_eq!(n.term(), 3);
 }
 
-#[test]
-fn a_cut_off_node_that_rejoins_does_not_depose_a_healthy_leader() {
-    let mut h = Harness::new(5);
+/// Elects, then cuts one follower off from everyone until t = 5 s: (leader, its term, the loner).
+fn isolate_a_follower_for_4s(h: &mut Harness) -> (String, u64, String) {
     h.run_until(1_000);
     let leader = h.leader();
     let term = h.nodes[&leader].term();
@@ -156,6 +155,13 @@ fn a_cut_off_node_that_rejoins_does_not_depose_a_healthy_leader() {
     let rest: Vec<String> = h.others(&loner);
     h.partition(std::slice::from_ref(&loner), &rest);
     h.run_until(5_000);
+    (leader, term, loner)
+}
+
+#[test]
+fn a_cut_off_node_that_rejoins_does_not_depose_a_healthy_leader() {
+    let mut h = Harness::new(5);
+    let (leader, term, loner) = isolate_a_follower_for_4s(&mut h);
     // With pre-vote the isolated node never got a pre-vote quorum, so its term did not inflate.
     assert_eq!(h.nodes[&loner].term(), term);
     h.heal();
@@ -167,13 +173,7 @@ fn a_cut_off_node_that_rejoins_does_not_depose_a_healthy_leader() {
 #[test]
 fn without_pre_vote_a_rejoining_node_inflates_the_term_and_deposes_the_leader() {
     let mut h = Harness::with(5, |c| c.pre_vote(false));
-    h.run_until(1_000);
-    let leader = h.leader();
-    let term = h.nodes[&leader].term();
-    let loner = h.others(&leader)[0].clone();
-    let rest: Vec<String> = h.others(&loner);
-    h.partition(std::slice::from_ref(&loner), &rest);
-    h.run_until(5_000);
+    let (_leader, term, loner) = isolate_a_follower_for_4s(&mut h);
     assert!(h.nodes[&loner].term() > term + 5, "without pre-vote the loner's term climbs");
     h.heal();
     h.run_until(8_000);
