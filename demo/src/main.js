@@ -371,6 +371,8 @@ async function main() {
   $(mode === 'tabs' ? 'mode-tabs' : 'mode-sim').setAttribute('aria-current', 'page');
   await init({ module_or_path: new URL('../pkg/tenure_wasm_bg.wasm', import.meta.url) });
   renderLegend();
+  // On a narrow screen the explainer starts folded, so the controls stay near the cluster.
+  if (matchMedia('(max-width: 1000px)').matches) $('explainer').open = false;
   const tour = wire();
   setSpeed(state.speed);
   if (mode === 'sim') {

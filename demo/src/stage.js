@@ -66,7 +66,7 @@ export function nodeRadius(count) {
 
 /** Font size for a node id so that it fits inside the circle (tab ids are 7 characters). */
 function idFontSize(id) {
-  return Math.min(17, Math.floor((2 * NODE_R - 10) / (0.62 * id.length)));
+  return Math.min(17, Math.floor((2 * NODE_R - 14) / (0.8 * id.length)));
 }
 
 function nodeInner(n, selected, many) {
@@ -85,17 +85,20 @@ function nodeInner(n, selected, many) {
   const tally = n.votes
     ? `<g class="tally"><rect x="-30" y="20" width="60" height="15" rx="3"/><text y="31">votes ${n.votes.count}/${n.votes.needed}</text></g>`
     : '';
-  return `<circle r="56" fill="transparent"/>
+  // Shapes go in the focusable button, text beside it: the labels are drawn for the eye, and the
+  // button's aria-label says the same to a screen reader.
+  const shapes = `<circle r="56" fill="transparent"/>
     ${selected ? '<circle class="node-select" r="52"/>' : ''}
     <circle class="node-ring" r="45"/>
     ${n.timer !== null ? `<circle class="node-timer" r="45" transform="rotate(-90)" stroke-dasharray="${(timer * circ).toFixed(1)} ${circ.toFixed(1)}"/>` : ''}
-    <circle class="node-circle" r="${NODE_R}"/>
-    <text class="nid" y="-2" style="font-size:${idFontSize(n.id)}px">${esc(n.id)}</text>
+    <circle class="node-circle" r="${NODE_R}"/>`;
+  const labels = `<text class="nid" y="-2" style="font-size:${idFontSize(n.id)}px">${esc(n.id)}</text>
     <text class="nrole" y="13">${ROLE_LABEL[role] ?? role}</text>
     ${tally}
     <text class="nterm" y="-54">term ${n.term}</text>
     ${lines.map((l, i) => `<text class="nsub${i >= sub.length && many ? ' flag' : ''}" y="${63 + 13 * i}">${esc(l)}</text>`).join('')}
     ${group ? `<circle r="11" cx="33" cy="-30" fill="#222"/><text class="ngroup" x="33" y="-26">${group}</text>` : ''}`;
+  return { shapes, labels };
 }
 
 /** What a screen reader says for a node. */
@@ -174,8 +177,7 @@ function renderNodes(view, selected, pos) {
     if (!g) {
       g = document.createElementNS(SVG, 'g');
       g.dataset.id = n.id;
-      g.setAttribute('tabindex', '0');
-      g.setAttribute('role', 'button');
+      g.innerHTML = '<g class="hit" tabindex="0" role="button"></g><g class="labels" aria-hidden="true"></g>';
       nodeEls.set(n.id, g);
     }
     // Keep the order of the view (append moves an existing element; focus survives a move only
@@ -189,9 +191,12 @@ function renderNodes(view, selected, pos) {
     setAttr(g, 'data-role', n.role);
     setAttr(g, 'data-term', String(n.term));
     setAttr(g, 'transform', `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})${k !== 1 ? ` scale(${k})` : ''}`);
-    setAttr(g, 'aria-label', nodeLabel(n));
-    setAttr(g, 'aria-pressed', String(isSel));
-    setHtml(g, nodeInner(n, isSel, many));
+    const [hit, labels] = g.children;
+    setAttr(hit, 'aria-label', nodeLabel(n));
+    setAttr(hit, 'aria-pressed', String(isSel));
+    const inner = nodeInner(n, isSel, many);
+    setHtml(hit, inner.shapes);
+    setHtml(labels, inner.labels);
   }
   for (const [id, g] of nodeEls) {
     if (!seen.has(id)) {
@@ -237,7 +242,7 @@ export function stageOrder() {
 }
 
 export function focusNode(id) {
-  nodeEls.get(id)?.focus();
+  nodeEls.get(id)?.querySelector('.hit').focus();
 }
 
 export function renderTimeline(view) {

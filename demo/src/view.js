@@ -161,7 +161,8 @@ function renderMessage(state, view) {
   if ($('message-head').textContent !== head) $('message-head').textContent = head;
   const text = JSON.stringify(
     { fate, sent_at_ms: m.sentAt ?? null, deliver_at_ms: m.deliverAt ?? null, bytes: m.bytes.length, decoded: m.decoded },
-    (key, v) => (v instanceof Uint8Array ? `${v.length} bytes` : v),
+    // u64 fields (the incarnation) arrive as BigInt, which JSON cannot write: show their digits.
+    (key, v) => (v instanceof Uint8Array ? `${v.length} bytes` : typeof v === 'bigint' ? v.toString() : v),
     1,
   );
   if ($('message').textContent !== text) $('message').textContent = text;
