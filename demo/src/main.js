@@ -152,8 +152,9 @@ function wire() {
       pickMessage(msg.dataset.seq);
       return;
     }
-    pick(e);
+    // Look the node up before selecting it: selecting re-renders the shape under the pointer.
     const el = e.target.closest('[data-id]');
+    pick(e);
     if (el && mode === 'sim' && !state.replay) state.drag = { id: el.dataset.id, sx: e.clientX, sy: e.clientY, active: false };
   });
   // Keyboard: nodes (SVG and table rows) are focusable; Enter or Space selects, arrows move.
