@@ -157,6 +157,17 @@ function msgSvg(m, pos, cut, selectedMsg) {
 let layers = null;
 const nodeEls = new Map();
 
+// On a narrow screen the stage shows only the ring (every layout fits in x 98–622), so that the
+// nodes are drawn as large as the width allows.
+const narrow = matchMedia('(max-width: 700px)');
+const CROP = { x: 98, w: 524 };
+function fitStage() {
+  const box = narrow.matches ? `${CROP.x} 0 ${CROP.w} 540` : `0 0 ${W} 540`;
+  setAttr($('stage'), 'viewBox', box);
+  if (layers) setAttr(layers.clock, 'x', String(narrow.matches ? CROP.x + 4 : 10));
+}
+narrow.addEventListener('change', fitStage);
+
 /** Builds the stage's fixed layers once. */
 function initStage() {
   const svg = $('stage');
@@ -164,6 +175,7 @@ function initStage() {
     <g id="st-links"></g><g id="st-nodes"></g><g id="st-msgs"></g><g id="st-ghost"></g>
     <text id="st-clock" x="10" y="20" class="axis" style="font-size:12px"></text>`;
   layers = { links: $('st-links'), nodes: $('st-nodes'), msgs: $('st-msgs'), ghost: $('st-ghost'), clock: $('st-clock') };
+  fitStage();
 }
 
 function renderNodes(view, selected, pos) {
