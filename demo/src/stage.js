@@ -267,7 +267,7 @@ export function renderTimeline(view) {
   let out = '';
   lanes.forEach((id, i) => {
     const y = 10 + i * laneH;
-    out += `<text class="lane-label" x="4" y="${y + 10}">${esc(id.length > 6 ? id.slice(-6) : id)}</text><line x1="48" x2="${W - 10}" y1="${y + 6}" y2="${y + 6}" stroke="#eee"/>`;
+    out += `<text class="lane-label" x="4" y="${y + 10}">${esc(id.length > 7 ? `…${id.slice(-6)}` : id)}</text><line x1="48" x2="${W - 10}" y1="${y + 6}" y2="${y + 6}" stroke="#eee"/>`;
   });
   for (const t of view.terms) {
     const end = t.end ?? view.now;
