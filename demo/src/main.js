@@ -44,7 +44,7 @@ function setPaused(p) {
 function newCluster(size) {
   if (state.source && state.source.destroy) state.source.destroy();
   const seed = Number(params.get('seed') ?? Math.floor(Math.random() * 2 ** 31));
-  state.source = new Cluster(Node, { size, seed, decode: decodeMessage });
+  state.source = new Cluster(Node, { size, seed, decode: decodeMessage, history: true });
   state.selected = state.source.members()[0];
   state.message = null;
   goLive();

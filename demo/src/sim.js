@@ -25,15 +25,17 @@ export function rng(seed) {
 export class Cluster {
   /**
    * @param {typeof import('../pkg/tenure_wasm.js').Node} Node the wasm class
-   * @param {{size?: number, seed?: number, decode?: (bytes: Uint8Array, key?: Uint8Array) => object}} opts
-   *   `decode`: the module's `decodeMessage` (shows a message in flight as the core reads it)
+   * @param {{size?: number, seed?: number, decode?: (bytes: Uint8Array, key?: Uint8Array) => object, history?: boolean}} opts
+   *   `decode`: the module's `decodeMessage` (shows a message in flight as the core reads it);
+   *   `history`: record a snapshot every SNAPSHOT_MS for the history slider (the page does; the
+   *   benchmark does not, so that it measures the cluster alone)
    */
-  constructor(Node, { size = 5, seed = 1, decode = null } = {}) {
+  constructor(Node, { size = 5, seed = 1, decode = null, history = false } = {}) {
     this.Node = Node;
     this.decodeFn = decode;
     /** Recorded view snapshots, oldest first, one per SNAPSHOT_MS of simulated time. */
     this.history = [];
-    this.nextSnapshot = 0;
+    this.nextSnapshot = history ? 0 : Infinity;
     this.random = rng(seed);
     this.now = 0;
     this.seq = 0;
@@ -53,7 +55,7 @@ export class Cluster {
     for (let i = 0; i < size; i++) this.counter++, this.nodes.set(`n${this.counter}`, this.blank(`n${this.counter}`));
     for (const id of this.nodes.keys()) this.start(id, false);
     this.emit(`cluster of ${size} started: ${this.members().join(', ')}`);
-    this.record();
+    if (history) this.record();
   }
 
   /**
