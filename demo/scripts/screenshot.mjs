@@ -1,6 +1,6 @@
 // Renders the screenshots in docs/ (after `make web`): `node scripts/screenshot.mjs ../docs`.
 //   demo.png         a 5-node cluster whose leader just crashed: a candidate with its vote tally,
-//                    vote requests in flight, the tour open at its first step
+//                    vote requests in flight, the tour open at its last step
 //   demo-message.png the same moment replayed from the history slider, a vote message selected
 //                    and decoded by the core
 //   demo-narrow.png  the page 400 px wide: the cluster, then the controls
@@ -32,7 +32,11 @@ const candidate = await page.evaluate(() => {
 if (!candidate) throw new Error('no election in flight');
 await page.evaluate((id) => tenureDemo.select(id), candidate);
 await page.click('#tour-start');
-await page.evaluate(() => document.activeElement.blur());
+for (let i = 0; i < 4; i++) await page.click('#tour-next'); // the last step: the history slider
+await page.evaluate(() => {
+  document.activeElement.blur();
+  scrollTo(0, 0);
+});
 await page.screenshot({ path: `${dir}/demo.png` });
 
 // Let the election finish, then scrub back to that instant and open a vote request.
