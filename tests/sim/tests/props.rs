@@ -29,7 +29,7 @@ proptest! {
         if let Ok(env) = decode(&bytes, key) {
             // The decoder accepts only canonical encodings: re-encoding gives back the input.
             let again = encode(&env, key).unwrap();
-            prop_assert_eq!(again, bytes);
+            prop_assert_eq!(&again, &bytes);
         }
         let mut node = Node::new(Config::new("n1", "c").bootstrap(["n2", "n3"]), 1, None, 0).unwrap();
         let _ = node.handle_message(1, "n2", &bytes);
