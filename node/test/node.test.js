@@ -58,6 +58,9 @@ test('a new node follows, with a deadline inside the election timeout', () => {
     heartbeatInterval: 50,
     ghostTtl: 5000,
     minClusterSize: 3,
+    maxPeers: 64,
+    maxClockDriftPpm: 10000,
+    leaseSpan: 147,
   })
 })
 
@@ -243,7 +246,8 @@ test('authenticated mode: a message without the key is bad_mac', () => {
   const plain = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } })
   assert.throws(() => n.handleMessage(1, 'b', plain), { code: 'bad_mac' })
   const signed = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } }, key)
-  n.handleMessage(2, 'b', signed)
+  // After the boot promise (a node grants nothing for electionTimeoutMin after it starts).
+  n.handleMessage(200, 'b', signed)
   const reply = n.drain().find((o) => o.type === 'send')
   assert.ok(reply)
   assert.deepEqual(wire.decode(reply.bytes, 's3cret').message, { kind: 'pre_vote_reply', granted: true })
