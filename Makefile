@@ -77,6 +77,8 @@ help:
 	@echo "  bench-web       per-call cost of the browser build in headless Chromium"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
+	@echo "  dist            portable wheels, npm packages, browser package and component into dist/"
+	@echo "  test-dist       install dist/'s wheel and npm tarballs without any compiler, run clusters"
 	@echo "  bench           run benchmarks that exist"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
