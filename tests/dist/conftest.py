@@ -10,11 +10,12 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import tomllib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, List
 
 import pytest
 
@@ -33,6 +34,9 @@ def workspace_version() -> str:
 
 
 VERSION = workspace_version()
+# The environment for the build-side tools (wasm-tools, maturin, auditwheel from this venv), also
+# when pytest runs without the venv on PATH.
+TOOLS_ENV = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 def artefact(pattern: str) -> Path:
@@ -81,7 +85,7 @@ def clean_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
-def free_udp_ports(n: int) -> List[int]:
+def free_udp_ports(n: int) -> list[int]:
     socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
     try:
         for s in socks:
@@ -92,20 +96,20 @@ def free_udp_ports(n: int) -> List[int]:
             s.close()
 
 
-def run_ok(cmd: List[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> str:
+def run_ok(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> str:
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     assert out.returncode == 0, f"{cmd} failed ({out.returncode}):\n{out.stdout[-4000:]}\n{out.stderr[-4000:]}"
     return out.stdout
 
 
-def elect(argv_for_node: Callable[[str, List[str]], List[str]], cwd: Path, env: dict[str, str],
+def elect(argv_for_node: Callable[[str, list[str]], list[str]], cwd: Path, env: dict[str, str],
           timeout: float = 60) -> dict[str, object]:
     """Starts 3 processes `argv_for_node(me, peers)` on loopback and waits for one JSON line with
     `"event": "leader"` on any stdout; returns that line's object. Stops all of them either way."""
     addrs = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
     procs = []
-    lines: List[str] = []
-    leader: List[dict[str, object]] = []
+    lines: list[str] = []
+    leader: list[dict[str, object]] = []
     done = threading.Event()
 
     def pump(proc: subprocess.Popen[str]) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -16,10 +15,9 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Dict, Optional, Tuple
 
 import pytest
-from conftest import DIST, ROOT, VERSION, artefact, run_ok
+from conftest import DIST, ROOT, TOOLS_ENV, VERSION, artefact, run_ok
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
@@ -28,10 +26,10 @@ EM = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64"}
 GLIBC_FLOOR = (2, 17)  # manylinux2014
 
 
-def elf_facts(data: bytes) -> Tuple[str, Optional[Tuple[int, ...]], list[str]]:
+def elf_facts(data: bytes) -> tuple[str, tuple[int, ...] | None, list[str]]:
     """(e_machine, the highest GLIBC_x.y symbol version it needs or None, DT_NEEDED libraries)."""
     elf = ELFFile(io.BytesIO(data))
-    highest: Optional[Tuple[int, ...]] = None
+    highest: tuple[int, ...] | None = None
     needed: list[str] = []
     for section in elf.iter_sections():
         if isinstance(section, GNUVerNeedSection):
@@ -52,13 +50,13 @@ def wheel_so(wheel: Path) -> bytes:
         return z.read(name)
 
 
-def tgz_files(tgz: Path) -> Dict[str, bytes]:
+def tgz_files(tgz: Path) -> dict[str, bytes]:
     with tarfile.open(tgz) as t:
         return {m.name.removeprefix("package/"): t.extractfile(m).read() for m in t.getmembers() if m.isfile()}  # type: ignore[union-attr]
 
 
 def auditwheel_tag(wheel: Path) -> str:
-    out = run_ok([sys.executable, "-m", "auditwheel", "show", str(wheel)], ROOT, dict(os.environ))
+    out = run_ok([sys.executable, "-m", "auditwheel", "show", str(wheel)], ROOT, TOOLS_ENV)
     return re.findall(r'"([a-z0-9_]+)"', out)[0]
 
 
@@ -73,7 +71,7 @@ def auditwheel_tag(wheel: Path) -> str:
         ("musllinux_1_2_x86_64", None, "x86_64", "musl"),
     ],
 )
-def test_wheel(pattern: str, tag: Optional[str], arch: str, libc: str) -> None:
+def test_wheel(pattern: str, tag: str | None, arch: str, libc: str) -> None:
     wheel = artefact(f"python/tenure-{VERSION}-cp39-abi3-{pattern}*.whl")
     if tag is not None:
         assert auditwheel_tag(wheel) == tag
@@ -122,8 +120,7 @@ def test_sdist_has_sources_and_licenses_and_builds(tmp_path: Path) -> None:
     if shutil.which("cargo") is None:
         pytest.skip("building the sdist needs cargo")
     # maturin (the build backend) from this venv; the dist builds' target dir, so it is warm.
-    env = dict(os.environ, CARGO_TARGET_DIR=str(ROOT / "target" / "dist"),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env = dict(TOOLS_ENV, CARGO_TARGET_DIR=str(ROOT / "target" / "dist"))
     # --no-build-isolation: maturin from this venv (requirements-dev.txt), no index needed.
     run_ok([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path),
             str(sdist)], tmp_path, env, timeout=1200)
@@ -181,11 +178,9 @@ def test_npm_web_package() -> None:
 def test_component_metadata() -> None:
     wasm = artefact("wasm/tenure.wasm")
     assert wasm.read_bytes()[:8] == b"\0asm\x0d\0\x01\0", "not a component (layer 1)"
-    out = run_ok(["wasm-tools", "metadata", "show", "--json", str(wasm)], ROOT, dict(os.environ))
-    meta = json.loads(out)
-    component = meta.get("component", meta)
-    assert component.get("name") == "tenure", meta
-    assert component.get("version") == VERSION, meta
+    out = run_ok(["wasm-tools", "metadata", "show", "--json", str(wasm)], ROOT, TOOLS_ENV)
+    meta = json.loads(out)["component"]["metadata"]
+    assert (meta["name"], meta["version"], meta["licenses"]) == ("tenure", VERSION, "MIT OR Apache-2.0"), meta
 
 
 def test_prepack_refuses_without_the_binary(tmp_path: Path) -> None:

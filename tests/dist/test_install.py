@@ -19,7 +19,19 @@ import json
 import venv
 from pathlib import Path
 
-from conftest import DIST, VERSION, artefact, elect, free_udp_ports, needs_x86_64, run_ok
+from conftest import (
+    DIST,
+    VERSION,
+    artefact,
+    elect,
+    free_udp_ports,
+    needs_x86_64,
+    run_ok,
+)
+
+
+def peer_args(peers: list[str]) -> list[str]:
+    return [arg for p in peers for arg in ("--peer", p)]
 
 
 def test_wheel_installs_and_elects_without_a_toolchain(clean_env: dict[str, str], workdir: Path) -> None:
@@ -33,7 +45,7 @@ def test_wheel_installs_and_elects_without_a_toolchain(clean_env: dict[str, str]
     smoke = "import tenure, sys; assert tenure.__file__.startswith(sys.prefix), tenure.__file__; print(tenure.__version__)"
     assert run_ok([py, "-c", smoke], workdir, clean_env).strip() == VERSION
 
-    leader = elect(lambda me, peers: [py, "-m", "tenure", "run", "--id", me, *sum((["--peer", p] for p in peers), []),
+    leader = elect(lambda me, peers: [py, "-m", "tenure", "run", "--id", me, *peer_args(peers),
                                       "--cluster", "dist-python"], workdir, clean_env)
     assert isinstance(leader["term"], int) and leader["term"] >= 1
 
@@ -97,6 +109,6 @@ def test_npm_tarballs_install_and_elect_without_a_toolchain(clean_env: dict[str,
     run_ok(["node", str(modules / "tenure" / "examples" / "runtime.js")], project, clean_env, timeout=60)
 
     leader = elect(lambda me, peers: ["npx", "--offline", "--no", "tenure", "run", "--id", me,
-                                      *sum((["--peer", p] for p in peers), []), "--cluster", "dist-node"],
+                                      *peer_args(peers), "--cluster", "dist-node"],
                    project, clean_env)
     assert isinstance(leader["term"], int) and leader["term"] >= 1
