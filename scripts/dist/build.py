@@ -34,6 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LICENSES = ("LICENSE-MIT", "LICENSE-APACHE")
+# The oldest glibc the Linux -gnu artefacts run on (manylinux2014).
+GLIBC_FLOOR = "2.17"
 
 
 @dataclass(frozen=True)
@@ -139,16 +141,15 @@ def build_addon(pkg_dir: Path, out: Path, env: dict[str, str]) -> Path:
     # The same release settings as node/package.json's `build` script.
     env = dict(env, CARGO_PROFILE_RELEASE_LTO="true", CARGO_PROFILE_RELEASE_CODEGEN_UNITS="1",
                CARGO_PROFILE_RELEASE_STRIP="symbols")
-    with tempfile.TemporaryDirectory() as tmp:
-        # -x: cargo-zigbuild (PyPI) links with zig against an old glibc, or musl; no download.
-        run(
-            ["npx", "napi", "build", "--release", "-x", "--target", target,
-             "--manifest-path", str(ROOT / "bindings/node/Cargo.toml"), "--package-json-path", "package.json",
-             "--output-dir", tmp, "--dts", "native.d.ts"],
-            cwd=ROOT / "node",
-            env=env,
-        )
-        shutil.copy2(Path(tmp) / "tenure.node", pkg_dir / manifest["main"])
+    # cargo-zigbuild (PyPI) links with zig; for glibc targets the `.2.17` suffix sets the glibc the
+    # addon is linked against (without it zig's default needs GLIBC_2.30: gettid, statx, getrandom),
+    # the same floor as the manylinux2014 wheels. `napi build -x` runs the same cargo-zigbuild but
+    # passes no glibc version; the rest of what napi build does (generating JS/.d.ts bindings) is
+    # not used by the package, whose index.d.ts is written by hand.
+    zig_target = f"{target}.{GLIBC_FLOOR}" if target.endswith("-gnu") else target
+    run(["cargo", "zigbuild", "--release", "--locked", "-p", "tenure-node", "--target", zig_target], env=env)
+    built = Path(env["CARGO_TARGET_DIR"]) / target / "release" / "libtenure_node.so"
+    shutil.copy2(built, pkg_dir / manifest["main"])
     copy_licenses(pkg_dir)
     return npm_pack(pkg_dir, out)  # prepack checks the addon's ELF machine
 

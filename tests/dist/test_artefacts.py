@@ -111,9 +111,11 @@ def test_readelf_agrees_on_the_aarch64_artefacts(tmp_path: Path) -> None:
 
 def test_sdist_has_sources_and_licenses_and_builds(tmp_path: Path) -> None:
     sdist = artefact(f"python/tenure-{VERSION}.tar.gz")
+    top = f"tenure-{VERSION}"
     with tarfile.open(sdist) as t:
         names = set(t.getnames())
-    top = f"tenure-{VERSION}"
+        pkg_info = t.extractfile(f"{top}/PKG-INFO").read().decode()  # type: ignore[union-attr]
+    assert "License-Expression: MIT OR Apache-2.0" in pkg_info and "Project-URL: Repository, " in pkg_info
     for f in ("pyproject.toml", "Cargo.toml", "Cargo.lock", "core/src/lib.rs", "bindings/python/src/lib.rs",
               "LICENSE-MIT", "LICENSE-APACHE", "tenure/py.typed"):
         assert f"{top}/{f}" in names, f
