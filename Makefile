@@ -70,8 +70,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 help:
 	@echo "tenure make targets:"
-	@echo "  demo            set up, build, run a 5-process mixed-language cluster under faults
-	@echo "  demo-sim        the same story in the deterministic simulator""
+	@echo "  demo            set up, build, run a 5-process mixed-language cluster under faults"
+	@echo "  demo-sim        the same story in the deterministic simulator"
 	@echo "  demo-web        build the browser module and serve the interactive demo on 127.0.0.1"
 	@echo "  web             build the browser module (bindings/wasm -> demo/pkg) and print its size"
 	@echo "  bench-web       per-call cost of the browser build in headless Chromium"

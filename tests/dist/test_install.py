@@ -7,7 +7,7 @@ conftest.clean_env) in a directory outside the repository:
 - the npm tarballs into a fresh npm project, offline: the main package plus every per-platform
   package (overrides point the optional dependencies at the tarballs), so npm's os/cpu/libc
   filter picks the one for this machine; then `npx tenure run` x 3, a CommonJS and an ESM import,
-  and the shipped CommonJS example.
+  and the shipped CommonJS example; the browser package `tenure-web` imports as an ES module.
 
 Only command lines and the JSON event lines are used, so the test holds whichever code is behind
 `python -m tenure run` / `npx tenure run`.
@@ -65,6 +65,18 @@ await Promise.all(electors.map((e) => e.stop()))
 console.log(JSON.stringify({ event: 'leader', term }))
 """
 
+# The browser package installs like any ES module; in Node, init() takes the .wasm bytes.
+WEB_SMOKE = """
+import init, { Node, version } from 'tenure-web'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+const wasm = readFileSync(createRequire(import.meta.url).resolve('tenure-web/tenure_wasm_bg.wasm'))
+await init({ module_or_path: wasm })
+const node = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }, { now: 0, seed: 1 })
+node.handleTimeout(node.pollTimeout())
+console.log(JSON.stringify({ version: version(), sent: node.drain().filter((o) => o.type === 'send').length }))
+"""
+
 CJS_SMOKE = """
 const t = require('tenure')
 if (t.VERSION !== process.argv[1]) throw new Error(`VERSION ${t.VERSION}, expected ${process.argv[1]}`)
@@ -80,6 +92,7 @@ console.log('ok')
 def test_npm_tarballs_install_and_elect_without_a_toolchain(clean_env: dict[str, str], workdir: Path) -> None:
     needs_x86_64()
     main = artefact(f"npm/tenure-{VERSION}.tgz")
+    web = artefact(f"npm/tenure-web-{VERSION}.tgz")
     platforms = sorted(DIST.glob(f"npm/tenure-linux-*-{VERSION}.tgz"))
     assert len(platforms) >= 2, f"per-platform tarballs missing in {DIST}/npm: run `make dist`"
     project = workdir / "app"
@@ -88,7 +101,7 @@ def test_npm_tarballs_install_and_elect_without_a_toolchain(clean_env: dict[str,
         "name": "dist-install-test",
         "version": "1.0.0",
         "private": True,
-        "dependencies": {"tenure": f"file:{main}"},
+        "dependencies": {"tenure": f"file:{main}", "tenure-web": f"file:{web}"},
         # As if from a registry: every per-platform package is offered, npm keeps the matching one.
         "overrides": {p.name.removesuffix(f"-{VERSION}.tgz"): f"file:{p}" for p in platforms},
     }, indent=2))
@@ -105,6 +118,8 @@ def test_npm_tarballs_install_and_elect_without_a_toolchain(clean_env: dict[str,
     esm = json.loads(run_ok(["node", "--input-type=module", "-e", ESM_CLUSTER, VERSION, *ids], project, clean_env,
                             timeout=60))
     assert esm["event"] == "leader"
+    web_out = json.loads(run_ok(["node", "--input-type=module", "-e", WEB_SMOKE], project, clean_env))
+    assert web_out == {"version": VERSION, "sent": 2}
     # The CommonJS example shipped in the package runs against the installed package.
     run_ok(["node", str(modules / "tenure" / "examples" / "runtime.js")], project, clean_env, timeout=60)
 
