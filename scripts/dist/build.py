@@ -83,10 +83,10 @@ def run(cmd: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None, cap
     return out.stdout or ""
 
 
-def build_env() -> dict[str, str]:
+def build_env(target_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
     # Its own target dir: the zig-linked builds must not invalidate the development builds.
-    env["CARGO_TARGET_DIR"] = str(ROOT / "target" / "dist")
+    env["CARGO_TARGET_DIR"] = str(target_dir)
     # musl defaults to a static C runtime, which cannot produce the cdylib a Node addon is.
     env["CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS"] = "-C target-feature=-crt-static"
     return env
@@ -244,6 +244,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(PARTS)}")
     ap.add_argument("--component", type=Path, default=ROOT / "target/component/tenure.wasm",
                     help="the component `make component` built")
+    ap.add_argument("--target-dir", type=Path, default=ROOT / "target" / "dist",
+                    help="cargo target directory for these builds (default target/dist)")
     args = ap.parse_args()
     parts = [p for p in args.only.split(",") if p] or list(PARTS)
     unknown = sorted(set(parts) - set(PARTS))
@@ -257,7 +259,7 @@ def main() -> None:
     out: Path = args.out.resolve()
     for sub in ("python", "npm", "wasm"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    env = build_env()
+    env = build_env(args.target_dir.resolve())
     timings: list[tuple[str, float]] = []
     for part in parts:
         started = time.monotonic()
