@@ -1,0 +1,763 @@
+//! [`spawn`] and the run loop: one thread owning the engine and the socket.
+
+use std::io::ErrorKind;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token, Waker};
+use tenure::{DropReason, DurableState, Event, Output, PeerDownReason, Role};
+
+use crate::config::{parse_bind, parse_id, parse_peer, Host};
+use crate::handle::{Command, Reply, Shared, Snapshot};
+use crate::resolve::{Family, Peers, Resolver, Update};
+use crate::state::StateFile;
+use crate::warn::Warner;
+use crate::{Clock, Confirm, Engine, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
+
+const SOCKET: Token = Token(0);
+const WAKER: Token = Token(1);
+/// Larger than any datagram the core accepts (`tenure::MAX_MESSAGE_SIZE`), so oversized input is
+/// seen whole and counted as such.
+const RECV_BUFFER: usize = 65_536;
+
+fn io_err(context: &str) -> impl Fn(std::io::Error) -> RuntimeError + '_ {
+    move |e| RuntimeError::Io { context: context.to_string(), message: e.to_string() }
+}
+
+fn bind_socket(candidates: &[SocketAddr]) -> Result<std::net::UdpSocket, RuntimeError> {
+    let mut last = None;
+    for addr in candidates {
+        match std::net::UdpSocket::bind(addr) {
+            Ok(s) => return Ok(s),
+            Err(e) if e.kind() == ErrorKind::AddrInUse => {
+                return Err(RuntimeError::AddressInUse { addr: addr.to_string() });
+            }
+            Err(e) => last = Some(RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() }),
+        }
+    }
+    Err(last.unwrap_or(RuntimeError::Bind { addr: String::new(), message: "no address to bind".into() }))
+}
+
+/// Starts a runtime: checks everything, binds the socket, opens and locks the state file, builds
+/// the engine with `engine_factory` (on the calling thread), then starts the runtime thread,
+/// which delivers [`RuntimeEvent::Started`] first. Returns an error, with nothing left running,
+/// when any of that fails.
+pub fn spawn<E, F, H>(config: RuntimeConfig, engine_factory: F, handler: H) -> Result<Handle, RuntimeError>
+where
+    E: Engine,
+    F: FnOnce(EngineInit) -> Result<E, RuntimeError>,
+    H: Handler,
+{
+    let RuntimeConfig {
+        mut node,
+        bind,
+        state_file,
+        key_file,
+        confirm_timeout,
+        handover_timeout,
+        resolve_interval,
+        log,
+    } = config;
+    let id_addr = parse_id(&node.id)?;
+    for p in &node.bootstrap {
+        parse_peer(p)?;
+    }
+    if let Some(path) = &key_file {
+        if node.key.is_some() {
+            return Err(RuntimeError::InvalidOption {
+                option: "key_file",
+                message: "both a key and a key file were given; give one".into(),
+            });
+        }
+        let bytes =
+            std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.clone(), message: e.to_string() })?;
+        node.key = Some(crate::cli::key_from_file(&bytes));
+    }
+    if node.durable && state_file.is_none() {
+        return Err(RuntimeError::InvalidOption {
+            option: "durable",
+            message: "durable term and vote need a state file (set state_file)".into(),
+        });
+    }
+    node.durable = state_file.is_some();
+    let valid = node.validate()?;
+    if confirm_timeout == Some(Duration::ZERO) {
+        return Err(RuntimeError::InvalidOption { option: "confirm_timeout", message: "must be above 0".into() });
+    }
+    if resolve_interval.is_zero() {
+        return Err(RuntimeError::InvalidOption { option: "resolve_interval", message: "must be above 0".into() });
+    }
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let confirm_timeout = confirm_timeout.map_or(valid.election_timeout_min, ms);
+    let handover_timeout = handover_timeout.map_or(valid.election_timeout_max, ms);
+
+    let candidates = match (&bind, &id_addr.host) {
+        (Some(b), _) => vec![parse_bind(b, id_addr.port)?],
+        (None, Host::Ip(ip)) => vec![SocketAddr::new(*ip, id_addr.port)],
+        (None, Host::Name(_)) => vec![
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), id_addr.port),
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), id_addr.port),
+        ],
+    };
+    let (state, restored) = match &state_file {
+        Some(path) => {
+            let (f, r) = StateFile::open(path)?;
+            (Some(f), r)
+        }
+        None => (None, None),
+    };
+    let std_socket = bind_socket(&candidates)?;
+    let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
+    std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
+
+    let clock = Clock::new();
+    let start_term = restored.as_ref().map_or(0, |s| s.term);
+    let id = node.id.clone();
+    let bootstrap = node.bootstrap.clone();
+    let engine = engine_factory(EngineInit { config: node, seed: tenure::os_seed(), restored, now: clock.now() })?;
+
+    let poll = Poll::new().map_err(io_err("creating the event loop"))?;
+    let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(io_err("creating the event loop"))?);
+    let mut socket = UdpSocket::from_std(std_socket);
+    poll.registry().register(&mut socket, SOCKET, Interest::READABLE).map_err(io_err("registering the socket"))?;
+    let (tx, rx) = mpsc::channel();
+    let resolver = Resolver::start(tx.clone(), waker.clone()).map_err(io_err("starting the resolver thread"))?;
+    let mut peers = Peers::new(Family { v6: bound.is_ipv6() }, resolver, ms(resolve_interval));
+    for p in bootstrap.iter().filter(|p| **p != id) {
+        peers.add(p, true, clock.now());
+        if let Some(entry) = peers.by_id.get_mut(p) {
+            entry.in_view = true;
+        }
+    }
+
+    let shared = Arc::new(Shared {
+        id: id.clone(),
+        bound,
+        clock,
+        tx,
+        waker,
+        snapshot: Snapshot::new(start_term),
+        running: std::sync::atomic::AtomicBool::new(true),
+        thread: Mutex::new(None),
+        thread_id: OnceLock::new(),
+        fatal: Mutex::new(None),
+    });
+    let mut runner = Loop {
+        engine,
+        handler,
+        shared: shared.clone(),
+        poll,
+        socket,
+        rx,
+        state,
+        peers,
+        warner: Warner::default(),
+        log,
+        id,
+        config_warnings: valid.warnings.iter().map(|w| (w.code().to_string(), w.to_string())).collect(),
+        confirm_timeout,
+        handover_timeout,
+        confirm_pending: None,
+        stopping: None,
+        exit: None,
+        pending_persist: None,
+        buf: vec![0; RECV_BUFFER],
+        start_term,
+        last_role: None,
+    };
+    let thread = std::thread::Builder::new()
+        .name("tenure-runtime".into())
+        .spawn(move || runner.run())
+        .map_err(io_err("starting the runtime thread"))?;
+    let _ = shared.thread_id.set(thread.thread().id());
+    *shared.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
+    Ok(Handle { shared })
+}
+
+struct Loop<E, H> {
+    engine: E,
+    handler: H,
+    shared: Arc<Shared>,
+    poll: Poll,
+    socket: UdpSocket,
+    rx: mpsc::Receiver<Command>,
+    state: Option<StateFile>,
+    peers: Peers,
+    warner: Warner,
+    log: bool,
+    id: String,
+    config_warnings: Vec<(String, String)>,
+    confirm_timeout: u64,
+    handover_timeout: u64,
+    /// A deferred confirmation: (term, deadline).
+    confirm_pending: Option<(u64, u64)>,
+    /// Stopping gracefully: the handover deadline.
+    stopping: Option<u64>,
+    /// Set when the loop must end: `Some(None)` graceful, `Some(Some(e))` fatal.
+    exit: Option<Option<RuntimeError>>,
+    pending_persist: Option<DurableState>,
+    buf: Vec<u8>,
+    start_term: u64,
+    last_role: Option<Role>,
+}
+
+/// Sets `running` to false however the thread ends (a panic included), so that handles waiting
+/// on replies or on `is_running` never hang.
+struct RunningGuard(Arc<Shared>);
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        self.0.running.store(false, Ordering::Release);
+    }
+}
+
+impl<E: Engine, H: Handler> Loop<E, H> {
+    fn now(&self) -> u64 {
+        self.shared.clock.now()
+    }
+
+    fn run(&mut self) {
+        let _guard = RunningGuard(self.shared.clone());
+        let _ = self.shared.thread_id.set(std::thread::current().id());
+        if self.log {
+            log::info!(target: "tenure", "{}: started on {} in term {}", self.id, self.shared.bound, self.start_term);
+        }
+        self.emit(RuntimeEvent::Started { id: self.id.clone(), bound_addr: self.shared.bound, term: self.start_term });
+        for (code, message) in std::mem::take(&mut self.config_warnings) {
+            self.emit_warning(code, message);
+        }
+        self.after_round();
+        let mut events = Events::with_capacity(64);
+        while self.exit.is_none() {
+            while let Ok(cmd) = self.rx.try_recv() {
+                self.command(cmd);
+                if self.exit.is_some() {
+                    break;
+                }
+            }
+            if self.exit.is_some() {
+                break;
+            }
+            let now = self.now();
+            let timeout = self.next_deadline().map(|d| Duration::from_millis(d.saturating_sub(now)));
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != ErrorKind::Interrupted {
+                    self.fatal(RuntimeError::Io { context: "waiting for events".into(), message: e.to_string() });
+                    break;
+                }
+            }
+            if events.iter().any(|e| e.token() == SOCKET) {
+                self.receive();
+            }
+            if self.exit.is_none() {
+                self.timers();
+            }
+        }
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        let term = self.engine.term();
+        if let Some(Some(e)) = &self.exit {
+            *self.shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+        }
+        if self.log {
+            log::info!(target: "tenure", "{}: stopped in term {term}", self.id);
+        }
+        self.shared.snapshot.publish(Role::Follower, term, None, None);
+        self.emit(RuntimeEvent::Stopped { term });
+    }
+
+    fn next_deadline(&mut self) -> Option<u64> {
+        [self.engine.poll_timeout(), self.confirm_pending.map(|(_, d)| d), self.stopping, self.peers.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    // ----- inputs ----------------------------------------------------------------------------
+
+    fn receive(&mut self) {
+        loop {
+            match self.socket.recv_from(&mut self.buf) {
+                Ok((n, source)) => {
+                    let source = Family::source(source);
+                    let now = self.now();
+                    let from = match self.peers.id_of(source) {
+                        Some(id) => id.to_string(),
+                        None => {
+                            self.peers.unknown_source(now);
+                            source.to_string()
+                        }
+                    };
+                    // A declared peer whose ghost expired is back: declare it again.
+                    if let Some(p) = self.peers.by_id.get_mut(&from) {
+                        if p.declared && !p.in_view {
+                            p.in_view = true;
+                            let _ = self.engine.join(now, &from);
+                        }
+                    }
+                    let len = n.min(self.buf.len());
+                    let result = self.engine.handle_message(now, &from, self.buf.get(..len).unwrap_or_default());
+                    match result {
+                        Ok(()) => {
+                            if let Some(p) = self.peers.by_id.get_mut(&from) {
+                                p.down_reported = false;
+                            }
+                        }
+                        Err(reason) => self.dropped(reason, &from, source, now),
+                    }
+                    self.drain();
+                    self.after_round();
+                    if self.exit.is_some() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // ICMP errors reported on the socket (a peer's port closed): not a socket failure.
+                Err(e) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset) => continue,
+                Err(e) => {
+                    let now = self.now();
+                    self.warn(now, "socket_error", "", || format!("receiving on the UDP socket failed: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn timers(&mut self) {
+        let now = self.now();
+        if self.engine.poll_timeout().is_some_and(|d| d <= now) {
+            self.engine.handle_timeout(now);
+            self.drain();
+        }
+        if let Some((term, deadline)) = self.confirm_pending {
+            if deadline <= now {
+                self.confirm_pending = None;
+                if self.engine.confirm_leader(now, term, false).is_ok() {
+                    let t = self.confirm_timeout;
+                    self.warn(now, "confirm_timeout", "", || {
+                        format!("the leadership confirmation for term {term} was not answered within {t} ms: denied")
+                    });
+                }
+                self.drain();
+            }
+        }
+        if self.peers.next_deadline().is_some_and(|d| d <= now) {
+            self.peers.lookup_due(now);
+        }
+        self.after_round();
+    }
+
+    fn command(&mut self, cmd: Command) {
+        let now = self.now();
+        match cmd {
+            Command::Transfer(peer, r) => {
+                let result = match peer.or_else(|| self.engine.transfer_target()) {
+                    Some(target) => self.engine.transfer_leadership(now, &target).map_err(RuntimeError::from),
+                    None if self.engine.role() != Role::Leader => Err(RuntimeError::Node(tenure::Error::NotLeader)),
+                    None => Err(RuntimeError::NoTransferTarget),
+                };
+                self.reply(r, result);
+            }
+            Command::Inspect(r) => {
+                let i = self.engine.inspect();
+                self.reply(r, Ok(i));
+            }
+            Command::Broadcast(payload, r) => {
+                let result = self.engine.broadcast(now, &payload).map_err(RuntimeError::from);
+                self.reply(r, result);
+            }
+            Command::Join(peer, r) => {
+                let result = self.engine.join(now, &peer).map_err(RuntimeError::from);
+                if result.is_ok() && peer != self.id {
+                    self.peers.add(&peer, true, now);
+                    if let Some(p) = self.peers.by_id.get_mut(&peer) {
+                        p.in_view = true;
+                    }
+                }
+                self.reply(r, result);
+            }
+            Command::Leave(peer, r) => {
+                let result = self.engine.leave(now, &peer).map_err(RuntimeError::from);
+                if result.is_ok() {
+                    self.peers.remove(&peer);
+                }
+                self.reply(r, result);
+            }
+            Command::PeerDown(peer, reason, r) => {
+                let result = self.engine.peer_down(now, &peer, reason).map_err(RuntimeError::from);
+                if result.is_ok() && reason == PeerDownReason::Terminated {
+                    self.peers.remove(&peer);
+                }
+                self.reply(r, result);
+            }
+            Command::ConfirmLeader(term, granted, r) => {
+                if self.confirm_pending.is_some_and(|(t, _)| t == term) {
+                    self.confirm_pending = None;
+                }
+                // A stopping node does not take leadership.
+                let granted = granted && self.stopping.is_none();
+                let result = self.engine.confirm_leader(now, term, granted).map_err(RuntimeError::from);
+                self.reply(r, result);
+            }
+            Command::LeaderWorkFailed(term, r) => {
+                let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
+                self.reply(r, result);
+            }
+            Command::Stop => self.begin_stop(now),
+            Command::Resolved { name, result } => {
+                for (id, update) in self.peers.resolved(&name, result, now) {
+                    match update {
+                        Update::None => {}
+                        Update::Resolved { rejoin } => {
+                            if self.log {
+                                let addr = self.peers.dest(&id).map(|a| a.to_string()).unwrap_or_default();
+                                log::info!(target: "tenure", "{}: peer {id} resolved to {addr}", self.id);
+                            }
+                            if rejoin {
+                                if let Some(p) = self.peers.by_id.get_mut(&id) {
+                                    p.in_view = true;
+                                }
+                                let _ = self.engine.join(now, &id);
+                            }
+                        }
+                        Update::Failed { error } => {
+                            self.warn(now, "unresolved_name", &id, || {
+                                format!("cannot resolve peer {id}: {error} (retrying with backoff)")
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        self.drain();
+        self.after_round();
+    }
+
+    fn reply<T>(&mut self, r: Reply<T>, result: Result<T, RuntimeError>) {
+        match r {
+            Some(tx) => {
+                let _ = tx.send(result);
+            }
+            None => {
+                if let Err(e) = result {
+                    self.emit_warning(e.code().to_string(), e.to_string());
+                }
+            }
+        }
+    }
+
+    fn begin_stop(&mut self, now: u64) {
+        if self.stopping.is_some() || self.exit.is_some() {
+            return;
+        }
+        if self.engine.role() != Role::Leader {
+            self.exit = Some(None);
+            return;
+        }
+        let Some(target) = self.engine.transfer_target() else {
+            self.emit_warning(
+                "no_transfer_target".into(),
+                "stopping as leader with no peer to hand leadership to: the others elect after their election timeout"
+                    .into(),
+            );
+            self.exit = Some(None);
+            return;
+        };
+        match self.engine.transfer_leadership(now, &target) {
+            Ok(()) => {
+                if self.log {
+                    log::info!(target: "tenure", "{}: stopping: handing leadership to {target}", self.id);
+                }
+                self.stopping = Some(now.saturating_add(self.handover_timeout));
+            }
+            Err(e) => {
+                self.emit_warning(e.code().into(), format!("stopping: leadership transfer to {target} failed: {e}"));
+                self.exit = Some(None);
+            }
+        }
+    }
+
+    // ----- outputs ---------------------------------------------------------------------------
+
+    fn drain(&mut self) {
+        while self.exit.as_ref().is_none_or(|e| e.is_none()) {
+            let Some(output) = self.engine.poll_output() else { break };
+            match output {
+                Output::Persist(s) => self.pending_persist = Some(s),
+                Output::Send { to, bytes } => {
+                    if self.flush_persist() {
+                        self.send(&to, &bytes);
+                    }
+                }
+                Output::Event(e) => {
+                    if self.flush_persist() {
+                        self.event(e);
+                    }
+                }
+            }
+        }
+        self.flush_persist();
+    }
+
+    /// Writes a pending `Persist`; `false` (and fatal) when it cannot be made durable, after which
+    /// nothing else may leave.
+    fn flush_persist(&mut self) -> bool {
+        if matches!(self.exit, Some(Some(_))) {
+            return false;
+        }
+        let Some(s) = self.pending_persist.take() else { return true };
+        let Some(file) = &mut self.state else { return true };
+        match file.store(&s) {
+            Ok(()) => true,
+            Err(e) => {
+                self.fatal(e);
+                false
+            }
+        }
+    }
+
+    fn send(&mut self, to: &str, bytes: &[u8]) {
+        let now = self.now();
+        if !self.peers.by_id.contains_key(to) && !self.peers.add(to, false, now) {
+            self.send_failed(to, "its id is not a HOST:PORT the runtime can send to".into(), now);
+            return;
+        }
+        match self.peers.dest(to) {
+            Some(addr) => match self.socket.send_to(bytes, addr) {
+                Ok(_) => {}
+                // A full socket buffer: the datagram is lost, as UDP may lose any.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
+            },
+            None => {
+                let why = match self.peers.by_id.get(to) {
+                    // First lookup still in flight: not a failure yet.
+                    Some(p) if p.failures == 0 && p.addr.is_none() && matches!(p.address.host, Host::Name(_)) => {
+                        return;
+                    }
+                    Some(p) => match &p.last_error {
+                        Some(e) => format!("its name does not resolve ({e})"),
+                        None => "no address of this socket's IP family".to_string(),
+                    },
+                    None => "unknown peer".to_string(),
+                };
+                self.send_failed(to, why, now);
+            }
+        }
+    }
+
+    /// Policy: a send failure reports the peer `peer_down(no_connection)` once (until it is heard
+    /// from again) and re-resolves its name.
+    fn send_failed(&mut self, to: &str, why: String, now: u64) {
+        let first = match self.peers.by_id.get_mut(to) {
+            Some(p) if !p.down_reported => {
+                p.down_reported = true;
+                true
+            }
+            Some(_) => false,
+            None => true,
+        };
+        if first {
+            let _ = self.engine.peer_down(now, to, PeerDownReason::NoConnection);
+            self.warn(now, "peer_unreachable", to, || {
+                format!(
+                    "cannot send to peer {to}: {why}; reported no_connection (it leaves the view after ghost_ttl unless heard from)"
+                )
+            });
+        }
+        self.peers.reresolve(to, now);
+    }
+
+    fn event(&mut self, e: Event) {
+        match e {
+            Event::BecameLeader { term } => {
+                if self.log {
+                    log::info!(target: "tenure", "{}: leader of term {term}", self.id);
+                }
+                self.emit(RuntimeEvent::Leader { term });
+            }
+            Event::BecameFollower { term, leader } => {
+                if self.log {
+                    log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
+                }
+                self.emit(RuntimeEvent::Follower { term, leader });
+            }
+            Event::PeerJoined { peer } => {
+                let now = self.now();
+                self.peers.add(&peer, false, now);
+                if let Some(p) = self.peers.by_id.get_mut(&peer) {
+                    p.in_view = true;
+                }
+                self.emit(RuntimeEvent::PeerJoined { peer });
+            }
+            Event::PeerLeft { peer } => {
+                let keep = match self.peers.by_id.get_mut(&peer) {
+                    Some(p) => {
+                        p.in_view = false;
+                        p.declared
+                    }
+                    None => true,
+                };
+                if !keep {
+                    self.peers.remove(&peer);
+                }
+                self.emit(RuntimeEvent::PeerLeft { peer });
+            }
+            Event::Message { from, payload } => self.emit(RuntimeEvent::Message { from, payload }),
+            Event::ConfirmLeader { term } => {
+                let now = self.now();
+                let answer = if self.stopping.is_some() {
+                    Confirm::Deny
+                } else {
+                    let handler = &mut self.handler;
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| handler.confirm_leader(term))) {
+                        Ok(a) => a,
+                        Err(p) => {
+                            self.handler_panicked(p);
+                            return;
+                        }
+                    }
+                };
+                match answer {
+                    Confirm::Grant => {
+                        let _ = self.engine.confirm_leader(now, term, true);
+                    }
+                    Confirm::Deny => {
+                        let _ = self.engine.confirm_leader(now, term, false);
+                    }
+                    Confirm::Defer => self.confirm_pending = Some((term, now.saturating_add(self.confirm_timeout))),
+                }
+            }
+        }
+    }
+
+    fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, now: u64) {
+        let name = reason.as_str();
+        let code = format!("dropped_{name}");
+        let id = self.id.clone();
+        self.warn(now, &code, "", || {
+            let what = match name {
+                "wrong_cluster" => format!(
+                    "messages from {source} are for another cluster: the sender runs with a different --cluster"
+                ),
+                "bad_mac" => format!(
+                    "messages from {source} fail authentication: the sender uses a different key (--key-file), or only one side has a key"
+                ),
+                "sender_mismatch" => format!(
+                    "a message from {source} (peer {from}) names another sender: a node's --id must be the address it sends from (listen elsewhere with --bind; check for NAT)"
+                ),
+                "unknown_peer" => format!(
+                    "messages from {from} ({source}), which is not a declared peer: add it with --peer here, or check the sender's --id"
+                ),
+                "from_self" => format!("a message from {source} claims to come from this node ({id}): two nodes share one --id"),
+                "removed_peer" => format!("messages from {from}, removed less than one election timeout ago (in flight)"),
+                "oversized" | "malformed" | "unknown_version" => format!(
+                    "{name} datagrams from {source}: not a tenure message of this version (another program, or another tenure version)"
+                ),
+                other => format!("messages from {source} dropped: {other}"),
+            };
+            format!("dropped {what}")
+        });
+    }
+
+    // ----- after every round -----------------------------------------------------------------
+
+    fn after_round(&mut self) {
+        if let Some(message) = self.engine.failure() {
+            if self.exit.is_none() {
+                self.fatal(RuntimeError::Engine { message });
+            }
+            return;
+        }
+        let role = self.engine.role();
+        let term = self.engine.term();
+        let leader = self.engine.leader();
+        let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
+        let now = self.now();
+        if let Some(deadline) = self.stopping {
+            if self.exit.is_none() {
+                if leader.as_deref().is_some_and(|l| l != self.id) {
+                    self.exit = Some(None);
+                } else if now >= deadline {
+                    let t = self.handover_timeout;
+                    self.emit_warning(
+                        "handover_timeout".into(),
+                        format!("stopping: no new leader known within {t} ms; stopping anyway"),
+                    );
+                    self.exit = Some(None);
+                }
+            }
+        }
+        if role == Role::Unclustered && self.exit.is_none() {
+            let engine = &mut self.engine;
+            let message = self.warner.note(now, "view_too_small", "", || {
+                let i = engine.inspect();
+                format!(
+                    "the view has {} member(s), fewer than min_cluster_size {}: no leader can exist (declare more peers, or lower --min-cluster-size)",
+                    i.view_size, i.min_cluster_size
+                )
+            });
+            if let Some(m) = message {
+                self.emit_warning("view_too_small".into(), m);
+            }
+        }
+        self.last_role = Some(role);
+        self.shared.snapshot.publish(role, term, leader, lease);
+    }
+
+    // ----- delivery --------------------------------------------------------------------------
+
+    fn warn(&mut self, now: u64, code: &str, subject: &str, message: impl FnOnce() -> String) {
+        if let Some(m) = self.warner.note(now, code, subject, message) {
+            self.emit_warning(code.to_string(), m);
+        }
+    }
+
+    fn emit_warning(&mut self, code: String, message: String) {
+        if self.log {
+            log::warn!(target: "tenure", "{}: {message} [{code}]", self.id);
+        }
+        self.emit(RuntimeEvent::Warning { code, message });
+    }
+
+    fn fatal(&mut self, error: RuntimeError) {
+        if self.log {
+            log::error!(target: "tenure", "{}: {error}; stopping", self.id);
+        }
+        self.exit = Some(Some(error.clone()));
+        self.emit(RuntimeEvent::Fatal { error });
+    }
+
+    fn handler_panicked(&mut self, payload: Box<dyn std::any::Any + Send>) {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if self.exit.as_ref().is_none_or(|e| e.is_none()) {
+            // Do not call the handler again for the Fatal event: it just panicked.
+            let error = RuntimeError::HandlerPanicked { message };
+            if self.log {
+                log::error!(target: "tenure", "{}: {error}; stopping", self.id);
+            }
+            self.exit = Some(Some(error));
+        }
+    }
+
+    fn emit(&mut self, event: RuntimeEvent) {
+        if matches!(&self.exit, Some(Some(RuntimeError::HandlerPanicked { .. }))) {
+            return;
+        }
+        let handler = &mut self.handler;
+        if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| handler.on_event(event))) {
+            self.handler_panicked(p);
+        }
+    }
+}
