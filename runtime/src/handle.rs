@@ -23,7 +23,8 @@ pub(crate) enum Command {
     PeerDown(String, PeerDownReason, Reply<()>),
     ConfirmLeader(u64, bool, Reply<()>),
     LeaderWorkFailed(u64, Reply<()>),
-    Stop,
+    /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
+    Stop(Option<u64>),
     /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
     Resolved {
         name: String,
@@ -232,8 +233,16 @@ impl Handle {
 
     /// Asks the runtime to stop gracefully (see the crate docs) without waiting.
     pub fn request_stop(&self) {
-        let _ = self.shared.tx.send(Command::Stop);
+        let _ = self.shared.tx.send(Command::Stop(None));
         let _ = self.shared.waker.wake();
+    }
+    /// [`Handle::stop`] with another handover bound than the configured `handover_timeout`
+    /// (zero: a leader hands over and stops at once, without waiting for the new leader).
+    pub fn stop_with(&self, handover_timeout: std::time::Duration) {
+        let ms = u64::try_from(handover_timeout.as_millis()).unwrap_or(u64::MAX);
+        let _ = self.shared.tx.send(Command::Stop(Some(ms)));
+        let _ = self.shared.waker.wake();
+        self.wait();
     }
     /// Stops gracefully: a leader hands leadership over and waits for the new leader (at most
     /// `handover_timeout`), then the runtime delivers `Stopped` and its thread ends. Returns after

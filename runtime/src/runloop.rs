@@ -23,6 +23,9 @@ const WAKER: Token = Token(1);
 /// Larger than any datagram the core accepts (`tenure::MAX_MESSAGE_SIZE`), so oversized input is
 /// seen whole and counted as such.
 const RECV_BUFFER: usize = 65_536;
+/// Datagrams handled per wake-up before timers and commands get their turn (a flood cannot
+/// starve the heartbeat timer); the rest are read on the next turn.
+const RECV_BATCH: usize = 256;
 
 fn io_err(context: &str) -> impl Fn(std::io::Error) -> RuntimeError + '_ {
     move |e| RuntimeError::Io { context: context.to_string(), message: e.to_string() }
@@ -167,7 +170,7 @@ where
         pending_persist: None,
         buf: vec![0; RECV_BUFFER],
         start_term,
-        last_role: None,
+        readable: false,
     };
     let thread = std::thread::Builder::new()
         .name("tenure-runtime".into())
@@ -202,7 +205,8 @@ struct Loop<E, H> {
     pending_persist: Option<DurableState>,
     buf: Vec<u8>,
     start_term: u64,
-    last_role: Option<Role>,
+    /// The last `receive` stopped at a batch limit: read again without waiting.
+    readable: bool,
 }
 
 /// Sets `running` to false however the thread ends (a panic included), so that handles waiting
@@ -243,15 +247,18 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 break;
             }
             let now = self.now();
-            let timeout = self.next_deadline().map(|d| Duration::from_millis(d.saturating_sub(now)));
+            let timeout = match self.readable {
+                true => Some(Duration::ZERO),
+                false => self.next_deadline().map(|d| Duration::from_millis(d.saturating_sub(now))),
+            };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != ErrorKind::Interrupted {
                     self.fatal(RuntimeError::Io { context: "waiting for events".into(), message: e.to_string() });
                     break;
                 }
             }
-            if events.iter().any(|e| e.token() == SOCKET) {
-                self.receive();
+            if self.readable || events.iter().any(|e| e.token() == SOCKET) {
+                self.readable = self.receive();
             }
             if self.exit.is_none() {
                 self.timers();
@@ -281,8 +288,10 @@ impl<E: Engine, H: Handler> Loop<E, H> {
 
     // ----- inputs ----------------------------------------------------------------------------
 
-    fn receive(&mut self) {
-        loop {
+    /// Reads datagrams until the socket is empty (`false`) or a batch is done (`true`: more may
+    /// be waiting, and the edge-triggered poll will not say so again).
+    fn receive(&mut self) -> bool {
+        for _ in 0..RECV_BATCH {
             match self.socket.recv_from(&mut self.buf) {
                 Ok((n, source)) => {
                     let source = Family::source(source);
@@ -314,20 +323,21 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                     self.drain();
                     self.after_round();
                     if self.exit.is_some() {
-                        return;
+                        return false;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 // ICMP errors reported on the socket (a peer's port closed): not a socket failure.
                 Err(e) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset) => continue,
                 Err(e) => {
                     let now = self.now();
                     self.warn(now, "socket_error", "", || format!("receiving on the UDP socket failed: {e}"));
-                    return;
+                    return false;
                 }
             }
         }
+        true
     }
 
     fn timers(&mut self) {
@@ -410,7 +420,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
                 self.reply(r, result);
             }
-            Command::Stop => self.begin_stop(now),
+            Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.handover_timeout)),
             Command::Resolved { name, result } => {
                 for (id, update) in self.peers.resolved(&name, result, now) {
                     match update {
@@ -453,7 +463,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
     }
 
-    fn begin_stop(&mut self, now: u64) {
+    fn begin_stop(&mut self, now: u64, handover: u64) {
         if self.stopping.is_some() || self.exit.is_some() {
             return;
         }
@@ -475,7 +485,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 if self.log {
                     log::info!(target: "tenure", "{}: stopping: handing leadership to {target}", self.id);
                 }
-                self.stopping = Some(now.saturating_add(self.handover_timeout));
+                self.stopping = Some(now.saturating_add(handover));
+                self.handover_timeout = handover;
             }
             Err(e) => {
                 self.emit_warning(e.code().into(), format!("stopping: leadership transfer to {target} failed: {e}"));
@@ -708,7 +719,6 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 self.emit_warning("view_too_small".into(), m);
             }
         }
-        self.last_role = Some(role);
         self.shared.snapshot.publish(role, term, leader, lease);
     }
 
