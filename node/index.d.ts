@@ -34,6 +34,10 @@ export type DropReason =
   | 'sender_mismatch'
   | 'from_self'
   | 'removed_peer'
+  | 'unknown_peer'
+  | 'view_full'
+  | 'implausible_term'
+  | 'replay'
 
 /** What a {@link FenceChecker} decided. */
 export type FenceVerdict = 'accepted' | 'stale' | 'already_fenced'
@@ -206,13 +210,15 @@ export type WireMessage =
   | { kind: 'heartbeat'; sentAt: U64 }
   | { kind: 'heartbeat_ack'; echo: U64 }
   | { kind: 'timeout_now' }
-  | { kind: 'app'; payload: Uint8Array }
+  | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */
 export interface Envelope {
   cluster: string
   from: string
   term: U64
+  /** The sender's incarnation (changes each time it starts); default 0 when encoding. */
+  incarnation?: U64
   message: WireMessage
 }
 

@@ -135,7 +135,7 @@ fn all_kinds() -> Vec<Message> {
         Message::Heartbeat { sent_at: 1_733_150_000_123 },
         Message::HeartbeatAck { echo: 1_733_150_000_123 },
         Message::TimeoutNow,
-        Message::App { payload: vec![0xAB; 64] },
+        Message::App { seq: 1, payload: vec![0xAB; 64] },
     ]
 }
 

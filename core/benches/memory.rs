@@ -167,7 +167,7 @@ fn main() {
         Message::Heartbeat { sent_at: 1_733_150_000_123 },
         Message::HeartbeatAck { echo: 1_733_150_000_123 },
         Message::TimeoutNow,
-        Message::App { payload: vec![0xAB; 64] },
+        Message::App { seq: 1, payload: vec![0xAB; 64] },
     ] {
         let kind = if let Message::App { .. } = m { "app (64-byte payload)" } else { m.kind() };
         let env = envelope(&id(0), 42, m);

@@ -36,7 +36,7 @@ pub use node::Bug;
 pub use node::{Event, Node, Output, PeerDownReason, Role};
 #[cfg(feature = "getrandom")]
 pub use rng::os_seed;
-pub use wire::{DropReason, MAX_MESSAGE_SIZE};
+pub use wire::{DropReason, MAX_MESSAGE_SIZE, MAX_TERM, MAX_TERM_JUMP};
 
 /// The crate version, which is the version of the whole project (every binding checks it).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -638,7 +638,7 @@ impl Node {
         }
         let peers: Vec<String> = self.peers.keys().cloned().collect();
         for p in peers {
-            self.send(&p, Message::App { payload: payload.to_vec() });
+            self.send(&p, Message::App { seq: 0, payload: payload.to_vec() });
         }
         Ok(())
     }
@@ -681,8 +681,8 @@ impl Node {
     }
 
     fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
-        let env = EnvelopeRef { cluster: &self.cluster, from: &self.id, term, message: &message };
-        if let Some(bytes) = wire::encode_with(&env, self.mac.as_deref()) {
+        let env = EnvelopeRef { cluster: &self.cluster, from: &self.id, term, incarnation: 0, message: &message };
+        if let Ok(bytes) = wire::encode_with(&env, self.mac.as_deref()) {
             self.flush_persist();
             self.outputs.push_back(Output::Send { to: to.to_string(), bytes });
         }
@@ -1029,7 +1029,7 @@ impl Node {
                     self.start_election(now, true);
                 }
             }
-            Message::App { payload } => self.push_event(Event::Message { from: from.to_string(), payload }),
+            Message::App { payload, .. } => self.push_event(Event::Message { from: from.to_string(), payload }),
         }
     }
 

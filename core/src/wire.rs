@@ -20,7 +20,13 @@ use sha2::Sha256;
 /// The two magic bytes that start every tenure message.
 pub const MAGIC: [u8; 2] = *b"TN";
 /// The wire format version this core writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
+/// The largest term on the wire: 2^53 − 1, the largest integer a JavaScript number holds exactly.
+/// A message with a greater term is [`DropReason::Malformed`].
+pub const MAX_TERM: u64 = (1 << 53) - 1;
+/// The largest step above its own term that a node adopts from one message; a message whose
+/// term is further ahead is dropped as [`DropReason::ImplausibleTerm`].
+pub const MAX_TERM_JUMP: u64 = 1 << 32;
 /// Largest encoded message accepted or produced, in bytes (fits one UDP datagram).
 pub const MAX_MESSAGE_SIZE: usize = 64 * 1024;
 /// Length of the authentication tag.
@@ -48,11 +54,20 @@ pub enum DropReason {
     /// A message from a peer removed by `leave` or `peer_down(terminated)` less than one election
     /// timeout ago (traffic in flight must not re-admit it).
     RemovedPeer,
+    /// A sender that is not a declared peer, while membership is closed (the default).
+    UnknownPeer,
+    /// Admitting the sender would make the view larger than `max_peers`.
+    ViewFull,
+    /// A term more than [`MAX_TERM_JUMP`] above the receiver's own.
+    ImplausibleTerm,
+    /// An `App` payload already delivered from this sender incarnation, or a message from an
+    /// incarnation of the sender that the receiver has retired.
+    Replay,
 }
 
 impl DropReason {
     /// Every reason, in a stable order.
-    pub const ALL: [DropReason; 8] = [
+    pub const ALL: [DropReason; 12] = [
         DropReason::Oversized,
         DropReason::Malformed,
         DropReason::UnknownVersion,
@@ -61,6 +76,10 @@ impl DropReason {
         DropReason::SenderMismatch,
         DropReason::FromSelf,
         DropReason::RemovedPeer,
+        DropReason::UnknownPeer,
+        DropReason::ViewFull,
+        DropReason::ImplausibleTerm,
+        DropReason::Replay,
     ];
 
     /// The stable snake_case name used in `inspect()` and by every binding.
@@ -74,6 +93,10 @@ impl DropReason {
             DropReason::SenderMismatch => "sender_mismatch",
             DropReason::FromSelf => "from_self",
             DropReason::RemovedPeer => "removed_peer",
+            DropReason::UnknownPeer => "unknown_peer",
+            DropReason::ViewFull => "view_full",
+            DropReason::ImplausibleTerm => "implausible_term",
+            DropReason::Replay => "replay",
         }
     }
 
@@ -87,23 +110,40 @@ impl DropReason {
             DropReason::SenderMismatch => 5,
             DropReason::FromSelf => 6,
             DropReason::RemovedPeer => 7,
+            DropReason::UnknownPeer => 8,
+            DropReason::ViewFull => 9,
+            DropReason::ImplausibleTerm => 10,
+            DropReason::Replay => 11,
+        }
+    }
+
+    /// A one-line English explanation ending in the name, e.g. `"unknown wire format version
+    /// (unknown_version)"`: what `Display` writes, as a constant (no formatting code needed).
+    pub fn text(self) -> &'static str {
+        match self {
+            DropReason::Oversized => "message larger than 65536 bytes (oversized)",
+            DropReason::Malformed => "not a well-formed tenure message (malformed)",
+            DropReason::UnknownVersion => "unknown wire format version (unknown_version)",
+            DropReason::WrongCluster => "message for another cluster id (wrong_cluster)",
+            DropReason::BadMac => "missing or invalid authentication tag (bad_mac)",
+            DropReason::SenderMismatch => {
+                "sender inside the message differs from the transport sender (sender_mismatch)"
+            }
+            DropReason::FromSelf => "message claims to come from this node (from_self)",
+            DropReason::RemovedPeer => "message from a peer removed less than one election timeout ago (removed_peer)",
+            DropReason::UnknownPeer => "message from a sender that is not a declared peer (unknown_peer)",
+            DropReason::ViewFull => "admitting the sender would exceed max_peers (view_full)",
+            DropReason::ImplausibleTerm => "term more than 2^32 above this node's term (implausible_term)",
+            DropReason::Replay => {
+                "payload already delivered, or a message from a retired incarnation of the sender (replay)"
+            }
         }
     }
 }
 
 impl core::fmt::Display for DropReason {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let text = match self {
-            DropReason::Oversized => "message larger than 65536 bytes",
-            DropReason::Malformed => "not a well-formed tenure message",
-            DropReason::UnknownVersion => "unknown wire format version",
-            DropReason::WrongCluster => "message for another cluster id",
-            DropReason::BadMac => "missing or invalid authentication tag",
-            DropReason::SenderMismatch => "sender inside the message differs from the transport sender",
-            DropReason::FromSelf => "message claims to come from this node",
-            DropReason::RemovedPeer => "message from a peer removed less than one election timeout ago",
-        };
-        write!(f, "{} ({})", text, self.as_str())
+        f.write_str(self.text())
     }
 }
 
@@ -142,6 +182,9 @@ pub enum Message {
     TimeoutNow,
     /// An application payload sent by `broadcast`.
     App {
+        /// The sender's sequence number for its payloads, counted per incarnation: a receiver
+        /// delivers each `(incarnation, seq)` at most once.
+        seq: u64,
         /// Opaque bytes.
         payload: Vec<u8>,
     },
@@ -170,8 +213,11 @@ pub struct Envelope {
     pub cluster: String,
     /// The sender's node id.
     pub from: String,
-    /// The sender's term (for `PreVote`, the term it would campaign in).
+    /// The sender's term (for `PreVote`, the term it would campaign in); at most [`MAX_TERM`].
     pub term: u64,
+    /// The sender's incarnation: changes every time the sender starts, so that a receiver can
+    /// tell a new boot from traffic sent before it (see `docs/protocol.md`).
+    pub incarnation: u64,
     /// The message.
     pub message: Message,
 }
@@ -196,6 +242,7 @@ pub(crate) struct EnvelopeRef<'a> {
     pub cluster: &'a str,
     pub from: &'a str,
     pub term: u64,
+    pub incarnation: u64,
     pub message: &'a Message,
 }
 
@@ -208,6 +255,7 @@ pub(crate) struct RawEnvelope<'a> {
     #[serde(borrow)]
     pub from: &'a [u8],
     pub term: u64,
+    pub incarnation: u64,
     pub message: Message,
 }
 
@@ -215,7 +263,13 @@ impl RawEnvelope<'_> {
     /// The owned envelope, with the ids checked to be UTF-8.
     pub(crate) fn into_owned(self) -> Result<Envelope, DropReason> {
         let text = |b: &[u8]| core::str::from_utf8(b).map(String::from).map_err(|_| DropReason::Malformed);
-        Ok(Envelope { cluster: text(self.cluster)?, from: text(self.from)?, term: self.term, message: self.message })
+        Ok(Envelope {
+            cluster: text(self.cluster)?,
+            from: text(self.from)?,
+            term: self.term,
+            incarnation: self.incarnation,
+            message: self.message,
+        })
     }
 }
 
@@ -228,6 +282,7 @@ struct RawEnvelopeRef<'a> {
     #[serde(with = "as_bytes")]
     from: &'a [u8],
     term: u64,
+    incarnation: u64,
     message: &'a Message,
 }
 
@@ -239,22 +294,26 @@ mod as_bytes {
     }
 }
 
-pub(crate) fn encode_with(envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> Option<Vec<u8>> {
+/// Encodes a borrowed envelope; `Err` is the reason a receiver would drop the result.
+pub(crate) fn encode_with(envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> Result<Vec<u8>, DropReason> {
+    if envelope.term > MAX_TERM {
+        return Err(DropReason::Malformed);
+    }
     let tag = if m.is_some() { TAG_LEN } else { 0 };
     let mut out = Vec::with_capacity(HEADER_LEN + 16 + tag + envelope.cluster.len() + envelope.from.len());
     out.extend_from_slice(&MAGIC);
     out.push(VERSION);
     out.push(if m.is_some() { FLAG_TAGGED } else { 0 });
-    let mut out = postcard::to_extend(envelope, out).ok()?;
+    let mut out = postcard::to_extend(envelope, out).map_err(|_| DropReason::Oversized)?;
     if let Some(m) = m {
         let mut m = m.clone();
         m.update(&out);
         out.extend_from_slice(&m.finalize().into_bytes());
     }
     if out.len() > MAX_MESSAGE_SIZE {
-        return None;
+        return Err(DropReason::Oversized);
     }
-    Some(out)
+    Ok(out)
 }
 
 /// Checks size, header and tag, and decodes the body without copying the ids.
@@ -300,8 +359,17 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
     };
     // One encoding per message: postcard accepts over-long varints (`80 00` for 0), so a body
     // longer than the canonical encoding of what it decodes to is refused.
-    let canonical = RawEnvelopeRef { cluster: raw.cluster, from: raw.from, term: raw.term, message: &raw.message };
+    let canonical = RawEnvelopeRef {
+        cluster: raw.cluster,
+        from: raw.from,
+        term: raw.term,
+        incarnation: raw.incarnation,
+        message: &raw.message,
+    };
     if postcard::experimental::serialized_size(&canonical).ok() != Some(body.len()) {
+        return Err(DropReason::Malformed);
+    }
+    if raw.term > MAX_TERM {
         return Err(DropReason::Malformed);
     }
     Ok(raw)
@@ -309,16 +377,19 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
 
 /// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
 ///
-/// Returns `None` when the result would exceed [`MAX_MESSAGE_SIZE`].
-pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Option<Vec<u8>> {
+/// Everything `encode` writes, [`decode`] reads back. The error is the reason a receiver would
+/// drop the result: [`DropReason::Oversized`] beyond [`MAX_MESSAGE_SIZE`],
+/// [`DropReason::Malformed`] for a term above [`MAX_TERM`].
+pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Result<Vec<u8>, DropReason> {
     let m = match key {
-        Some(k) => Some(mac(k)?),
+        Some(k) => Some(mac(k).ok_or(DropReason::BadMac)?),
         None => None,
     };
     let r = EnvelopeRef {
         cluster: &envelope.cluster,
         from: &envelope.from,
         term: envelope.term,
+        incarnation: envelope.incarnation,
         message: &envelope.message,
     };
     encode_with(&r, m.as_ref())
@@ -344,7 +415,7 @@ mod tests {
     use alloc::vec;
 
     fn env(message: Message) -> Envelope {
-        Envelope { cluster: "c".to_string(), from: "a".to_string(), term: 7, message }
+        Envelope { cluster: "c".to_string(), from: "a".to_string(), term: 7, incarnation: 5, message }
     }
 
     #[test]
@@ -357,7 +428,7 @@ mod tests {
             Message::Heartbeat { sent_at: 123_456 },
             Message::HeartbeatAck { echo: 99 },
             Message::TimeoutNow,
-            Message::App { payload: vec![1, 2, 3] },
+            Message::App { seq: 300, payload: vec![1, 2, 3] },
         ];
         for m in all {
             for key in [None, Some(&b"secret"[..])] {
@@ -375,10 +446,37 @@ mod tests {
             cluster: "test".to_string(),
             from: "n1".to_string(),
             term: 3,
+            incarnation: 1,
             message: Message::Heartbeat { sent_at: 1000 },
         };
-        let expected = [0x54, 0x4e, 0x01, 0x00, 0x04, b't', b'e', b's', b't', 0x02, b'n', b'1', 0x03, 0x04, 0xe8, 0x07];
+        let expected =
+            [0x54, 0x4e, 0x02, 0x00, 0x04, b't', b'e', b's', b't', 0x02, b'n', b'1', 0x03, 0x01, 0x04, 0xe8, 0x07];
         assert_eq!(encode(&e, None).unwrap(), expected);
+    }
+
+    #[test]
+    fn terms_past_max_term_neither_encode_nor_decode() {
+        let mut e = env(Message::PreVote);
+        e.term = MAX_TERM;
+        let bytes = encode(&e, None).unwrap();
+        assert_eq!(decode(&bytes, None), Ok(e.clone()));
+        e.term = MAX_TERM + 1;
+        assert_eq!(encode(&e, None), Err(DropReason::Malformed));
+        // 2^53 by hand: header, "c", "a", then the term varint.
+        let mut past = vec![0x54, 0x4e, VERSION, 0x00, 0x01, b'c', 0x01, b'a'];
+        past.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10, 0x05, 0x00]);
+        assert_eq!(decode(&past, None), Err(DropReason::Malformed));
+        past[15] = 0x0f; // 15 * 2^49, below the bound
+        assert!(decode(&past, None).is_ok());
+    }
+
+    #[test]
+    fn every_reason_has_a_distinct_name_index_and_text() {
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(r.index(), i);
+            assert!(r.text().ends_with(&alloc::format!("({})", r.as_str())));
+            assert_eq!(r.to_string(), r.text());
+        }
     }
 
     #[test]
@@ -399,8 +497,8 @@ mod tests {
         assert_eq!(decode(&[], None), Err(DropReason::Malformed));
         assert_eq!(decode(b"TN", None), Err(DropReason::Malformed));
         assert_eq!(decode(b"XX\x01\x00", None), Err(DropReason::Malformed));
-        assert_eq!(decode(b"TN\x02\x00abc", None), Err(DropReason::UnknownVersion));
-        assert_eq!(decode(b"TN\x01\x00\xff\xff\xff", None), Err(DropReason::Malformed));
+        assert_eq!(decode(b"TN\x01\x00abc", None), Err(DropReason::UnknownVersion));
+        assert_eq!(decode(b"TN\x02\x00\xff\xff\xff", None), Err(DropReason::Malformed));
         assert_eq!(decode(&vec![0u8; MAX_MESSAGE_SIZE + 1], None), Err(DropReason::Oversized));
         let mut trailing = encode(&env(Message::PreVote), None).unwrap();
         trailing.push(0);

@@ -10,7 +10,8 @@ use tenure::{
 };
 
 fn msg(from: &str, term: u64, message: Message) -> Vec<u8> {
-    wire::encode(&Envelope { cluster: "test".into(), from: from.into(), term, message }, None).expect("fits")
+    wire::encode(&Envelope { cluster: "test".into(), from: from.into(), term, incarnation: 0, message }, None)
+        .expect("fits")
 }
 
 fn outputs(node: &mut Node) -> Vec<Output> {
@@ -324,7 +325,13 @@ fn authenticated_mode_drops_and_counts_messages_without_a_valid_tag() {
     let plain = msg("n2", 5, Message::Heartbeat { sent_at: 1 });
     assert_eq!(n.handle_message(1, "n2", &plain), Err(DropReason::BadMac));
     let wrong = wire::encode(
-        &Envelope { cluster: "test".into(), from: "n2".into(), term: 5, message: Message::Heartbeat { sent_at: 1 } },
+        &Envelope {
+            cluster: "test".into(),
+            from: "n2".into(),
+            term: 5,
+            incarnation: 0,
+            message: Message::Heartbeat { sent_at: 1 },
+        },
         Some(b"other"),
     )
     .unwrap();
@@ -341,7 +348,7 @@ fn authenticated_mode_drops_and_counts_messages_without_a_valid_tag() {
 fn wrong_cluster_garbage_and_spoofed_senders_are_dropped_and_counted() {
     let mut n = lone(|c| c);
     let other = wire::encode(
-        &Envelope { cluster: "other".into(), from: "n2".into(), term: 5, message: Message::TimeoutNow },
+        &Envelope { cluster: "other".into(), from: "n2".into(), term: 5, incarnation: 0, message: Message::TimeoutNow },
         None,
     )
     .unwrap();

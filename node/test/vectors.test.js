@@ -32,7 +32,7 @@ function expectedMessage(m) {
     case 'heartbeat_ack':
       return { kind: m.kind, echo: m.echo }
     case 'app':
-      return { kind: m.kind, payload: Buffer.from(m.payload_hex, 'hex') }
+      return { kind: m.kind, seq: m.seq, payload: Buffer.from(m.payload_hex, 'hex') }
     default:
       return { kind: m.kind }
   }
@@ -49,7 +49,13 @@ test('tests/vectors/messages.json: decode, check, re-encode byte for byte', { sk
     kinds.add(env.message.kind)
     assert.deepEqual(
       env,
-      { cluster: v.envelope.cluster, from: v.envelope.from, term: v.envelope.term, message: expectedMessage(v.envelope.message) },
+      {
+        cluster: v.envelope.cluster,
+        from: v.envelope.from,
+        term: v.envelope.term,
+        incarnation: v.envelope.incarnation,
+        message: expectedMessage(v.envelope.message)
+      },
       v.name
     )
     assert.equal(wire.encode(env, key).toString('hex'), v.hex, `${v.name}: re-encoded`)

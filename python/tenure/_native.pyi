@@ -20,6 +20,7 @@ from .wire import Envelope
 VERSION: str
 USAGE: str
 MAX_MESSAGE_SIZE: int
+MAX_TERM: int
 MAX_ID_LEN: int
 
 class Node:

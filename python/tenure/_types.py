@@ -80,6 +80,14 @@ class DropReason(str, enum.Enum):
     """A message claiming to come from this node."""
     REMOVED_PEER = "removed_peer"
     """A message from a peer removed less than one election timeout ago."""
+    UNKNOWN_PEER = "unknown_peer"
+    """A sender that is not a declared peer, while membership is closed (the default)."""
+    VIEW_FULL = "view_full"
+    """Admitting the sender would make the view larger than ``max_peers``."""
+    IMPLAUSIBLE_TERM = "implausible_term"
+    """A term more than ``MAX_TERM_JUMP`` (2**32) above this node's."""
+    REPLAY = "replay"
+    """A payload already delivered from this sender incarnation, or a retired incarnation."""
 
     def __str__(self) -> str:
         return self.value

@@ -26,10 +26,14 @@ __all__ = [
     "encode",
     "decode",
     "MAX_MESSAGE_SIZE",
+    "MAX_TERM",
 ]
 
 MAX_MESSAGE_SIZE: int = _native.MAX_MESSAGE_SIZE
 """Largest encoded message accepted or produced, in bytes."""
+
+MAX_TERM: int = _native.MAX_TERM
+"""Largest term on the wire (2**53 - 1); a greater term is malformed."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,9 @@ class App:
     """An application payload sent by ``broadcast``."""
 
     payload: bytes
+    seq: int = 0
+    """The sender's sequence number for its payloads (per incarnation); receivers deliver each
+    ``(incarnation, seq)`` at most once."""
     kind = "app"
 
 
@@ -110,12 +117,16 @@ class Envelope:
     """The sender's term."""
     message: WireMessage
     """The protocol message."""
+    incarnation: int = 0
+    """The sender's incarnation (changes every time the sender starts; on the wire it follows
+    ``term``)."""
 
 
 def encode(envelope: Envelope, key: Optional[bytes] = None) -> bytes:
     """Encodes ``envelope``, appending an HMAC-SHA256 tag when ``key`` is given.
 
-    Raises :class:`tenure.PayloadTooLargeError` if the result would exceed ``MAX_MESSAGE_SIZE``.
+    Raises :class:`tenure.PayloadTooLargeError` if the result would exceed ``MAX_MESSAGE_SIZE``
+    and :class:`tenure.DecodeError` (reason ``malformed``) for a term above ``MAX_TERM``.
     """
     return _native.encode(envelope, key)
 

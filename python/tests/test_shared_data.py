@@ -46,6 +46,7 @@ def _message(m: wire.WireMessage) -> Dict[str, Any]:
     elif isinstance(m, wire.HeartbeatAck):
         d["echo"] = m.echo
     elif isinstance(m, wire.App):
+        d["seq"] = m.seq
         d["payload_hex"] = m.payload.hex()
     return d
 
@@ -60,7 +61,7 @@ def _build_message(d: Dict[str, Any]) -> wire.WireMessage:
         "heartbeat": lambda: wire.Heartbeat(d["sent_at"]),
         "heartbeat_ack": lambda: wire.HeartbeatAck(d["echo"]),
         "timeout_now": lambda: wire.TimeoutNow(),
-        "app": lambda: wire.App(bytes.fromhex(d["payload_hex"])),
+        "app": lambda: wire.App(bytes.fromhex(d["payload_hex"]), d["seq"]),
     }
     result: wire.WireMessage = table[kind]()
     return result
@@ -83,9 +84,17 @@ def test_message_vectors_decode_and_re_encode_byte_identically() -> None:
         data = bytes.fromhex(v["hex"])
         env = wire.decode(data, key)
         want = v["envelope"]
-        got = {"cluster": env.cluster, "from": env.sender, "term": env.term, "message": _message(env.message)}
+        got = {
+            "cluster": env.cluster,
+            "from": env.sender,
+            "term": env.term,
+            "incarnation": env.incarnation,
+            "message": _message(env.message),
+        }
         assert got == want, v["name"]
-        rebuilt = wire.Envelope(want["cluster"], want["from"], want["term"], _build_message(want["message"]))
+        rebuilt = wire.Envelope(
+            want["cluster"], want["from"], want["term"], _build_message(want["message"]), want["incarnation"]
+        )
         assert wire.encode(rebuilt, key).hex() == v["hex"], v["name"]
         kinds.add(env.message.kind)
     assert len(kinds) == 8, f"every message kind has a vector: {sorted(kinds)}"

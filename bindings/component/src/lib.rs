@@ -106,6 +106,10 @@ fn drop_reason(r: DropReason) -> wit::DropReason {
         DropReason::SenderMismatch => D::SenderMismatch,
         DropReason::FromSelf => D::FromSelf,
         DropReason::RemovedPeer => D::RemovedPeer,
+        DropReason::UnknownPeer => D::UnknownPeer,
+        DropReason::ViewFull => D::ViewFull,
+        DropReason::ImplausibleTerm => D::ImplausibleTerm,
+        DropReason::Replay => D::Replay,
     }
 }
 

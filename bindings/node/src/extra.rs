@@ -6,13 +6,13 @@ use napi::Result;
 use napi_derive::napi;
 
 use crate::conv::{
-    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, prop, string, strings, type_error,
-    u64_arg, U64,
+    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt_u64, prop, string, strings,
+    type_error, u64_arg, U64,
 };
 use crate::{config_to_js, durable_from_js, event_from_js};
 use tenure::cli::{self, Command, Control};
 use tenure::wire::{self, Envelope, Message};
-use tenure::{DurableState, FenceVerdict};
+use tenure::{DropReason, DurableState, FenceVerdict};
 
 /// The core's version (the version of the whole project).
 #[napi(catch_unwind)]
@@ -42,7 +42,10 @@ fn message_to_js<'e>(env: &'e Env, m: Message) -> Result<Object<'e>> {
         Message::Vote { transfer } => o.set("transfer", transfer)?,
         Message::Heartbeat { sent_at } => o.set("sentAt", U64(sent_at))?,
         Message::HeartbeatAck { echo } => o.set("echo", U64(echo))?,
-        Message::App { payload } => o.set("payload", BufferSlice::from_data(env, payload)?)?,
+        Message::App { seq, payload } => {
+            o.set("seq", U64(seq))?;
+            o.set("payload", BufferSlice::from_data(env, payload)?)?
+        }
     }
     Ok(o)
 }
@@ -67,7 +70,10 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
         "heartbeat" => Message::Heartbeat { sent_at: u64_arg(env, &need("sentAt")?, "message.sentAt")? },
         "heartbeat_ack" => Message::HeartbeatAck { echo: u64_arg(env, &need("echo")?, "message.echo")? },
         "timeout_now" => Message::TimeoutNow,
-        "app" => Message::App { payload: bytes(env, &need("payload")?, "message.payload")?.to_vec() },
+        "app" => Message::App {
+            seq: opt_u64(env, prop(&obj, "seq")?.as_ref(), "message.seq")?.unwrap_or(0),
+            payload: bytes(env, &need("payload")?, "message.payload")?.to_vec(),
+        },
         other => {
             return Err(type_error(
                 env,
@@ -83,11 +89,12 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
 pub fn wire_decode<'e>(env: &'e Env, data: Unknown, key: Unknown) -> Result<Object<'e>> {
     let data = bytes(env, &data, "bytes")?;
     let key = key_arg(env, Some(&key))?;
-    let e = wire::decode(data, key.as_deref()).map_err(|r| coded_error(env, r.as_str(), r.to_string()))?;
+    let e = wire::decode(data, key.as_deref()).map_err(|r| coded_error(env, r.as_str(), r.text().into()))?;
     let mut o = Object::new(env)?;
     o.set("cluster", e.cluster)?;
     o.set("from", e.from)?;
     o.set("term", U64(e.term))?;
+    o.set("incarnation", U64(e.incarnation))?;
     o.set("message", message_to_js(env, e.message)?)?;
     Ok(o)
 }
@@ -96,7 +103,7 @@ pub fn wire_decode<'e>(env: &'e Env, data: Unknown, key: Unknown) -> Result<Obje
 #[napi(catch_unwind, ts_return_type = "Buffer")]
 pub fn wire_encode<'e>(env: &'e Env, envelope: Unknown, key: Unknown) -> Result<BufferSlice<'e>> {
     let obj = object(env, &envelope, "envelope")?;
-    only_keys(env, &obj, "envelope", &["cluster", "from", "term", "message"])?;
+    only_keys(env, &obj, "envelope", &["cluster", "from", "term", "incarnation", "message"])?;
     let get = |name: &str| -> Result<Unknown> {
         match prop(&obj, name)? {
             Some(v) => Ok(v),
@@ -107,15 +114,22 @@ pub fn wire_encode<'e>(env: &'e Env, envelope: Unknown, key: Unknown) -> Result<
         cluster: string(env, &get("cluster")?, "envelope.cluster")?,
         from: string(env, &get("from")?, "envelope.from")?,
         term: u64_arg(env, &get("term")?, "envelope.term")?,
+        incarnation: opt_u64(env, prop(&obj, "incarnation")?.as_ref(), "envelope.incarnation")?.unwrap_or(0),
         message: message_from_js(env, &get("message")?)?,
     };
     let key = key_arg(env, Some(&key))?;
     match wire::encode(&e, key.as_deref()) {
-        Some(b) => BufferSlice::from_data(env, b),
-        None => Err(coded_error(
+        Ok(b) => BufferSlice::from_data(env, b),
+        Err(DropReason::Oversized) => Err(coded_error(
             env,
             "oversized",
             format!("the encoded message would exceed {} bytes", tenure::MAX_MESSAGE_SIZE),
+        )),
+        // A term above MAX_TERM: every receiver would drop the bytes as malformed.
+        Err(r) => Err(coded_error(
+            env,
+            r.as_str(),
+            format!("envelope.term {} is above MAX_TERM ({}): {}", e.term, tenure::MAX_TERM, r.text()),
         )),
     }
 }

@@ -620,7 +620,7 @@ fn message_to_py<'py>(py: Python<'py>, m: Message) -> PyResult<Bound<'py, PyAny>
         Message::Heartbeat { sent_at } => cls_heartbeat(py)?.call1((sent_at,)),
         Message::HeartbeatAck { echo } => cls_heartbeat_ack(py)?.call1((echo,)),
         Message::TimeoutNow => cls_timeout_now(py)?.call0(),
-        Message::App { payload } => cls_app(py)?.call1((PyBytes::new(py, &payload),)),
+        Message::App { seq, payload } => cls_app(py)?.call1((PyBytes::new(py, &payload), seq)),
     }
 }
 
@@ -642,7 +642,7 @@ fn message_from(m: &Bound<'_, PyAny>) -> PyResult<Message> {
     } else if is(m, cls_timeout_now(py))? {
         Message::TimeoutNow
     } else if is(m, cls_app(py))? {
-        Message::App { payload: bytes_arg(&m.getattr("payload")?, "message.payload")? }
+        Message::App { seq: attr(m, W, "seq")?, payload: bytes_arg(&m.getattr("payload")?, "message.payload")? }
     } else {
         return Err(PyTypeError::new_err(format!("expected a tenure.wire message, got {}", type_name(m))));
     })
@@ -661,6 +661,7 @@ fn encode<'py>(envelope: &Bound<'py, PyAny>, key: Option<&Bound<'py, PyAny>>) ->
         cluster: attr(envelope, W, "cluster")?,
         from: attr(envelope, W, "sender")?,
         term: attr(envelope, W, "term")?,
+        incarnation: attr(envelope, W, "incarnation")?,
         message: message_from(&envelope.getattr("message")?)?,
     };
     let key = match key {
@@ -668,12 +669,21 @@ fn encode<'py>(envelope: &Bound<'py, PyAny>, key: Option<&Bound<'py, PyAny>>) ->
         None => None,
     };
     match tenure::wire::encode(&env, key.as_deref()) {
-        Some(bytes) => Ok(PyBytes::new(py, &bytes)),
-        None => Err(raise(
+        Ok(bytes) => Ok(PyBytes::new(py, &bytes)),
+        Err(DropReason::Oversized) => Err(raise(
             py,
             "PayloadTooLargeError",
             (format!("the encoded message would exceed {} bytes", tenure::MAX_MESSAGE_SIZE), "payload_too_large"),
         )),
+        // A term above MAX_TERM: every receiver would drop the bytes as malformed.
+        Err(r) => Err(match drop_reason(py, r) {
+            Ok(reason) => raise(
+                py,
+                "DecodeError",
+                (format!("term {} is above MAX_TERM ({}): {}", env.term, tenure::MAX_TERM, r.text()), reason),
+            ),
+            Err(e) => e,
+        }),
     }
 }
 
@@ -689,7 +699,7 @@ fn decode<'py>(data: &Bound<'py, PyAny>, key: Option<&Bound<'py, PyAny>>) -> PyR
     };
     let env = tenure::wire::decode(&data, key.as_deref()).map_err(|r| decode_error(py, r))?;
     let message = message_to_py(py, env.message)?;
-    cls_envelope(py)?.call1((env.cluster, env.from, env.term, message))
+    cls_envelope(py)?.call1((env.cluster, env.from, env.term, message, env.incarnation))
 }
 
 /// Parses the shared command line (the arguments after the program name). Returns a
@@ -828,6 +838,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", tenure::VERSION)?;
     m.add("USAGE", tenure::cli::USAGE)?;
     m.add("MAX_MESSAGE_SIZE", tenure::MAX_MESSAGE_SIZE)?;
+    m.add("MAX_TERM", tenure::MAX_TERM)?;
     m.add("MAX_ID_LEN", tenure::MAX_ID_LEN)?;
     Ok(())
 }

@@ -60,11 +60,13 @@ export interface DecodedMessage {
   cluster: string;
   from: string;
   term: number;
+  incarnation: bigint;
   kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app";
   granted?: boolean;
   transfer?: boolean;
   sentAt?: number;
   echo?: number;
+  seq?: bigint;
   payload?: Uint8Array;
 }
 
@@ -355,18 +357,22 @@ fn output_object(out: Output) -> Object {
 
 /// A decoded datagram as a plain object, or an error with the drop reason as `code`.
 fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue, JsValue> {
-    let env = decoded.map_err(|r| error(r.as_str(), &r.to_string()))?;
+    let env = decoded.map_err(|r| error(r.as_str(), r.text()))?;
     let o = Object::new();
     set(&o, "cluster", env.cluster);
     set(&o, "from", env.from);
     set(&o, "term", env.term as f64);
+    set(&o, "incarnation", js_sys::BigInt::from(env.incarnation));
     set(&o, "kind", env.message.kind());
     match env.message {
         Message::PreVoteReply { granted } | Message::VoteReply { granted } => set(&o, "granted", granted),
         Message::Vote { transfer } => set(&o, "transfer", transfer),
         Message::Heartbeat { sent_at } => set(&o, "sentAt", sent_at as f64),
         Message::HeartbeatAck { echo } => set(&o, "echo", echo as f64),
-        Message::App { payload } => set(&o, "payload", bytes(&payload)),
+        Message::App { seq, payload } => {
+            set(&o, "seq", js_sys::BigInt::from(seq));
+            set(&o, "payload", bytes(&payload));
+        }
         Message::PreVote | Message::TimeoutNow => {}
     }
     Ok(o.into())
@@ -405,7 +411,7 @@ impl WasmNode {
     #[wasm_bindgen(js_name = handleMessage)]
     pub fn handle_message(&mut self, now: f64, from: &str, data: &[u8]) -> Result<(), JsValue> {
         let now = to_u64("now", now)?;
-        self.inner.handle_message(now, from, data).map_err(|r| error(r.as_str(), &r.to_string()))
+        self.inner.handle_message(now, from, data).map_err(|r| error(r.as_str(), r.text()))
     }
 
     /// Handles the passing of time: call at (or after) `pollTimeout()`.

@@ -27,7 +27,7 @@ pub fn key(auth: bool) -> Option<&'static [u8]> {
 }
 
 pub fn envelope(from: &str, term: u64, message: Message) -> Envelope {
-    Envelope { cluster: CLUSTER.to_string(), from: from.to_string(), term, message }
+    Envelope { cluster: CLUSTER.to_string(), from: from.to_string(), term, incarnation: 0, message }
 }
 
 pub fn bytes(from: &str, term: u64, message: Message, auth: bool) -> Vec<u8> {

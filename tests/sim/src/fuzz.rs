@@ -91,10 +91,10 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
                     6 => Message::TimeoutNow,
                     _ => {
                         let n = usize::from(b.u8() % 16);
-                        Message::App { payload: b.take(n) }
+                        Message::App { seq: u64::from(b.u8()), payload: b.take(n) }
                     }
                 };
-                let env = Envelope { cluster: "fuzz".into(), from: peer.clone(), term, message };
+                let env = Envelope { cluster: "fuzz".into(), from: peer.clone(), term, incarnation: 0, message };
                 let mut bytes = encode(&env, key.as_deref()).unwrap_or_default();
                 if op % 12 == 4 && !bytes.is_empty() {
                     let i = usize::from(b.u8()) % bytes.len();

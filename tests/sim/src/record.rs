@@ -316,6 +316,7 @@ fn join_leave() -> Scenario {
             cluster: "scn".into(),
             from: "n4".into(),
             term: 0,
+            incarnation: 0,
             message: tenure::wire::Message::PreVote,
         },
         None,
@@ -378,7 +379,7 @@ fn unclustered() -> Scenario {
 }
 
 fn envelope(cluster: &str, from: &str, term: u64, message: tenure::wire::Message) -> tenure::wire::Envelope {
-    tenure::wire::Envelope { cluster: cluster.into(), from: from.into(), term, message }
+    tenure::wire::Envelope { cluster: cluster.into(), from: from.into(), term, incarnation: 0, message }
 }
 
 fn hostile_input() -> Scenario {

@@ -768,7 +768,7 @@ pub fn describe_env(env: &Envelope) -> String {
         Message::Heartbeat { sent_at } => format!("heartbeat(term {t}, sent_at {sent_at})"),
         Message::HeartbeatAck { echo } => format!("heartbeat_ack(term {t}, echo {echo})"),
         Message::TimeoutNow => format!("timeout_now(term {t})"),
-        Message::App { payload } => format!("app(term {t}, {} bytes)", payload.len()),
+        Message::App { seq, payload } => format!("app(term {t}, seq {seq}, {} bytes)", payload.len()),
     }
 }
 

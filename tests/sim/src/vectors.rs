@@ -2,7 +2,7 @@
 //! authentication, and byte strings that must be dropped, with the reason.
 
 use serde::{Deserialize, Serialize};
-use tenure::wire::{decode, encode, Envelope, Message, MAX_MESSAGE_SIZE};
+use tenure::wire::{decode, encode, Envelope, Message, MAX_MESSAGE_SIZE, MAX_TERM, VERSION};
 use tenure::{Config, Node};
 
 use crate::{hex, unhex};
@@ -22,6 +22,7 @@ pub struct EnvelopeJson {
     pub cluster: String,
     pub from: String,
     pub term: u64,
+    pub incarnation: u64,
     pub message: MessageJson,
 }
 
@@ -36,7 +37,7 @@ pub enum MessageJson {
     Heartbeat { sent_at: u64 },
     HeartbeatAck { echo: u64 },
     TimeoutNow,
-    App { payload_hex: String },
+    App { seq: u64, payload_hex: String },
 }
 
 impl MessageJson {
@@ -49,7 +50,7 @@ impl MessageJson {
             Message::Heartbeat { sent_at } => MessageJson::Heartbeat { sent_at: *sent_at },
             Message::HeartbeatAck { echo } => MessageJson::HeartbeatAck { echo: *echo },
             Message::TimeoutNow => MessageJson::TimeoutNow,
-            Message::App { payload } => MessageJson::App { payload_hex: hex(payload) },
+            Message::App { seq, payload } => MessageJson::App { seq: *seq, payload_hex: hex(payload) },
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -61,7 +62,7 @@ impl MessageJson {
             MessageJson::Heartbeat { sent_at } => Message::Heartbeat { sent_at: *sent_at },
             MessageJson::HeartbeatAck { echo } => Message::HeartbeatAck { echo: *echo },
             MessageJson::TimeoutNow => Message::TimeoutNow,
-            MessageJson::App { payload_hex } => Message::App { payload: unhex(payload_hex)? },
+            MessageJson::App { seq, payload_hex } => Message::App { seq: *seq, payload: unhex(payload_hex)? },
         })
     }
 }
@@ -73,6 +74,7 @@ impl EnvelopeJson {
             cluster: e.cluster.clone(),
             from: e.from.clone(),
             term: e.term,
+            incarnation: e.incarnation,
             message: MessageJson::of(&e.message),
         }
     }
@@ -82,6 +84,7 @@ impl EnvelopeJson {
             cluster: self.cluster.clone(),
             from: self.from.clone(),
             term: self.term,
+            incarnation: self.incarnation,
             message: self.message.to_message()?,
         })
     }
@@ -101,8 +104,15 @@ pub struct InvalidVector {
 
 const KEY: &[u8] = b"tenure test vector key";
 
+/// The incarnation most vectors carry (any u64 is valid).
+const INC: u64 = 0x2f1a_9c3e_55d0_0b07;
+
 fn env(cluster: &str, from: &str, term: u64, message: Message) -> Envelope {
-    Envelope { cluster: cluster.into(), from: from.into(), term, message }
+    Envelope { cluster: cluster.into(), from: from.into(), term, incarnation: INC, message }
+}
+
+fn with_incarnation(incarnation: u64, e: Envelope) -> Envelope {
+    Envelope { incarnation, ..e }
 }
 
 /// Every valid vector.
@@ -119,10 +129,13 @@ pub fn messages() -> Vec<MessageVector> {
         ("heartbeat_zero", env("prod", "10.0.0.1:7000", 1, Message::Heartbeat { sent_at: 0 })),
         ("heartbeat_ack", env("prod", "10.0.0.2:7000", 4, Message::HeartbeatAck { echo: 1_733_150_000_123 })),
         ("timeout_now", env("prod", "10.0.0.1:7000", 4, Message::TimeoutNow)),
-        ("app", env("prod", "10.0.0.1:7000", 4, Message::App { payload: b"hello, cluster".to_vec() })),
-        ("app_empty", env("prod", "10.0.0.1:7000", 0, Message::App { payload: Vec::new() })),
-        ("app_binary", env("prod", "n1", 7, Message::App { payload: (0u8..=255).collect() })),
-        ("term_max", env("prod", "n1", u64::MAX, Message::Heartbeat { sent_at: u64::MAX })),
+        ("app", env("prod", "10.0.0.1:7000", 4, Message::App { seq: 1, payload: b"hello, cluster".to_vec() })),
+        ("app_empty", env("prod", "10.0.0.1:7000", 0, Message::App { seq: 0, payload: Vec::new() })),
+        ("app_binary", env("prod", "n1", 7, Message::App { seq: 300, payload: (0u8..=255).collect() })),
+        ("app_seq_max", env("prod", "n1", 7, Message::App { seq: u64::MAX, payload: b"x".to_vec() })),
+        ("term_max", env("prod", "n1", MAX_TERM, Message::Heartbeat { sent_at: u64::MAX })),
+        ("incarnation_zero", with_incarnation(0, env("prod", "n1", 2, Message::TimeoutNow))),
+        ("incarnation_max", with_incarnation(u64::MAX, env("prod", "n1", 2, Message::HeartbeatAck { echo: 5 }))),
         ("unicode_ids", env("clüster ☃", "nöde-ß", 300, Message::PreVote)),
         ("long_ids", env(&"c".repeat(255), &"n".repeat(255), 128, Message::VoteReply { granted: true })),
     ];
@@ -159,12 +172,37 @@ pub fn invalid() -> Vec<InvalidVector> {
         ("empty", None, "n1", "n2", vec![], "malformed"),
         ("magic_only", None, "n1", "n2", b"TN".to_vec(), "malformed"),
         ("bad_magic", None, "n1", "n2", [b"XX".as_slice(), &good[2..]].concat(), "malformed"),
-        ("unknown_version", None, "n1", "n2", [b"TN\x02".as_slice(), &good[3..]].concat(), "unknown_version"),
+        ("unknown_version", None, "n1", "n2", [b"TN\x03".as_slice(), &good[3..]].concat(), "unknown_version"),
+        ("version_1", None, "n1", "n2", [b"TN\x01".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("unknown_flags", None, "n1", "n2", bad_flags, "malformed"),
         ("truncated_body", None, "n1", "n2", good[..good.len() - 1].to_vec(), "malformed"),
         ("trailing_byte", None, "n1", "n2", [good.as_slice(), &[0]].concat(), "malformed"),
         ("unknown_message_kind", None, "n1", "n2", unknown_kind(), "malformed"),
-        ("header_only", None, "n1", "n2", b"TN\x01\x00".to_vec(), "malformed"),
+        ("header_only", None, "n1", "n2", b"TN\x02\x00".to_vec(), "malformed"),
+        ("term_past_max", None, "n1", "n2", raw(&[], &uv(MAX_TERM + 1), &uv(INC), &[0]), "malformed"),
+        ("term_u64_max", None, "n1", "n2", raw(&[], &uv(u64::MAX), &uv(INC), &[0]), "malformed"),
+        ("overlong_varint_term", None, "n1", "n2", raw(&[], &[0x84, 0x00], &uv(INC), &[0]), "malformed"),
+        ("overlong_varint_zero", None, "n1", "n2", raw(&[], &uv(4), &[0x80, 0x80, 0x00], &[0]), "malformed"),
+        ("overlong_varint_length", None, "n1", "n2", raw(&[0x84, 0x00], &uv(4), &uv(INC), &[0]), "malformed"),
+        (
+            "varint_past_u64",
+            None,
+            "n1",
+            "n2",
+            raw(&[], &uv(4), &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02], &[0]),
+            "malformed",
+        ),
+        (
+            "varint_eleven_bytes",
+            None,
+            "n1",
+            "n2",
+            raw(&[], &uv(4), &[0x80; 10].iter().copied().chain([0x00]).collect::<Vec<_>>(), &[0]),
+            "malformed",
+        ),
+        ("bad_bool", None, "n1", "n2", raw(&[], &uv(4), &uv(INC), &[0x01, 0x02]), "malformed"),
+        ("app_payload_past_end", None, "n1", "n2", raw(&[], &uv(4), &uv(INC), &[0x07, 0x01, 0x05, b'a']), "malformed"),
+        ("from_not_utf8", None, "n1", "n2", raw_from(&[0xff, 0xfe]), "malformed"),
         ("oversized", None, "n1", "n2", vec![0u8; MAX_MESSAGE_SIZE + 1], "oversized"),
         (
             "wrong_cluster",
@@ -205,6 +243,32 @@ pub fn invalid() -> Vec<InvalidVector> {
         .collect()
 }
 
+/// LEB128, written independently of the core's encoder.
+fn uv(mut v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let low = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(low);
+            return out;
+        }
+        out.push(low | 0x80);
+    }
+}
+
+/// An unkeyed message for cluster "prod" from "n2" whose fields are given as raw bytes; an empty
+/// `cluster_len` means the canonical length of "prod".
+fn raw(cluster_len: &[u8], term: &[u8], incarnation: &[u8], message: &[u8]) -> Vec<u8> {
+    let len = if cluster_len.is_empty() { uv(4) } else { cluster_len.to_vec() };
+    [&b"TN"[..], &[VERSION, 0], &len, b"prod", &uv(2), b"n2", term, incarnation, message].concat()
+}
+
+/// A PreVote from the given id bytes (not necessarily UTF-8).
+fn raw_from(from: &[u8]) -> Vec<u8> {
+    [&b"TN"[..], &[VERSION, 0], &uv(4), b"prod", &uv(from.len() as u64), from, &uv(4), &uv(INC), &[0]].concat()
+}
+
 /// A well-formed header and envelope whose message discriminant (the last varint before the
 /// fields) names no message kind.
 fn unknown_kind() -> Vec<u8> {
@@ -224,7 +288,8 @@ pub fn check(messages: &[MessageVector], invalid: &[InvalidVector]) -> Result<()
             return Err(format!("{}: decoded {:?}, expected {:?}", v.name, EnvelopeJson::of(&decoded), v.envelope));
         }
         let env = v.envelope.to_envelope().ok_or_else(|| format!("{}: bad payload_hex", v.name))?;
-        let again = encode(&env, key.as_deref()).ok_or_else(|| format!("{}: does not encode", v.name))?;
+        let again =
+            encode(&env, key.as_deref()).map_err(|r| format!("{}: does not encode ({})", v.name, r.as_str()))?;
         if again != bytes {
             return Err(format!("{}: re-encoded to {}, expected {}", v.name, hex(&again), v.hex));
         }

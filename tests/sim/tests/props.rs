@@ -15,7 +15,8 @@ fn message() -> impl Strategy<Value = Message> {
         any::<u64>().prop_map(|sent_at| Message::Heartbeat { sent_at }),
         any::<u64>().prop_map(|echo| Message::HeartbeatAck { echo }),
         Just(Message::TimeoutNow),
-        proptest::collection::vec(any::<u8>(), 0..64).prop_map(|payload| Message::App { payload }),
+        (any::<u64>(), proptest::collection::vec(any::<u8>(), 0..64))
+            .prop_map(|(seq, payload)| Message::App { seq, payload }),
     ]
 }
 
@@ -39,7 +40,7 @@ proptest! {
 
     #[test]
     fn tenure_prefixed_garbage_never_panics(body in proptest::collection::vec(any::<u8>(), 0..120)) {
-        let mut bytes = b"TN\x01\x00".to_vec();
+        let mut bytes = b"TN\x02\x00".to_vec();
         bytes.extend_from_slice(&body);
         let mut node = Node::new(Config::new("n1", "c").bootstrap(["n2", "n3"]), 1, None, 0).unwrap();
         let _ = node.handle_message(1, "n2", &bytes);
@@ -47,9 +48,9 @@ proptest! {
     }
 
     #[test]
-    fn every_envelope_round_trips(cluster in "[a-z]{1,12}", from in "\\PC{1,20}", term in any::<u64>(), m in message(), keyed in any::<bool>()) {
+    fn every_envelope_round_trips(cluster in "[a-z]{1,12}", from in "\\PC{1,20}", term in 0..=tenure::MAX_TERM, incarnation in any::<u64>(), m in message(), keyed in any::<bool>()) {
         let key = keyed.then_some(&b"secret"[..]);
-        let env = Envelope { cluster, from, term, message: m };
+        let env = Envelope { cluster, from, term, incarnation, message: m };
         let bytes = encode(&env, key).unwrap();
         prop_assert_eq!(decode(&bytes, key), Ok(env));
     }

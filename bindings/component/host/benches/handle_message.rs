@@ -70,7 +70,13 @@ fn config(id: &str) -> NodeConfig {
 }
 
 fn heartbeat(sent_at: u64) -> Vec<u8> {
-    let env = Envelope { cluster: "bench".into(), from: "b".into(), term: 1, message: Message::Heartbeat { sent_at } };
+    let env = Envelope {
+        cluster: "bench".into(),
+        from: "b".into(),
+        term: 1,
+        incarnation: 0,
+        message: Message::Heartbeat { sent_at },
+    };
     encode(&env, None).expect("encodable")
 }
 

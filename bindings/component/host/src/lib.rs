@@ -415,6 +415,10 @@ pub fn drop_reason_name(r: DropReason) -> &'static str {
         DropReason::SenderMismatch => "sender_mismatch",
         DropReason::FromSelf => "from_self",
         DropReason::RemovedPeer => "removed_peer",
+        DropReason::UnknownPeer => "unknown_peer",
+        DropReason::ViewFull => "view_full",
+        DropReason::ImplausibleTerm => "implausible_term",
+        DropReason::Replay => "replay",
     }
 }
 

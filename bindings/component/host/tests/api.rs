@@ -60,6 +60,7 @@ fn win(a: &mut ComponentNode<Recorder>, b_id: &str) -> (u64, Vec<Record>) {
                 cluster: "api".to_string(),
                 from: b_id.to_string(),
                 term: env.term,
+                incarnation: 0,
                 message: reply_msg,
             };
             let bytes = tenure::wire::encode(&reply, None).expect("encodable");
