@@ -667,8 +667,15 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 "unknown_peer" => format!(
                     "messages from {from} ({source}), which is not a declared peer: add it with --peer here, or check the sender's --id"
                 ),
-                "from_self" => format!("a message from {source} claims to come from this node ({id}): two nodes share one --id"),
+                "from_self" => format!(
+                    "a message from {source} claims to come from this node ({id}): this node is listed in --peer under another name, or two nodes share one --id"
+                ),
                 "removed_peer" => format!("messages from {from}, removed less than one election timeout ago (in flight)"),
+                "view_full" => format!("messages from {from} ({source}): the view already holds max_peers peers"),
+                "implausible_term" => format!(
+                    "messages from {from} ({source}) with a term too far ahead of this node's: a corrupt or hostile sender"
+                ),
+                "replay" => format!("replayed or very late duplicate messages from {from} ({source})"),
                 "oversized" | "malformed" | "unknown_version" => format!(
                     "{name} datagrams from {source}: not a tenure message of this version (another program, or another tenure version)"
                 ),

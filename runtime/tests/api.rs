@@ -52,6 +52,14 @@ fn leader_of(handles: &[Handle]) -> Option<&Handle> {
 }
 
 #[test]
+fn handles_and_errors_cross_threads() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<Handle>();
+    send_sync::<RuntimeError>();
+    send_sync::<RuntimeEvent>();
+}
+
+#[test]
 fn three_runtimes_elect_transfer_broadcast_inspect_and_stop() {
     let all = ids(3);
     let (tx, rx) = channel();

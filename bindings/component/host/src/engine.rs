@@ -144,6 +144,10 @@ fn drop_reason(r: DropReason) -> tenure::DropReason {
         DropReason::SenderMismatch => tenure::DropReason::SenderMismatch,
         DropReason::FromSelf => tenure::DropReason::FromSelf,
         DropReason::RemovedPeer => tenure::DropReason::RemovedPeer,
+        DropReason::UnknownPeer => tenure::DropReason::UnknownPeer,
+        DropReason::ViewFull => tenure::DropReason::ViewFull,
+        DropReason::ImplausibleTerm => tenure::DropReason::ImplausibleTerm,
+        DropReason::Replay => tenure::DropReason::Replay,
     }
 }
 
