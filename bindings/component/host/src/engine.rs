@@ -126,7 +126,7 @@ fn node_error(e: &NodeError, a: Args<'_>) -> tenure::Error {
         NodeErrorCode::NotLeader => tenure::Error::NotLeader,
         NodeErrorCode::PayloadTooLarge => {
             // The limit is in the component's message ("... maximum of N bytes").
-            let max = e.message.split_whitespace().filter_map(|w| w.parse().ok()).last().unwrap_or(0);
+            let max = e.message.split_whitespace().rev().find_map(|w| w.parse().ok()).unwrap_or(0);
             tenure::Error::PayloadTooLarge { size: a.size.unwrap_or_default(), max }
         }
         NodeErrorCode::NoPendingConfirm => tenure::Error::NoPendingConfirm { term },
