@@ -164,3 +164,45 @@ fn ipv6_loopback_elects() {
     lines.wait(LIMIT, |v| v["event"] == "follower" && v["leader"] == leader["id"]);
     lines.assert_one_leader_per_term();
 }
+
+#[test]
+fn silent_misconfiguration_is_explained_in_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    std::fs::write(&key, "outsider key\n").unwrap();
+    let ids: Vec<String> = free_ports(3).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let mut lines = Lines::default();
+    // Node 0 is configured right; node 1 runs another cluster id; node 2 has a key the others do
+    // not. Nobody can form a quorum, and node 0 says why.
+    let _a = start_cmd(&ids[0], run_cmd(&ids[0], &ids, &[]), &lines);
+    let mut other = Command::new(BIN);
+    other.args(["run", "--id", &ids[1], "--cluster", "another"]);
+    for p in &ids {
+        other.args(["--peer", p]);
+    }
+    let _b = start_cmd(&ids[1], other, &lines);
+    let _c = start_cmd(&ids[2], run_cmd(&ids[2], &ids, &["--key-file", key.to_str().unwrap()]), &lines);
+    let mine = |code: &'static str| {
+        let id = ids[0].clone();
+        move |v: &serde_json::Value| v["event"] == "warning" && v["id"] == id.as_str() && v["code"] == code
+    };
+    let w = lines.wait(LIMIT, mine("dropped_wrong_cluster"));
+    assert!(w["message"].as_str().unwrap().contains("different --cluster"), "{w}");
+    let w = lines.wait(LIMIT, mine("dropped_bad_mac"));
+    assert!(w["message"].as_str().unwrap().contains("different key"), "{w}");
+    // Rate-limited: one of each per 10 s, however many datagrams were dropped meanwhile.
+    lines.collect(Duration::from_millis(1500));
+    for code in ["dropped_wrong_cluster", "dropped_bad_mac"] {
+        assert_eq!(lines.seen.iter().filter(|v| mine(code)(v)).count(), 1, "{code}: {:#?}", lines.seen);
+    }
+    assert!(lines.seen.iter().all(|v| v["event"] != "leader"));
+}
+
+#[test]
+fn a_view_below_min_cluster_size_is_explained() {
+    let ids: Vec<String> = free_ports(2).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let mut lines = Lines::default();
+    let _a = start_cmd(&ids[0], run_cmd(&ids[0], &ids[1..], &[]), &lines);
+    let w = lines.wait(LIMIT, |v| v["event"] == "warning" && v["code"] == "view_too_small");
+    assert!(w["message"].as_str().unwrap().contains("min_cluster_size 3"), "{w}");
+}

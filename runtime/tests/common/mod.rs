@@ -107,6 +107,14 @@ impl Lines {
         }
     }
 
+    /// Collects every line arriving within `d`.
+    pub fn collect(&mut self, d: Duration) {
+        let deadline = Instant::now() + d;
+        while let Ok(v) = self.rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            self.seen.push(v);
+        }
+    }
+
     /// Asserts one leader per term across every line seen.
     pub fn assert_one_leader_per_term(&self) {
         let mut by_term = std::collections::BTreeMap::new();
