@@ -55,23 +55,12 @@ pub(crate) struct Loop<E, H> {
     pub(crate) readable: bool,
 }
 
-/// Sets `running` to false however the thread ends (a panic included), so that handles waiting
-/// on replies or on `is_running` never hang.
-struct RunningGuard(Arc<Shared>);
-
-impl Drop for RunningGuard {
-    fn drop(&mut self) {
-        self.0.running.store(false, Ordering::Release);
-    }
-}
-
 impl<E: Engine, H: Handler> Loop<E, H> {
     fn now(&self) -> u64 {
         self.shared.clock.now()
     }
 
     pub(crate) fn run(&mut self) {
-        let _guard = RunningGuard(self.shared.clone());
         let _ = self.shared.thread_id.set(std::thread::current().id());
         if self.log {
             log::info!(target: "tenure", "{}: started on {} in term {}", self.id, self.shared.bound, self.start_term);
@@ -123,6 +112,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
         self.shared.snapshot.publish(Role::Follower, term, None, None);
         self.emit(RuntimeEvent::Stopped { term });
+        self.shared.running.store(false, Ordering::Release);
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
@@ -438,12 +428,15 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 if self.log {
                     log::info!(target: "tenure", "{}: leader of term {term}", self.id);
                 }
+                // The handler sees the handle's snapshot agree with the event.
+                self.publish();
                 self.emit(RuntimeEvent::Leader { term });
             }
             Event::BecameFollower { term, leader } => {
                 if self.log {
                     log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
                 }
+                self.publish();
                 self.emit(RuntimeEvent::Follower { term, leader });
             }
             Event::PeerJoined { peer } => {
@@ -510,10 +503,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             }
             return;
         }
-        let role = self.engine.role();
-        let term = self.engine.term();
-        let leader = self.engine.leader();
-        let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
+        let (role, leader) = self.publish();
         let now = self.now();
         if let Some(deadline) = self.stopping {
             if self.exit.is_none() {
@@ -542,7 +532,16 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 self.emit_warning("view_too_small".into(), m);
             }
         }
-        self.shared.snapshot.publish(role, term, leader, lease);
+    }
+
+    /// Publishes the engine's state for the handles' snapshot reads; returns role and leader.
+    fn publish(&mut self) -> (Role, Option<String>) {
+        let role = self.engine.role();
+        let term = self.engine.term();
+        let leader = self.engine.leader();
+        let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
+        self.shared.snapshot.publish(role, term, leader.clone(), lease);
+        (role, leader)
     }
 
     // ----- delivery --------------------------------------------------------------------------

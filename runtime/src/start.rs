@@ -9,7 +9,7 @@ use mio::net::UdpSocket;
 use mio::{Interest, Poll, Waker};
 
 use crate::config::{parse_bind, parse_id, parse_peer, Host};
-use crate::handle::{Shared, Snapshot};
+use crate::handle::{EndGuard, Shared, Snapshot};
 use crate::resolve::{Family, Peers, Resolver};
 use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
 use crate::state::StateFile;
@@ -134,6 +134,7 @@ where
         waker,
         snapshot: Snapshot::new(start_term),
         running: std::sync::atomic::AtomicBool::new(true),
+        ended: Default::default(),
         thread: Mutex::new(None),
         thread_id: OnceLock::new(),
         fatal: Mutex::new(None),
@@ -163,7 +164,11 @@ where
     };
     let thread = std::thread::Builder::new()
         .name("tenure-runtime".into())
-        .spawn(move || runner.run())
+        .spawn(move || {
+            let _ended = EndGuard(runner.shared.clone());
+            runner.run();
+            drop(runner);
+        })
         .map_err(io_err("starting the runtime thread"))?;
     let _ = shared.thread_id.set(thread.thread().id());
     *shared.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
