@@ -110,7 +110,11 @@ where
     let start_term = restored.as_ref().map_or(0, |s| s.term);
     let id = node.id.clone();
     let bootstrap = node.bootstrap.clone();
-    let engine = engine_factory(EngineInit { config: node, seed: tenure::os_seed(), restored, now: clock.now() })?;
+    let seed = tenure::os_seed()
+        .map_err(|e| RuntimeError::Io { context: "seeding the election timers".into(), message: e.to_string() })?;
+    // Wall-clock milliseconds: incarnations grow across restarts (the core's freshness rule).
+    node.incarnation = node.incarnation.or(Some(crate::cli::wall_ms()));
+    let engine = engine_factory(EngineInit { config: node, seed, restored, now: clock.now() })?;
 
     let poll = Poll::new().map_err(io_err("creating the event loop"))?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(io_err("creating the event loop"))?);

@@ -11,7 +11,9 @@ pub(crate) const WARN_INTERVAL_MS: u64 = 10_000;
 
 #[derive(Default)]
 pub(crate) struct Warner {
-    last: HashMap<(String, String), (u64, u64)>,
+    /// code → subject → (last reported at, suppressed since). Nested so that a rate-limited
+    /// occurrence (one per datagram, in a flood) allocates nothing.
+    last: HashMap<String, HashMap<String, (u64, u64)>>,
 }
 
 impl Warner {
@@ -24,8 +26,7 @@ impl Warner {
         subject: &str,
         message: impl FnOnce() -> String,
     ) -> Option<String> {
-        let key = (code.to_string(), subject.to_string());
-        match self.last.get_mut(&key) {
+        match self.last.get_mut(code).and_then(|m| m.get_mut(subject)) {
             Some((at, suppressed)) if now.saturating_sub(*at) < WARN_INTERVAL_MS => {
                 *suppressed += 1;
                 None
@@ -40,7 +41,7 @@ impl Warner {
                 Some(m)
             }
             None => {
-                self.last.insert(key, (now, 0));
+                self.last.entry(code.to_string()).or_default().insert(subject.to_string(), (now, 0));
                 Some(message())
             }
         }
