@@ -139,11 +139,13 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                             source.to_string()
                         }
                     };
-                    // A declared peer whose ghost expired is back: declare it again.
+                    // A declared peer whose ghost expired is back: declare it again (its own input,
+                    // drained before the datagram's).
                     if let Some(p) = self.peers.by_id.get_mut(&from) {
                         if p.declared && !p.in_view {
                             p.in_view = true;
                             let _ = self.engine.join(now, &from);
+                            self.drain();
                         }
                     }
                     let len = n.min(self.buf.len());
@@ -271,6 +273,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                                     p.in_view = true;
                                 }
                                 let _ = self.engine.join(now, &id);
+                                self.drain();
                             }
                         }
                         Update::Failed { error } => {

@@ -320,3 +320,33 @@ fn failed_leader_work_steps_down_and_stop_is_safe_from_many_threads() {
     }
     assert_eq!(stopped, 3, "one Stopped per runtime");
 }
+
+#[test]
+fn a_declared_peer_whose_ghost_expired_is_declared_again_when_heard_from() {
+    let all = ids(4);
+    let (tx, rx) = channel();
+    let start = |id: &String| {
+        let mut c = config(id, &all);
+        c.node.ghost_ttl = 200;
+        spawn(c, native, forward(id, &tx)).unwrap()
+    };
+    // Node 3 is declared everywhere but not running yet.
+    let mut handles: Vec<Handle> = all[..3].iter().map(start).collect();
+    // Node 0 is told node 3 is unreachable (as after failed sends): a ghost for 200 ms, then gone.
+    handles[0].peer_down(&all[3], tenure::PeerDownReason::NoConnection).unwrap();
+    wait_for(&rx, Duration::from_secs(5), |id, e| {
+        id == all[0] && matches!(e, RuntimeEvent::PeerLeft { peer } if *peer == all[3])
+    });
+    assert_eq!(handles[0].inspect().unwrap().view_size, 3);
+    // Node 3 starts and talks to node 0 (a follower hears from a follower only when it has
+    // something to say: a broadcast here): the runtime declares it again.
+    handles.push(start(&all[3]));
+    handles[3].broadcast(b"back").unwrap();
+    wait_for(&rx, Duration::from_secs(5), |id, e| {
+        id == all[0] && matches!(e, RuntimeEvent::PeerJoined { peer } if *peer == all[3])
+    });
+    assert_eq!(handles[0].inspect().unwrap().view_size, 4);
+    for h in &handles {
+        h.stop();
+    }
+}
