@@ -177,11 +177,18 @@ lint: setup
 	done; \
 	if [ -n "$$dirs" ]; then echo "ruff check$$dirs"; ruff check $$dirs; else echo "lint: no Python files yet, skipping ruff"; fi
 
+# `cargo test --workspace` includes tenure-runtime (runtime/: API, process, DNS tests; the DNS
+# test needs root for `unshare -m` and skips with a message otherwise).
 test-rust: setup
 	$(CARGO) test --workspace
 	$(CARGO) build -p tenure --no-default-features --target $(NO_STD_TARGET)
 	$(CARGO) build -p tenure --target $(WASM_TARGET)
-	RUSTDOCFLAGS=-Dwarnings $(CARGO) doc -p tenure --no-deps
+	RUSTDOCFLAGS=-Dwarnings $(CARGO) doc -p tenure -p tenure-runtime --no-deps
+
+# The shared runtime alone (its `tenure` binary, library, process and DNS tests).
+test-runtime: setup
+	$(CARGO) test -p tenure-runtime
+.PHONY: test-runtime
 
 # The simulator's randomised runs (release build; its conformance, bug-injection, scenario-replay
 # and property tests run in test-rust's `cargo test --workspace`). Each line prints
@@ -278,6 +285,7 @@ python-dev: setup
 	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet
 
 runtimes: python-dev node-addon component
+	$(CARGO) build -q -p tenure-runtime --bin tenure
 	$(CARGO) build -q -p tenure-component-host --bin tenure-wasmtime
 
 # End-to-end: 2 Python + 2 Node.js + 1 wasmtime processes over loopback UDP, under the demo's

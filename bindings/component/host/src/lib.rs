@@ -17,6 +17,9 @@ use wasmtime::error::Context as _;
 use wasmtime::{bail, format_err};
 use wasmtime::{Config, Engine, Store};
 
+mod engine;
+pub use engine::{ComponentEngine, Queue};
+
 mod generated {
     wasmtime::component::bindgen!({
         world: "election",
@@ -365,6 +368,43 @@ pub fn role_name(r: Role) -> &'static str {
         Role::Follower => "follower",
         Role::Candidate => "candidate",
         Role::Leader => "leader",
+    }
+}
+
+/// The component's inspect record as the core's `Inspect` (so that it renders through the same
+/// code, `inspect` lines included, as in every other runtime).
+pub fn core_inspect(i: Inspect) -> tenure::Inspect {
+    tenure::Inspect {
+        id: i.id,
+        state: role_name(i.state).to_string(),
+        leader: i.leader,
+        leader_id: i.leader_id,
+        term: i.term,
+        voted_for: i.voted_for,
+        term_changed_at: i.term_changed_at,
+        cluster: i.cluster,
+        view_size: i.view_size,
+        quorum: i.quorum,
+        min_cluster_size: i.min_cluster_size,
+        peers: i.peers,
+        declared: i.declared,
+        bootstrap: i.bootstrap,
+        unreachable: i.unreachable.into_iter().collect(),
+        ghost_ttl: i.ghost_ttl,
+        votes_granted: i.votes_granted,
+        votes_count: i.votes_count,
+        election_timer_armed: i.election_timer_armed,
+        heartbeat_timer_armed: i.heartbeat_timer_armed,
+        heartbeat_in_last: i.heartbeat_in_last,
+        heartbeat_out_last: i.heartbeat_out_last,
+        election_timeout_min: i.election_timeout_min,
+        election_timeout_max: i.election_timeout_max,
+        heartbeat_interval: i.heartbeat_interval,
+        dropped_by_reason: i.dropped_by_reason.into_iter().collect(),
+        send_failing_peers: i.send_failing_peers,
+        confirm_denied: i.confirm_denied,
+        last_denied_at: i.last_denied_at,
+        lease_deadline: i.lease_deadline,
     }
 }
 

@@ -1,0 +1,267 @@
+//! [`RuntimeConfig`] and the parsing of `HOST:PORT` ids, peers and bind addresses.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::{AddressProblem, RuntimeError};
+
+/// Default period after which a peer's DNS name is resolved again (a pod that came back under a
+/// new IP is found at the latest then; a send failure or a datagram from an unknown address
+/// re-resolves sooner).
+pub const DEFAULT_RESOLVE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Everything [`crate::spawn`] needs: the node's configuration plus what the runtime adds.
+///
+/// ```
+/// use tenure_runtime::RuntimeConfig;
+/// let node = tenure::Config::new("127.0.0.1:7001", "demo").bootstrap(["127.0.0.1:7002", "127.0.0.1:7003"]);
+/// let config = RuntimeConfig::new(node).state_file("/var/lib/tenure/7001.json");
+/// assert_eq!(config.node.id, "127.0.0.1:7001");
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RuntimeConfig {
+    /// The node: `id` is the advertised `HOST:PORT` (an IP or a DNS name), `bootstrap` the peers
+    /// (`HOST:PORT` each). `durable` must stay off unless `state_file` is set (the runtime turns it
+    /// on when it is); `key` may be set directly or through `key_file`.
+    pub node: tenure::Config,
+    /// The local address to bind: `IP` (the id's port) or `IP:PORT`. Default: the id's address
+    /// when the id is an IP; every interface (`[::]`, dual-stack, or `0.0.0.0` where IPv6 is off)
+    /// on the id's port when the id is a DNS name.
+    pub bind: Option<String>,
+    /// Where term and vote are made durable (JSON, see the crate docs). Locked for the runtime's
+    /// lifetime; written at start so that an unwritable path fails here, not at the first vote.
+    pub state_file: Option<PathBuf>,
+    /// A file holding the cluster key (trailing whitespace trimmed). Exclusive with `node.key`.
+    pub key_file: Option<PathBuf>,
+    /// How long a [`crate::Confirm::Defer`]red confirm-leader may stay unanswered before the
+    /// runtime denies it. Default: the effective `election_timeout_min`.
+    pub confirm_timeout: Option<Duration>,
+    /// How long a graceful stop waits for another node to lead after handing leadership over.
+    /// Default: the effective `election_timeout_max`.
+    pub handover_timeout: Option<Duration>,
+    /// How often resolved DNS names are resolved again. Default [`DEFAULT_RESOLVE_INTERVAL`].
+    pub resolve_interval: Duration,
+    /// Log through the `log` crate (target `tenure`): role changes at info, warnings at warn.
+    /// Default on. Every warning is also delivered as [`crate::RuntimeEvent::Warning`].
+    pub log: bool,
+}
+
+impl RuntimeConfig {
+    /// A runtime configuration with every default around `node`.
+    pub fn new(node: tenure::Config) -> Self {
+        RuntimeConfig {
+            node,
+            bind: None,
+            state_file: None,
+            key_file: None,
+            confirm_timeout: None,
+            handover_timeout: None,
+            resolve_interval: DEFAULT_RESOLVE_INTERVAL,
+            log: true,
+        }
+    }
+    /// Sets the bind address.
+    pub fn bind(mut self, addr: impl Into<String>) -> Self {
+        self.bind = Some(addr.into());
+        self
+    }
+    /// Sets the state file.
+    pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state_file = Some(path.into());
+        self
+    }
+    /// Sets the key file.
+    pub fn key_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.key_file = Some(path.into());
+        self
+    }
+    /// Sets the confirm timeout.
+    pub fn confirm_timeout(mut self, t: Duration) -> Self {
+        self.confirm_timeout = Some(t);
+        self
+    }
+    /// Sets the handover timeout of a graceful stop.
+    pub fn handover_timeout(mut self, t: Duration) -> Self {
+        self.handover_timeout = Some(t);
+        self
+    }
+    /// Sets the DNS re-resolution interval.
+    pub fn resolve_interval(mut self, t: Duration) -> Self {
+        self.resolve_interval = t;
+        self
+    }
+    /// Turns logging through the `log` crate on or off.
+    pub fn log(mut self, on: bool) -> Self {
+        self.log = on;
+        self
+    }
+}
+
+/// The host part of a `HOST:PORT`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Host {
+    /// An IP address literal.
+    Ip(IpAddr),
+    /// A DNS name (resolved by the runtime, off the loop thread, with retry).
+    Name(String),
+}
+
+/// A parsed `HOST:PORT`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Address {
+    /// The host.
+    pub host: Host,
+    /// The port (1 to 65535).
+    pub port: u16,
+}
+
+impl Address {
+    /// The socket address, when the host is an IP literal.
+    pub fn socket_addr(&self) -> Option<SocketAddr> {
+        match self.host {
+            Host::Ip(ip) => Some(SocketAddr::new(ip, self.port)),
+            Host::Name(_) => None,
+        }
+    }
+}
+
+fn valid_dns_name(name: &str) -> bool {
+    // Lenient on purpose (underscores appear in compose names): labels of letters, digits, `-`
+    // and `_`, not starting or ending with `-`, at most 63 bytes; 253 bytes in all.
+    name.len() <= 253
+        && name.trim_end_matches('.').split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+fn parse_port(s: &str) -> Result<u16, AddressProblem> {
+    if s.is_empty() {
+        return Err(AddressProblem::MissingPort);
+    }
+    if !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(AddressProblem::BadPort);
+    }
+    match s.parse::<u64>() {
+        Ok(0) => Err(AddressProblem::PortZero),
+        Ok(p) if p > 65535 => Err(AddressProblem::PortOutOfRange),
+        Ok(p) => Ok(p as u16),
+        Err(_) => Err(AddressProblem::PortOutOfRange),
+    }
+}
+
+/// Parses `HOST:PORT` (`[IPv6]:PORT` for IPv6) into an [`Address`]. Does not reject the
+/// unspecified addresses (only an id must not be one: see [`parse_id`]).
+pub fn parse_address(s: &str) -> Result<Address, AddressProblem> {
+    if s.is_empty() {
+        return Err(AddressProblem::Empty);
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        let (ip, after) = rest.split_once(']').ok_or(AddressProblem::BadHost)?;
+        let ip: Ipv6Addr = ip.parse().map_err(|_| AddressProblem::BadHost)?;
+        let port = after.strip_prefix(':').ok_or(AddressProblem::MissingPort)?;
+        return Ok(Address { host: Host::Ip(IpAddr::V6(ip)), port: parse_port(port)? });
+    }
+    if s.parse::<Ipv6Addr>().is_ok() {
+        return Err(AddressProblem::UnbracketedIpv6);
+    }
+    let (host, port) = s.rsplit_once(':').ok_or(AddressProblem::MissingPort)?;
+    if host.contains(':') {
+        return Err(AddressProblem::UnbracketedIpv6);
+    }
+    let port = parse_port(port)?;
+    if host.is_empty() {
+        return Err(AddressProblem::BadHost);
+    }
+    if let Ok(ip) = host.parse::<Ipv4Addr>() {
+        return Ok(Address { host: Host::Ip(IpAddr::V4(ip)), port });
+    }
+    if !valid_dns_name(host) || host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(AddressProblem::BadHost);
+    }
+    Ok(Address { host: Host::Name(host.to_string()), port })
+}
+
+/// Parses a node id: a `HOST:PORT` that peers can send to (not `0.0.0.0` or `::`).
+pub fn parse_id(s: &str) -> Result<Address, RuntimeError> {
+    let invalid = |problem| RuntimeError::InvalidId { value: s.to_string(), problem };
+    let a = parse_address(s).map_err(invalid)?;
+    if matches!(a.host, Host::Ip(ip) if ip.is_unspecified()) {
+        return Err(invalid(AddressProblem::Unspecified));
+    }
+    Ok(a)
+}
+
+/// Parses a peer: a `HOST:PORT` (not `0.0.0.0` or `::`).
+pub fn parse_peer(s: &str) -> Result<Address, RuntimeError> {
+    let invalid = |problem| RuntimeError::InvalidPeer { value: s.to_string(), problem };
+    let a = parse_address(s).map_err(invalid)?;
+    if matches!(a.host, Host::Ip(ip) if ip.is_unspecified()) {
+        return Err(invalid(AddressProblem::Unspecified));
+    }
+    Ok(a)
+}
+
+/// Parses a bind address, `IP` or `IP:PORT` (IPv6 as `::1`, `[::1]` or `[::1]:PORT`); the port
+/// defaults to `default_port` (the id's).
+pub fn parse_bind(s: &str, default_port: u16) -> Result<SocketAddr, RuntimeError> {
+    let invalid = |problem| RuntimeError::InvalidBind { value: s.to_string(), problem };
+    if s.is_empty() {
+        return Err(invalid(AddressProblem::Empty));
+    }
+    if let Ok(ip) = s.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, default_port));
+    }
+    if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        let ip: Ipv6Addr = inner.parse().map_err(|_| invalid(AddressProblem::BadHost))?;
+        return Ok(SocketAddr::new(IpAddr::V6(ip), default_port));
+    }
+    let a = parse_address(s).map_err(invalid)?;
+    a.socket_addr().ok_or(invalid(AddressProblem::BadHost))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse_or_name_the_problem() {
+        let a = parse_address("127.0.0.1:7001").unwrap();
+        assert_eq!(a.socket_addr(), Some("127.0.0.1:7001".parse().unwrap()));
+        assert_eq!(parse_address("[::1]:7001").unwrap().socket_addr(), Some("[::1]:7001".parse().unwrap()));
+        assert_eq!(
+            parse_address("node-1.tenure.default.svc:7946").unwrap().host,
+            Host::Name("node-1.tenure.default.svc".into())
+        );
+        assert_eq!(parse_address("127.0.0.1"), Err(AddressProblem::MissingPort));
+        assert_eq!(parse_address("127.0.0.1:"), Err(AddressProblem::MissingPort));
+        assert_eq!(parse_address("127.0.0.1:0"), Err(AddressProblem::PortZero));
+        assert_eq!(parse_address("127.0.0.1:65536"), Err(AddressProblem::PortOutOfRange));
+        assert_eq!(parse_address("127.0.0.1:99999999999999999999"), Err(AddressProblem::PortOutOfRange));
+        assert_eq!(parse_address("127.0.0.1:x"), Err(AddressProblem::BadPort));
+        assert_eq!(parse_address("::1:7000"), Err(AddressProblem::UnbracketedIpv6));
+        assert_eq!(parse_address(":7000"), Err(AddressProblem::BadHost));
+        assert_eq!(parse_address("bad host:7000"), Err(AddressProblem::BadHost));
+        assert_eq!(parse_address("300.1.1.1:7000"), Err(AddressProblem::BadHost));
+        assert_eq!(parse_address(""), Err(AddressProblem::Empty));
+    }
+
+    #[test]
+    fn ids_must_be_reachable_and_bind_takes_an_ip() {
+        let e = parse_id("0.0.0.0:7001").unwrap_err();
+        assert_eq!(e.code(), "invalid_id");
+        assert!(e.to_string().contains("--bind"), "{e}");
+        assert!(e.to_string().contains("0.0.0.0:7001"), "{e}");
+        assert_eq!(parse_peer("[::]:7001").unwrap_err().code(), "invalid_peer");
+        assert_eq!(parse_bind("0.0.0.0", 7001).unwrap(), "0.0.0.0:7001".parse().unwrap());
+        assert_eq!(parse_bind("::", 7001).unwrap(), "[::]:7001".parse().unwrap());
+        assert_eq!(parse_bind("[::1]", 7001).unwrap(), "[::1]:7001".parse().unwrap());
+        assert_eq!(parse_bind("127.0.0.2:9000", 7001).unwrap(), "127.0.0.2:9000".parse().unwrap());
+        assert_eq!(parse_bind("localhost:9000", 7001).unwrap_err().code(), "invalid_bind");
+    }
+}

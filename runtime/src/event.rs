@@ -1,0 +1,111 @@
+//! [`RuntimeEvent`] and [`Handler`]: what the runtime tells the application, on its own thread.
+
+use std::net::SocketAddr;
+
+use crate::RuntimeError;
+
+/// Something the application should know, delivered in order on the runtime thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeEvent {
+    /// The socket is bound and the node runs. Always the first event.
+    Started {
+        /// The node id (as configured).
+        id: String,
+        /// The local address the UDP socket is bound to.
+        bound_addr: SocketAddr,
+        /// The term the node starts in (from the state file, else 0).
+        term: u64,
+    },
+    /// This node leads `term` (the fencing token). A handler that cannot do the leader's work
+    /// reports it with [`crate::Handle::leader_work_failed`].
+    Leader {
+        /// The term led.
+        term: u64,
+    },
+    /// This node follows (every transition into follower, and news of a leader while following).
+    Follower {
+        /// The current term.
+        term: u64,
+        /// The leader, when known.
+        leader: Option<String>,
+    },
+    /// A peer entered the view.
+    PeerJoined {
+        /// Its id.
+        peer: String,
+    },
+    /// A peer left the view.
+    PeerLeft {
+        /// Its id.
+        peer: String,
+    },
+    /// An application payload sent by a peer's `broadcast`.
+    Message {
+        /// The sender's id.
+        from: String,
+        /// The payload.
+        payload: Vec<u8>,
+    },
+    /// Something probably misconfigured or failing (rate-limited: at most one per code and
+    /// subject every 10 s, with a count). Codes are listed in the crate docs.
+    Warning {
+        /// A stable snake_case code.
+        code: String,
+        /// A sentence naming the likely cause.
+        message: String,
+    },
+    /// The runtime failed and is stopping (a `Stopped` event follows). The command line exits
+    /// non-zero.
+    Fatal {
+        /// Why.
+        error: RuntimeError,
+    },
+    /// The runtime has stopped (after a graceful stop or a fatal error). Always the last event.
+    Stopped {
+        /// The last term.
+        term: u64,
+    },
+}
+
+/// The handler's answer to a won election (the core's leadership gate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    /// Publish leadership now.
+    Grant,
+    /// Withhold it: the node re-campaigns after a backoff that grows with consecutive denials.
+    Deny,
+    /// Answer later with [`crate::Handle::confirm_leader`]; unanswered after the configured
+    /// `confirm_timeout`, the runtime denies it.
+    Defer,
+}
+
+/// Receives the runtime's events on the runtime thread. Keep it short: the node is not driven
+/// while it runs. [`crate::Handle`] methods may be called from it (see their docs).
+///
+/// Any `FnMut(RuntimeEvent) + Send + 'static` closure is a handler that grants every
+/// confirmation.
+pub trait Handler: Send + 'static {
+    /// One event.
+    fn on_event(&mut self, event: RuntimeEvent);
+    /// This node won the election of `term`: may it lead? Default: [`Confirm::Grant`].
+    fn confirm_leader(&mut self, term: u64) -> Confirm {
+        let _ = term;
+        Confirm::Grant
+    }
+}
+
+impl<F: FnMut(RuntimeEvent) + Send + 'static> Handler for F {
+    fn on_event(&mut self, event: RuntimeEvent) {
+        self(event)
+    }
+}
+
+impl Handler for Box<dyn Handler> {
+    fn on_event(&mut self, event: RuntimeEvent) {
+        (**self).on_event(event)
+    }
+    fn confirm_leader(&mut self, term: u64) -> Confirm {
+        (**self).confirm_leader(term)
+    }
+}

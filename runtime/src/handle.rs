@@ -1,0 +1,289 @@
+//! [`Handle`]: the application's side of a running runtime (`Send + Sync`, cheap to clone).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::Instant;
+
+use tenure::{Inspect, PeerDownReason, Role};
+
+use crate::config::parse_peer;
+use crate::{Clock, RuntimeError};
+
+pub(crate) type Reply<T> = Option<mpsc::Sender<Result<T, RuntimeError>>>;
+
+/// A request to the runtime thread.
+pub(crate) enum Command {
+    Transfer(Option<String>, Reply<()>),
+    Inspect(Reply<Inspect>),
+    Broadcast(Vec<u8>, Reply<()>),
+    Join(String, Reply<()>),
+    Leave(String, Reply<()>),
+    PeerDown(String, PeerDownReason, Reply<()>),
+    ConfirmLeader(u64, bool, Reply<()>),
+    LeaderWorkFailed(u64, Reply<()>),
+    /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
+    Stop(Option<u64>),
+    /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
+    Resolved {
+        name: String,
+        result: Result<Vec<SocketAddr>, String>,
+    },
+}
+
+const NO_LEASE: u64 = u64::MAX;
+
+/// What the runtime thread publishes after every round, for cheap reads from any thread.
+pub(crate) struct Snapshot {
+    pub(crate) role: AtomicU8,
+    pub(crate) term: AtomicU64,
+    pub(crate) lease: AtomicU64,
+    pub(crate) leader: Mutex<Option<String>>,
+}
+
+pub(crate) fn role_code(r: Role) -> u8 {
+    match r {
+        Role::Unclustered => 0,
+        Role::Follower => 1,
+        Role::Candidate => 2,
+        Role::Leader => 3,
+    }
+}
+
+impl Snapshot {
+    pub(crate) fn new(term: u64) -> Self {
+        Snapshot {
+            role: AtomicU8::new(role_code(Role::Follower)),
+            term: AtomicU64::new(term),
+            lease: AtomicU64::new(NO_LEASE),
+            leader: Mutex::new(None),
+        }
+    }
+    pub(crate) fn publish(&self, role: Role, term: u64, leader: Option<String>, lease: Option<u64>) {
+        self.role.store(role_code(role), Ordering::Release);
+        self.term.store(term, Ordering::Release);
+        self.lease.store(lease.unwrap_or(NO_LEASE), Ordering::Release);
+        let mut l = self.leader.lock().unwrap_or_else(|p| p.into_inner());
+        if *l != leader {
+            *l = leader;
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) id: String,
+    pub(crate) bound: SocketAddr,
+    pub(crate) clock: Clock,
+    pub(crate) tx: mpsc::Sender<Command>,
+    pub(crate) waker: Arc<mio::Waker>,
+    pub(crate) snapshot: Snapshot,
+    pub(crate) running: AtomicBool,
+    /// Set (and notified) when the runtime thread has ended, its socket and lock released.
+    pub(crate) ended: (Mutex<bool>, Condvar),
+    pub(crate) thread: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) thread_id: OnceLock<ThreadId>,
+    pub(crate) fatal: Mutex<Option<RuntimeError>>,
+}
+
+/// A running runtime. Every method may be called from any thread. Dropping the last handle does
+/// not stop the runtime: call [`Handle::stop`].
+///
+/// Commands (`transfer`, `inspect`, `broadcast`, membership, confirmations) are carried out on the
+/// runtime thread; called from another thread they wait for its answer (one loop round, well
+/// under a millisecond when idle). Called from the runtime thread itself — inside a
+/// [`crate::Handler`] — they cannot wait: they are queued, run right after the handler returns,
+/// return `Ok(())` at once, and a refusal is delivered as a [`crate::RuntimeEvent::Warning`]
+/// carrying the error's code; [`Handle::inspect`] returns [`RuntimeError::OnRuntimeThread`]
+/// there, and [`Handle::stop`] only requests the stop.
+///
+/// Snapshot reads (`is_leader`, `term`, `leader`, `lease_deadline`) are published after every
+/// round and before a `Leader` or `Follower` event is delivered, so a handler (or a thread woken
+/// by it) sees them agree with the event.
+///
+/// After the runtime stopped, commands return [`RuntimeError::Stopped`].
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("id", &self.shared.id)
+            .field("bound_addr", &self.shared.bound)
+            .field("running", &self.is_running())
+            .finish()
+    }
+}
+
+/// Marks the runtime ended when dropped: at the end of the runtime thread, after the loop (and with
+/// it the socket and the state file's lock) was dropped, or while unwinding from a panic.
+pub(crate) struct EndGuard(pub(crate) Arc<Shared>);
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        self.0.running.store(false, Ordering::Release);
+        let (lock, cvar) = &self.0.ended;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        cvar.notify_all();
+    }
+}
+
+impl Handle {
+    fn on_runtime_thread(&self) -> bool {
+        self.shared.thread_id.get() == Some(&std::thread::current().id())
+    }
+
+    fn request<T>(&self, make: impl FnOnce(Reply<T>) -> Command, default: T) -> Result<T, RuntimeError> {
+        if !self.is_running() {
+            return Err(RuntimeError::Stopped);
+        }
+        if self.on_runtime_thread() {
+            self.shared.tx.send(make(None)).map_err(|_| RuntimeError::Stopped)?;
+            return Ok(default);
+        }
+        let (tx, rx) = mpsc::channel();
+        self.shared.tx.send(make(Some(tx))).map_err(|_| RuntimeError::Stopped)?;
+        let _ = self.shared.waker.wake();
+        rx.recv().unwrap_or(Err(RuntimeError::Stopped))
+    }
+
+    /// The node id (as configured).
+    pub fn id(&self) -> &str {
+        &self.shared.id
+    }
+    /// The local address the socket is bound to.
+    pub fn bound_addr(&self) -> SocketAddr {
+        self.shared.bound
+    }
+    /// Whether the runtime thread is still running (false once `Stopped` was delivered).
+    pub fn is_running(&self) -> bool {
+        self.shared.running.load(Ordering::Acquire)
+    }
+    /// The role after the runtime's last round.
+    pub fn role(&self) -> Role {
+        match self.shared.snapshot.role.load(Ordering::Acquire) {
+            0 => Role::Unclustered,
+            2 => Role::Candidate,
+            3 => Role::Leader,
+            _ => Role::Follower,
+        }
+    }
+    /// Whether this node leads (after the runtime's last round).
+    pub fn is_leader(&self) -> bool {
+        self.role() == Role::Leader
+    }
+    /// The current term (after the runtime's last round).
+    pub fn term(&self) -> u64 {
+        self.shared.snapshot.term.load(Ordering::Acquire)
+    }
+    /// The leader known in the current term (this node's id while it leads).
+    pub fn leader(&self) -> Option<String> {
+        self.shared.snapshot.leader.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+    /// While leading: the lease deadline on the runtime clock ([`Handle::now_ms`]); `None` when
+    /// not leading or before a quorum acknowledged a heartbeat.
+    pub fn lease_deadline_ms(&self) -> Option<u64> {
+        match self.shared.snapshot.lease.load(Ordering::Acquire) {
+            NO_LEASE => None,
+            t => Some(t),
+        }
+    }
+    /// While leading: the lease deadline as an [`Instant`] (leader-only work checks
+    /// `Instant::now() < deadline` before each irreversible step).
+    pub fn lease_deadline(&self) -> Option<Instant> {
+        self.lease_deadline_ms().map(|ms| self.shared.clock.instant(ms))
+    }
+    /// The runtime clock: monotonic milliseconds since [`crate::spawn`].
+    pub fn now_ms(&self) -> u64 {
+        self.shared.clock.now()
+    }
+    /// The error that stopped the runtime, if a fatal one did.
+    pub fn fatal_error(&self) -> Option<RuntimeError> {
+        self.shared.fatal.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Hands leadership to `peer`, or with `None` to the core's `transfer_target()` (the peer
+    /// heard from most recently). Errors: `not_leader`, `unknown_peer`, `no_transfer_target`.
+    pub fn transfer(&self, peer: Option<&str>) -> Result<(), RuntimeError> {
+        self.request(|r| Command::Transfer(peer.map(str::to_string), r), ())
+    }
+    /// The whole election state, as the core reports it.
+    pub fn inspect(&self) -> Result<Inspect, RuntimeError> {
+        if self.on_runtime_thread() {
+            return Err(RuntimeError::OnRuntimeThread { method: "inspect" });
+        }
+        let (tx, rx) = mpsc::channel();
+        if !self.is_running() {
+            return Err(RuntimeError::Stopped);
+        }
+        self.shared.tx.send(Command::Inspect(Some(tx))).map_err(|_| RuntimeError::Stopped)?;
+        let _ = self.shared.waker.wake();
+        rx.recv().unwrap_or(Err(RuntimeError::Stopped))
+    }
+    /// Sends `payload` to every member of the view (delivered as `Message` events there).
+    pub fn broadcast(&self, payload: &[u8]) -> Result<(), RuntimeError> {
+        self.request(|r| Command::Broadcast(payload.to_vec(), r), ())
+    }
+    /// Declares a peer (`HOST:PORT`; checked here, before anything is sent).
+    pub fn join(&self, peer: &str) -> Result<(), RuntimeError> {
+        parse_peer(peer)?;
+        self.request(|r| Command::Join(peer.to_string(), r), ())
+    }
+    /// Withdraws a peer from the view (and stops resolving its name).
+    pub fn leave(&self, peer: &str) -> Result<(), RuntimeError> {
+        self.request(|r| Command::Leave(peer.to_string(), r), ())
+    }
+    /// Reports a peer down (`terminated`: removed at once; `no_connection`: a ghost for
+    /// `ghost_ttl`).
+    pub fn peer_down(&self, peer: &str, reason: PeerDownReason) -> Result<(), RuntimeError> {
+        self.request(|r| Command::PeerDown(peer.to_string(), reason, r), ())
+    }
+    /// Answers a deferred confirmation (see [`crate::Confirm::Defer`]).
+    pub fn confirm_leader(&self, term: u64, granted: bool) -> Result<(), RuntimeError> {
+        self.request(|r| Command::ConfirmLeader(term, granted, r), ())
+    }
+    /// The application's leader-only work for `term` failed: leadership is rolled back and the
+    /// node steps down, backing off before it campaigns again.
+    pub fn leader_work_failed(&self, term: u64) -> Result<(), RuntimeError> {
+        self.request(|r| Command::LeaderWorkFailed(term, r), ())
+    }
+
+    /// Asks the runtime to stop gracefully (see the crate docs) without waiting.
+    pub fn request_stop(&self) {
+        let _ = self.shared.tx.send(Command::Stop(None));
+        let _ = self.shared.waker.wake();
+    }
+    /// [`Handle::stop`] with another handover bound than the configured `handover_timeout`
+    /// (zero: a leader hands over and stops at once, without waiting for the new leader).
+    pub fn stop_with(&self, handover_timeout: std::time::Duration) {
+        let ms = u64::try_from(handover_timeout.as_millis()).unwrap_or(u64::MAX);
+        let _ = self.shared.tx.send(Command::Stop(Some(ms)));
+        let _ = self.shared.waker.wake();
+        self.wait();
+    }
+    /// Stops gracefully: a leader hands leadership over and waits for the new leader (at most
+    /// `handover_timeout`), then the runtime delivers `Stopped` and its thread ends. Returns after
+    /// that (called from the runtime thread itself: only requests it). Idempotent.
+    pub fn stop(&self) {
+        self.request_stop();
+        self.wait();
+    }
+    /// Waits until the runtime thread has ended (after a stop or a fatal error); returns at once
+    /// on the runtime thread itself.
+    pub fn wait(&self) {
+        if self.on_runtime_thread() {
+            return;
+        }
+        let (lock, cvar) = &self.shared.ended;
+        let mut ended = lock.lock().unwrap_or_else(|p| p.into_inner());
+        while !*ended {
+            ended = cvar.wait(ended).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(ended);
+        if let Some(t) = self.shared.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = t.join();
+        }
+    }
+}

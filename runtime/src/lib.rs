@@ -1,0 +1,116 @@
+//! # tenure-runtime — the one runtime for every tenure host
+//!
+//! Runs one [`tenure`] node over UDP: the socket (IPv4 and IPv6, `bind` separate from the
+//! advertised id), the timers, DNS names for ids and peers, the state file, graceful stop,
+//! logging and the command line. The Python and Node.js packages and `tenure-wasmtime` are this
+//! crate with their own [`Engine`] and [`Handler`]; so they behave alike by construction.
+//!
+//! ```no_run
+//! use tenure_runtime::{spawn, native, RuntimeConfig, RuntimeEvent};
+//!
+//! let node = tenure::Config::new("127.0.0.1:7001", "demo").bootstrap(["127.0.0.1:7002", "127.0.0.1:7003"]);
+//! let handle = spawn(RuntimeConfig::new(node), native, |event: RuntimeEvent| println!("{event:?}"))?;
+//! // ... later: hand leadership over (if leading), wait for the new leader, stop.
+//! handle.stop();
+//! # Ok::<(), tenure_runtime::RuntimeError>(())
+//! ```
+//!
+//! ## The run loop
+//!
+//! One thread owns the engine and the socket. It sleeps in `epoll` (through `mio`) until a
+//! datagram arrives, the earliest deadline passes (the node's own, a deferred confirmation's, a
+//! stop's handover bound, a DNS re-resolution) or a [`Handle`] sends a command; then it feeds the
+//! input to the engine with the current time of a monotonic millisecond clock (from [`Instant`],
+//! zero at [`spawn`]) and drains the engine's outputs in order:
+//!
+//! - `Persist`: remembered; written to the state file (temp file, fsync, rename, fsync of the
+//!   directory) before the next `Send` or event leaves, so consecutive pairs coalesce into one write.
+//!   A failed write is fatal: [`RuntimeEvent::Fatal`], then [`RuntimeEvent::Stopped`].
+//! - `Send`: to the peer's resolved address. A send that fails (no address after a failed DNS
+//!   lookup, an unreachable network) reports the peer `peer_down(no_connection)` once, until the
+//!   peer is heard from again, and re-resolves its name.
+//! - events: to the [`Handler`]. `ConfirmLeader` asks [`Handler::confirm_leader`]; a deferred
+//!   answer not given within `confirm_timeout` (default `election_timeout_min`) is a denial.
+//!
+//! `docs/host.md` states the same contract for hosts that drive the core themselves.
+//!
+//! ## Graceful stop
+//!
+//! [`Handle::stop`]: a leader hands leadership to the core's `transfer_target()` (the peer heard
+//! from most recently) and waits until another node is known to lead, at most `handover_timeout`
+//! (default `election_timeout_max`); a follower stops at once. While stopping it denies any
+//! confirmation, so it cannot become leader again. Then `Stopped` is delivered and the thread ends.
+//!
+//! ## DNS names
+//!
+//! Ids and peers may be DNS names (`node-1.tenure.default.svc:7946`). Names are resolved on a
+//! resolver thread, never on the loop: at start, again after a failure (backoff from 100 ms to
+//! 5 s), every `resolve_interval` (default 10 s), after a send failure, and when a datagram comes
+//! from an address no peer resolves to (a peer that restarted under a new IP). A declared peer
+//! that left the view (its `no_connection` ghost expired) is declared again when it resolves or
+//! is heard from again. An id that is a name binds every interface (`[::]`, else `0.0.0.0`)
+//! unless `bind` is given.
+//!
+//! ## The state file
+//!
+//! One format, one writer: `{"term": 4, "voted_for": "127.0.0.1:7002"}` (`null` when no vote).
+//! The old one-line format `4 127.0.0.1:7002` (`-` for no vote) is read too and rewritten as JSON
+//! at start. The file `PATH.lock` next to it is locked exclusively for the runtime's lifetime, so
+//! two processes can never share one state file. The temporary file is `PATH.tmp`.
+//!
+//! ## Warnings
+//!
+//! Delivered as [`RuntimeEvent::Warning`] and logged at warn level, at most one per code and
+//! subject every 10 s (the message counts the ones suppressed). Codes: the core's configuration
+//! warnings (`small_min_cluster_size`, `slow_heartbeat`), `dropped_<reason>` for each drop reason
+//! of the core (`dropped_wrong_cluster`: another cluster id; `dropped_bad_mac`: another key;
+//! `dropped_sender_mismatch`: the sender's id does not match its address, see `--bind`/NAT;
+//! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`,
+//! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `socket_error`, `handover_timeout`,
+//! and, from the command line, `bad_control_line` and the core's error codes for refused commands.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod cli;
+mod config;
+mod engine;
+mod error;
+mod event;
+mod handle;
+mod resolve;
+mod runloop;
+mod start;
+pub mod state;
+mod warn;
+
+pub use config::{
+    parse_address, parse_bind, parse_id, parse_peer, Address, Host, RuntimeConfig, DEFAULT_RESOLVE_INTERVAL,
+};
+pub use engine::{native, Engine, EngineInit};
+pub use error::{AddressProblem, RuntimeError};
+pub use event::{Confirm, Handler, RuntimeEvent};
+pub use handle::Handle;
+pub use start::spawn;
+
+use std::time::Instant;
+
+/// The version of this runtime (the whole project's version).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The runtime's clock: monotonic milliseconds since the runtime started.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    epoch: Instant,
+}
+
+impl Clock {
+    pub(crate) fn new() -> Self {
+        Clock { epoch: Instant::now() }
+    }
+    pub(crate) fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+    pub(crate) fn instant(&self, ms: u64) -> Instant {
+        self.epoch + std::time::Duration::from_millis(ms)
+    }
+}

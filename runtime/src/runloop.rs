@@ -1,0 +1,598 @@
+//! The run loop: one thread owning the engine and the socket (see the crate docs).
+
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use mio::net::UdpSocket;
+use mio::{Events, Poll, Token};
+use tenure::{DropReason, DurableState, Event, Output, PeerDownReason, Role};
+
+use crate::config::Host;
+use crate::handle::{Command, Reply, Shared};
+use crate::resolve::{Family, Peers, Update};
+use crate::state::StateFile;
+use crate::warn::{explain_drop, Warner};
+use crate::{Confirm, Engine, Handler, RuntimeError, RuntimeEvent};
+
+pub(crate) const SOCKET: Token = Token(0);
+pub(crate) const WAKER: Token = Token(1);
+/// Larger than any datagram the core accepts (`tenure::MAX_MESSAGE_SIZE`), so oversized input is
+/// seen whole and counted as such.
+pub(crate) const RECV_BUFFER: usize = 65_536;
+/// Datagrams handled per wake-up before timers and commands get their turn (a flood cannot
+/// starve the heartbeat timer); the rest are read on the next turn.
+const RECV_BATCH: usize = 256;
+
+pub(crate) struct Loop<E, H> {
+    pub(crate) engine: E,
+    pub(crate) handler: H,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) poll: Poll,
+    pub(crate) socket: UdpSocket,
+    pub(crate) rx: mpsc::Receiver<Command>,
+    pub(crate) state: Option<StateFile>,
+    pub(crate) peers: Peers,
+    pub(crate) warner: Warner,
+    pub(crate) log: bool,
+    pub(crate) id: String,
+    pub(crate) config_warnings: Vec<(String, String)>,
+    pub(crate) confirm_timeout: u64,
+    pub(crate) handover_timeout: u64,
+    /// A deferred confirmation: (term, deadline).
+    pub(crate) confirm_pending: Option<(u64, u64)>,
+    /// Stopping gracefully: the handover deadline.
+    pub(crate) stopping: Option<u64>,
+    /// Set when the loop must end: `Some(None)` graceful, `Some(Some(e))` fatal.
+    pub(crate) exit: Option<Option<RuntimeError>>,
+    pub(crate) pending_persist: Option<DurableState>,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) start_term: u64,
+    /// The last `receive` stopped at a batch limit: read again without waiting.
+    pub(crate) readable: bool,
+}
+
+impl<E: Engine, H: Handler> Loop<E, H> {
+    fn now(&self) -> u64 {
+        self.shared.clock.now()
+    }
+
+    pub(crate) fn run(&mut self) {
+        let _ = self.shared.thread_id.set(std::thread::current().id());
+        if self.log {
+            log::info!(target: "tenure", "{}: started on {} in term {}", self.id, self.shared.bound, self.start_term);
+        }
+        self.emit(RuntimeEvent::Started { id: self.id.clone(), bound_addr: self.shared.bound, term: self.start_term });
+        for (code, message) in std::mem::take(&mut self.config_warnings) {
+            self.emit_warning(code, message);
+        }
+        self.after_round();
+        let mut events = Events::with_capacity(64);
+        while self.exit.is_none() {
+            while let Ok(cmd) = self.rx.try_recv() {
+                self.command(cmd);
+                if self.exit.is_some() {
+                    break;
+                }
+            }
+            if self.exit.is_some() {
+                break;
+            }
+            let now = self.now();
+            let timeout = match self.readable {
+                true => Some(Duration::ZERO),
+                false => self.next_deadline().map(|d| Duration::from_millis(d.saturating_sub(now))),
+            };
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != ErrorKind::Interrupted {
+                    self.fatal(RuntimeError::Io { context: "waiting for events".into(), message: e.to_string() });
+                    break;
+                }
+            }
+            if self.readable || events.iter().any(|e| e.token() == SOCKET) {
+                self.readable = self.receive();
+            }
+            if self.exit.is_none() {
+                self.timers();
+            }
+        }
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        let term = self.engine.term();
+        if let Some(Some(e)) = &self.exit {
+            *self.shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+        }
+        if self.log {
+            log::info!(target: "tenure", "{}: stopped in term {term}", self.id);
+        }
+        self.shared.snapshot.publish(Role::Follower, term, None, None);
+        self.emit(RuntimeEvent::Stopped { term });
+        self.shared.running.store(false, Ordering::Release);
+    }
+
+    fn next_deadline(&mut self) -> Option<u64> {
+        [self.engine.poll_timeout(), self.confirm_pending.map(|(_, d)| d), self.stopping, self.peers.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    // ----- inputs ----------------------------------------------------------------------------
+
+    /// Reads datagrams until the socket is empty (`false`) or a batch is done (`true`: more may
+    /// be waiting, and the edge-triggered poll will not say so again).
+    fn receive(&mut self) -> bool {
+        for _ in 0..RECV_BATCH {
+            match self.socket.recv_from(&mut self.buf) {
+                Ok((n, source)) => {
+                    let source = Family::source(source);
+                    let now = self.now();
+                    let from = match self.peers.id_of(source) {
+                        Some(id) => id.to_string(),
+                        None => {
+                            self.peers.unknown_source(now);
+                            source.to_string()
+                        }
+                    };
+                    // A declared peer whose ghost expired is back: declare it again (its own input,
+                    // drained before the datagram's).
+                    if let Some(p) = self.peers.by_id.get_mut(&from) {
+                        if p.declared && !p.in_view {
+                            p.in_view = true;
+                            let _ = self.engine.join(now, &from);
+                            self.drain();
+                        }
+                    }
+                    let len = n.min(self.buf.len());
+                    let result = self.engine.handle_message(now, &from, self.buf.get(..len).unwrap_or_default());
+                    match result {
+                        Ok(()) => {
+                            if let Some(p) = self.peers.by_id.get_mut(&from) {
+                                p.down_reported = false;
+                            }
+                        }
+                        Err(reason) => self.dropped(reason, &from, source, now),
+                    }
+                    self.drain();
+                    self.after_round();
+                    if self.exit.is_some() {
+                        return false;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // ICMP errors reported on the socket (a peer's port closed): not a socket failure.
+                Err(e) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset) => continue,
+                Err(e) => {
+                    let now = self.now();
+                    self.warn(now, "socket_error", "", || format!("receiving on the UDP socket failed: {e}"));
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn timers(&mut self) {
+        let now = self.now();
+        if self.engine.poll_timeout().is_some_and(|d| d <= now) {
+            self.engine.handle_timeout(now);
+            self.drain();
+        }
+        if let Some((term, deadline)) = self.confirm_pending {
+            if deadline <= now {
+                self.confirm_pending = None;
+                if self.engine.confirm_leader(now, term, false).is_ok() {
+                    let t = self.confirm_timeout;
+                    self.warn(now, "confirm_timeout", "", || {
+                        format!("the leadership confirmation for term {term} was not answered within {t} ms: denied")
+                    });
+                }
+                self.drain();
+            }
+        }
+        if self.peers.next_deadline().is_some_and(|d| d <= now) {
+            self.peers.lookup_due(now);
+        }
+        self.after_round();
+    }
+
+    fn command(&mut self, cmd: Command) {
+        let now = self.now();
+        match cmd {
+            Command::Transfer(peer, r) => {
+                let result = match peer.or_else(|| self.engine.transfer_target()) {
+                    Some(target) => self.engine.transfer_leadership(now, &target).map_err(RuntimeError::from),
+                    None if self.engine.role() != Role::Leader => Err(RuntimeError::Node(tenure::Error::NotLeader)),
+                    None => Err(RuntimeError::NoTransferTarget),
+                };
+                self.reply(r, result);
+            }
+            Command::Inspect(r) => {
+                let i = self.engine.inspect();
+                self.reply(r, Ok(i));
+            }
+            Command::Broadcast(payload, r) => {
+                let result = self.engine.broadcast(now, &payload).map_err(RuntimeError::from);
+                self.reply(r, result);
+            }
+            Command::Join(peer, r) => {
+                let result = self.engine.join(now, &peer).map_err(RuntimeError::from);
+                if result.is_ok() && peer != self.id {
+                    self.peers.add(&peer, true, now);
+                    if let Some(p) = self.peers.by_id.get_mut(&peer) {
+                        p.in_view = true;
+                    }
+                }
+                self.reply(r, result);
+            }
+            Command::Leave(peer, r) => {
+                let result = self.engine.leave(now, &peer).map_err(RuntimeError::from);
+                if result.is_ok() {
+                    self.peers.remove(&peer);
+                }
+                self.reply(r, result);
+            }
+            Command::PeerDown(peer, reason, r) => {
+                let result = self.engine.peer_down(now, &peer, reason).map_err(RuntimeError::from);
+                if result.is_ok() && reason == PeerDownReason::Terminated {
+                    self.peers.remove(&peer);
+                }
+                self.reply(r, result);
+            }
+            Command::ConfirmLeader(term, granted, r) => {
+                if self.confirm_pending.is_some_and(|(t, _)| t == term) {
+                    self.confirm_pending = None;
+                }
+                // A stopping node does not take leadership.
+                let granted = granted && self.stopping.is_none();
+                let result = self.engine.confirm_leader(now, term, granted).map_err(RuntimeError::from);
+                self.reply(r, result);
+            }
+            Command::LeaderWorkFailed(term, r) => {
+                let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
+                self.reply(r, result);
+            }
+            Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.handover_timeout)),
+            Command::Resolved { name, result } => {
+                for (id, update) in self.peers.resolved(&name, result, now) {
+                    match update {
+                        Update::None => {}
+                        Update::Resolved { rejoin } => {
+                            if self.log {
+                                let addr = self.peers.dest(&id).map(|a| a.to_string()).unwrap_or_default();
+                                log::info!(target: "tenure", "{}: peer {id} resolved to {addr}", self.id);
+                            }
+                            if rejoin {
+                                if let Some(p) = self.peers.by_id.get_mut(&id) {
+                                    p.in_view = true;
+                                }
+                                let _ = self.engine.join(now, &id);
+                                self.drain();
+                            }
+                        }
+                        Update::Failed { error } => {
+                            self.warn(now, "unresolved_name", &id, || {
+                                format!("cannot resolve peer {id}: {error} (retrying with backoff)")
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        self.drain();
+        self.after_round();
+    }
+
+    fn reply<T>(&mut self, r: Reply<T>, result: Result<T, RuntimeError>) {
+        match r {
+            Some(tx) => {
+                let _ = tx.send(result);
+            }
+            None => {
+                if let Err(e) = result {
+                    self.emit_warning(e.code().to_string(), e.to_string());
+                }
+            }
+        }
+    }
+
+    fn begin_stop(&mut self, now: u64, handover: u64) {
+        if self.stopping.is_some() || self.exit.is_some() {
+            return;
+        }
+        if self.engine.role() != Role::Leader {
+            self.exit = Some(None);
+            return;
+        }
+        let Some(target) = self.engine.transfer_target() else {
+            self.emit_warning(
+                "no_transfer_target".into(),
+                "stopping as leader with no peer to hand leadership to: the others elect after their election timeout"
+                    .into(),
+            );
+            self.exit = Some(None);
+            return;
+        };
+        match self.engine.transfer_leadership(now, &target) {
+            Ok(()) => {
+                if self.log {
+                    log::info!(target: "tenure", "{}: stopping: handing leadership to {target}", self.id);
+                }
+                self.stopping = Some(now.saturating_add(handover));
+                self.handover_timeout = handover;
+            }
+            Err(e) => {
+                self.emit_warning(e.code().into(), format!("stopping: leadership transfer to {target} failed: {e}"));
+                self.exit = Some(None);
+            }
+        }
+    }
+
+    // ----- outputs ---------------------------------------------------------------------------
+
+    fn drain(&mut self) {
+        while self.exit.as_ref().is_none_or(|e| e.is_none()) {
+            let Some(output) = self.engine.poll_output() else { break };
+            match output {
+                Output::Persist(s) => self.pending_persist = Some(s),
+                Output::Send { to, bytes } => {
+                    if self.flush_persist() {
+                        self.send(&to, &bytes);
+                    }
+                }
+                Output::Event(e) => {
+                    if self.flush_persist() {
+                        self.event(e);
+                    }
+                }
+            }
+        }
+        self.flush_persist();
+    }
+
+    /// Writes a pending `Persist`; `false` (and fatal) when it cannot be made durable, after which
+    /// nothing else may leave.
+    fn flush_persist(&mut self) -> bool {
+        if matches!(self.exit, Some(Some(_))) {
+            return false;
+        }
+        let Some(s) = self.pending_persist.take() else { return true };
+        let Some(file) = &mut self.state else { return true };
+        match file.store(&s) {
+            Ok(()) => true,
+            Err(e) => {
+                self.fatal(e);
+                false
+            }
+        }
+    }
+
+    fn send(&mut self, to: &str, bytes: &[u8]) {
+        let now = self.now();
+        if !self.peers.by_id.contains_key(to) && !self.peers.add(to, false, now) {
+            self.send_failed(to, "its id is not a HOST:PORT the runtime can send to".into(), now);
+            return;
+        }
+        match self.peers.dest(to) {
+            Some(addr) => match self.socket.send_to(bytes, addr) {
+                Ok(_) => {}
+                // A full socket buffer: the datagram is lost, as UDP may lose any.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
+            },
+            None => {
+                let why = match self.peers.by_id.get(to) {
+                    // First lookup still in flight: not a failure yet.
+                    Some(p) if p.failures == 0 && p.addr.is_none() && matches!(p.address.host, Host::Name(_)) => {
+                        return;
+                    }
+                    Some(p) => match &p.last_error {
+                        Some(e) => format!("its name does not resolve ({e})"),
+                        None => "no address of this socket's IP family".to_string(),
+                    },
+                    None => "unknown peer".to_string(),
+                };
+                self.send_failed(to, why, now);
+            }
+        }
+    }
+
+    /// Policy: a send failure reports the peer `peer_down(no_connection)` once (until it is heard
+    /// from again) and re-resolves its name.
+    fn send_failed(&mut self, to: &str, why: String, now: u64) {
+        let first = match self.peers.by_id.get_mut(to) {
+            Some(p) if !p.down_reported => {
+                p.down_reported = true;
+                true
+            }
+            Some(_) => false,
+            None => true,
+        };
+        if first {
+            let _ = self.engine.peer_down(now, to, PeerDownReason::NoConnection);
+            self.warn(now, "peer_unreachable", to, || {
+                format!(
+                    "cannot send to peer {to}: {why}; reported no_connection (it leaves the view after ghost_ttl unless heard from)"
+                )
+            });
+        }
+        self.peers.reresolve(to, now);
+    }
+
+    fn event(&mut self, e: Event) {
+        match e {
+            Event::BecameLeader { term } => {
+                if self.log {
+                    log::info!(target: "tenure", "{}: leader of term {term}", self.id);
+                }
+                // The handler sees the handle's snapshot agree with the event.
+                self.publish();
+                self.emit(RuntimeEvent::Leader { term });
+            }
+            Event::BecameFollower { term, leader } => {
+                if self.log {
+                    log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
+                }
+                self.publish();
+                self.emit(RuntimeEvent::Follower { term, leader });
+            }
+            Event::PeerJoined { peer } => {
+                let now = self.now();
+                self.peers.add(&peer, false, now);
+                if let Some(p) = self.peers.by_id.get_mut(&peer) {
+                    p.in_view = true;
+                }
+                self.emit(RuntimeEvent::PeerJoined { peer });
+            }
+            Event::PeerLeft { peer } => {
+                let keep = match self.peers.by_id.get_mut(&peer) {
+                    Some(p) => {
+                        p.in_view = false;
+                        p.declared
+                    }
+                    None => true,
+                };
+                if !keep {
+                    self.peers.remove(&peer);
+                }
+                self.emit(RuntimeEvent::PeerLeft { peer });
+            }
+            Event::Message { from, payload } => self.emit(RuntimeEvent::Message { from, payload }),
+            Event::ConfirmLeader { term } => {
+                let now = self.now();
+                let answer = if self.stopping.is_some() {
+                    Confirm::Deny
+                } else {
+                    let handler = &mut self.handler;
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| handler.confirm_leader(term))) {
+                        Ok(a) => a,
+                        Err(p) => {
+                            self.handler_panicked(p);
+                            return;
+                        }
+                    }
+                };
+                match answer {
+                    Confirm::Grant => {
+                        let _ = self.engine.confirm_leader(now, term, true);
+                    }
+                    Confirm::Deny => {
+                        let _ = self.engine.confirm_leader(now, term, false);
+                    }
+                    Confirm::Defer => self.confirm_pending = Some((term, now.saturating_add(self.confirm_timeout))),
+                }
+            }
+        }
+    }
+
+    fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, now: u64) {
+        let code = format!("dropped_{}", reason.as_str());
+        let id = self.id.clone();
+        self.warn(now, &code, "", || explain_drop(reason, from, source, &id));
+    }
+
+    // ----- after every round -----------------------------------------------------------------
+
+    fn after_round(&mut self) {
+        if let Some(message) = self.engine.failure() {
+            if self.exit.is_none() {
+                self.fatal(RuntimeError::Engine { message });
+            }
+            return;
+        }
+        let (role, leader) = self.publish();
+        let now = self.now();
+        if let Some(deadline) = self.stopping {
+            if self.exit.is_none() {
+                if leader.as_deref().is_some_and(|l| l != self.id) {
+                    self.exit = Some(None);
+                } else if now >= deadline {
+                    let t = self.handover_timeout;
+                    self.emit_warning(
+                        "handover_timeout".into(),
+                        format!("stopping: no new leader known within {t} ms; stopping anyway"),
+                    );
+                    self.exit = Some(None);
+                }
+            }
+        }
+        if role == Role::Unclustered && self.exit.is_none() {
+            let engine = &mut self.engine;
+            let message = self.warner.note(now, "view_too_small", "", || {
+                let i = engine.inspect();
+                format!(
+                    "the view has {} member(s), fewer than min_cluster_size {}: no leader can exist (declare more peers, or lower --min-cluster-size)",
+                    i.view_size, i.min_cluster_size
+                )
+            });
+            if let Some(m) = message {
+                self.emit_warning("view_too_small".into(), m);
+            }
+        }
+    }
+
+    /// Publishes the engine's state for the handles' snapshot reads; returns role and leader.
+    fn publish(&mut self) -> (Role, Option<String>) {
+        let role = self.engine.role();
+        let term = self.engine.term();
+        let leader = self.engine.leader();
+        let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
+        self.shared.snapshot.publish(role, term, leader.clone(), lease);
+        (role, leader)
+    }
+
+    // ----- delivery --------------------------------------------------------------------------
+
+    fn warn(&mut self, now: u64, code: &str, subject: &str, message: impl FnOnce() -> String) {
+        if let Some(m) = self.warner.note(now, code, subject, message) {
+            self.emit_warning(code.to_string(), m);
+        }
+    }
+
+    fn emit_warning(&mut self, code: String, message: String) {
+        if self.log {
+            log::warn!(target: "tenure", "{}: {message} [{code}]", self.id);
+        }
+        self.emit(RuntimeEvent::Warning { code, message });
+    }
+
+    fn fatal(&mut self, error: RuntimeError) {
+        if self.log {
+            log::error!(target: "tenure", "{}: {error}; stopping", self.id);
+        }
+        self.exit = Some(Some(error.clone()));
+        self.emit(RuntimeEvent::Fatal { error });
+    }
+
+    fn handler_panicked(&mut self, payload: Box<dyn std::any::Any + Send>) {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if self.exit.as_ref().is_none_or(|e| e.is_none()) {
+            // Do not call the handler again for the Fatal event: it just panicked.
+            let error = RuntimeError::HandlerPanicked { message };
+            if self.log {
+                log::error!(target: "tenure", "{}: {error}; stopping", self.id);
+            }
+            self.exit = Some(Some(error));
+        }
+    }
+
+    fn emit(&mut self, event: RuntimeEvent) {
+        if matches!(&self.exit, Some(Some(RuntimeError::HandlerPanicked { .. }))) {
+            return;
+        }
+        let handler = &mut self.handler;
+        if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| handler.on_event(event))) {
+            self.handler_panicked(p);
+        }
+    }
+}
