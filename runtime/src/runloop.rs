@@ -121,7 +121,7 @@ where
     let start_term = restored.as_ref().map_or(0, |s| s.term);
     let id = node.id.clone();
     let bootstrap = node.bootstrap.clone();
-    let engine = engine_factory(EngineInit { config: node, seed: tenure::os_seed(), restored, now: clock.now() })?;
+    let engine = engine_factory(EngineInit { config: node, seed: tenure::os_seed().map_err(|_| RuntimeError::NoRandomness)?, restored, now: clock.now() })?;
 
     let poll = Poll::new().map_err(io_err("creating the event loop"))?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(io_err("creating the event loop"))?);
