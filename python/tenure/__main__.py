@@ -1,4 +1,4 @@
-"""``python -m tenure``: see :mod:`tenure.cli`."""
+"""``python -m tenure``: the runtime's command line (see :mod:`tenure.cli`)."""
 
 import sys
 

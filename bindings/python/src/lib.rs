@@ -2,7 +2,7 @@
 //!
 //! Thin by design: it converts arguments, outputs and errors between the core's Rust types and the
 //! plain Python types defined in the `tenure` package (`tenure._types`, `tenure.errors`,
-//! `tenure.wire`, `tenure.cli`), which it imports lazily and caches. No election logic lives here.
+//! `tenure.wire`), which it imports lazily and caches. No election logic lives here.
 //! pyo3 turns a Rust panic into a Python `PanicException` instead of unwinding into the
 //! interpreter, and every refused input becomes a `tenure.TenureError` subclass carrying the core's
 //! stable code.
@@ -10,10 +10,11 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 use pyo3::{ffi, intern};
 
-use tenure::cli::{Command, Control, RunOptions};
+mod runtime;
+
 use tenure::wire::{Envelope, Message};
 use tenure::{
     Config, ConfigError, DropReason, DurableState, Error, Event, FenceChecker, FenceVerdict, Node, Output,
@@ -69,7 +70,6 @@ cached!(cls_heartbeat, "tenure.wire", "Heartbeat");
 cached!(cls_heartbeat_ack, "tenure.wire", "HeartbeatAck");
 cached!(cls_timeout_now, "tenure.wire", "TimeoutNow");
 cached!(cls_app, "tenure.wire", "App");
-cached!(cls_run_options, "tenure.cli", "RunOptions");
 cached!(json_loads, "json", "loads");
 cached!(errors_module, "tenure", "errors");
 
@@ -311,26 +311,6 @@ fn drop_reason_arg(reason: &Bound<'_, PyAny>) -> PyResult<DropReason> {
 
 fn is<'py>(obj: &Bound<'py, PyAny>, class: PyResult<&Bound<'py, PyAny>>) -> PyResult<bool> {
     obj.is_instance(class?)
-}
-
-fn event_from(event: &Bound<'_, PyAny>) -> PyResult<Event> {
-    let py = event.py();
-    const W: &str = "event";
-    Ok(if is(event, cls_became_leader(py))? {
-        Event::BecameLeader { term: attr(event, W, "term")? }
-    } else if is(event, cls_became_follower(py))? {
-        Event::BecameFollower { term: attr(event, W, "term")?, leader: attr(event, W, "leader")? }
-    } else if is(event, cls_peer_joined(py))? {
-        Event::PeerJoined { peer: attr(event, W, "peer")? }
-    } else if is(event, cls_peer_left(py))? {
-        Event::PeerLeft { peer: attr(event, W, "peer")? }
-    } else if is(event, cls_confirm_leader(py))? {
-        Event::ConfirmLeader { term: attr(event, W, "term")? }
-    } else if is(event, cls_message(py))? {
-        Event::Message { from: attr(event, W, "sender")?, payload: bytes_arg(&event.getattr("payload")?, "payload")? }
-    } else {
-        return Err(PyTypeError::new_err(format!("expected a tenure event, got {}", type_name(event))));
-    })
 }
 
 // ----- Node -----------------------------------------------------------------------------------
@@ -714,120 +694,6 @@ fn decode<'py>(data: &Bound<'py, PyAny>, key: Option<&Bound<'py, PyAny>>) -> PyR
     cls_envelope(py)?.call1((env.cluster, env.from, env.term, message, env.incarnation))
 }
 
-/// Parses the shared command line (the arguments after the program name). Returns a
-/// `tenure.cli.RunOptions`, or None for `--help`; raises `UsageError` otherwise.
-#[pyfunction]
-fn parse_args<'py>(py: Python<'py>, args: Vec<String>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    match tenure::cli::parse_args(&args) {
-        Ok(Command::Help) => Ok(None),
-        Ok(Command::Run(o)) => {
-            let kwargs = PyDict::new(py);
-            kwargs.set_item("id", &o.id)?;
-            kwargs.set_item("peers", PyTuple::new(py, &o.peers)?)?;
-            kwargs.set_item("cluster", &o.cluster)?;
-            kwargs.set_item("min_cluster_size", o.min_cluster_size)?;
-            kwargs.set_item("election_timeout_min", o.election_timeout_min)?;
-            kwargs.set_item("election_timeout_max", o.election_timeout_max)?;
-            kwargs.set_item("heartbeat_interval", o.heartbeat_interval)?;
-            kwargs.set_item("ghost_ttl", o.ghost_ttl)?;
-            kwargs.set_item("state_file", o.state_file)?;
-            kwargs.set_item("key_file", o.key_file)?;
-            cls_run_options(py)?.call((), Some(&kwargs)).map(Some)
-        }
-        Err(message) => Err(raise(py, "UsageError", (message, "usage"))),
-    }
-}
-
-/// The `Config` a `RunOptions` describes (`key`: the key file's contents, see `key_from_file`).
-#[pyfunction]
-#[pyo3(signature = (options, key=None))]
-fn run_config<'py>(options: &Bound<'py, PyAny>, key: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-    let py = options.py();
-    const W: &str = "RunOptions";
-    let o = RunOptions {
-        id: attr(options, W, "id")?,
-        peers: attr(options, W, "peers")?,
-        cluster: attr(options, W, "cluster")?,
-        min_cluster_size: attr(options, W, "min_cluster_size")?,
-        election_timeout_min: attr(options, W, "election_timeout_min")?,
-        election_timeout_max: attr(options, W, "election_timeout_max")?,
-        heartbeat_interval: attr(options, W, "heartbeat_interval")?,
-        ghost_ttl: attr(options, W, "ghost_ttl")?,
-        state_file: attr(options, W, "state_file")?,
-        key_file: attr(options, W, "key_file")?,
-    };
-    let key = match key {
-        Some(k) => key_arg(k, "key")?,
-        None => None,
-    };
-    let c = o.config(key);
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("id", c.id)?;
-    kwargs.set_item("cluster", c.cluster)?;
-    kwargs.set_item("bootstrap", PyTuple::new(py, c.bootstrap)?)?;
-    kwargs.set_item("min_cluster_size", c.min_cluster_size)?;
-    kwargs.set_item("election_timeout_min", c.election_timeout_min)?;
-    kwargs.set_item("election_timeout_max", c.election_timeout_max)?;
-    kwargs.set_item("heartbeat_interval", c.heartbeat_interval)?;
-    kwargs.set_item("ghost_ttl", c.ghost_ttl)?;
-    kwargs.set_item("pre_vote", c.pre_vote)?;
-    kwargs.set_item("confirm_leader", c.confirm_leader)?;
-    kwargs.set_item("durable", c.durable)?;
-    kwargs.set_item("key", c.key.map(|k| PyBytes::new(py, &k)))?;
-    cls_config(py)?.call((), Some(&kwargs))
-}
-
-/// The shared JSON line for an event, or None for `ConfirmLeader` (a request, not news).
-#[pyfunction]
-fn event_line(ts_ms: u64, id: &str, event: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    Ok(tenure::cli::event_line(ts_ms, id, &event_from(event)?))
-}
-
-/// The shared JSON line for a runtime lifecycle event (`started`, `stopped`).
-#[pyfunction]
-fn lifecycle_line(ts_ms: u64, id: &str, event: &str, term: u64) -> String {
-    tenure::cli::lifecycle_line(ts_ms, id, event, term)
-}
-
-/// The shared JSON `warning` line.
-#[pyfunction]
-fn warning_line(ts_ms: u64, id: &str, code: &str, message: &str) -> String {
-    tenure::cli::warning_line(ts_ms, id, code, message)
-}
-
-/// Parses one stdin control line of the command-line runtime: `("transfer", peer)`,
-/// `("inspect", None)`, `("broadcast", payload_bytes)`, or None for a blank line; raises
-/// `UsageError` for anything else.
-#[pyfunction]
-fn parse_control<'py>(py: Python<'py>, line: &str) -> PyResult<Option<Bound<'py, PyTuple>>> {
-    let parsed = tenure::cli::parse_control(line).map_err(|message| raise(py, "UsageError", (message, "usage")))?;
-    Ok(match parsed {
-        None => None,
-        Some(Control::Transfer(peer)) => {
-            Some(PyTuple::new(py, [PyString::new(py, "transfer").into_any(), PyString::new(py, &peer).into_any()])?)
-        }
-        Some(Control::Inspect) => {
-            Some(PyTuple::new(py, [PyString::new(py, "inspect").into_any(), py.None().into_bound(py)])?)
-        }
-        Some(Control::Broadcast(payload)) => {
-            Some(PyTuple::new(py, [PyString::new(py, "broadcast").into_any(), PyBytes::new(py, &payload).into_any()])?)
-        }
-    })
-}
-
-/// The shared JSON `inspect` line with the node's whole state.
-#[pyfunction]
-fn inspect_line(ts_ms: u64, id: &str, node: PyRef<'_, PyNode>) -> String {
-    tenure::cli::inspect_line(ts_ms, id, &node.inner.inspect())
-}
-
-/// The key in a key file's contents (trailing whitespace removed).
-#[pyfunction]
-fn key_from_file<'py>(py: Python<'py>, contents: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let contents = bytes_arg(contents, "contents")?;
-    Ok(PyBytes::new(py, &tenure::cli::key_from_file(&contents)))
-}
-
 /// The tenure core compiled into this extension.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -839,16 +705,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_state, m)?)?;
     m.add_function(wrap_pyfunction!(encode, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_args, m)?)?;
-    m.add_function(wrap_pyfunction!(run_config, m)?)?;
-    m.add_function(wrap_pyfunction!(event_line, m)?)?;
-    m.add_function(wrap_pyfunction!(lifecycle_line, m)?)?;
-    m.add_function(wrap_pyfunction!(warning_line, m)?)?;
-    m.add_function(wrap_pyfunction!(key_from_file, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_control, m)?)?;
-    m.add_function(wrap_pyfunction!(inspect_line, m)?)?;
+    m.add_class::<runtime::PyRuntime>()?;
+    m.add_function(wrap_pyfunction!(runtime::spawn_runtime, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::check_addresses, m)?)?;
     m.add("VERSION", tenure::VERSION)?;
-    m.add("USAGE", tenure::cli::USAGE)?;
     m.add("MAX_MESSAGE_SIZE", tenure::MAX_MESSAGE_SIZE)?;
     m.add("MAX_TERM", tenure::MAX_TERM)?;
     m.add("MAX_ID_LEN", tenure::MAX_ID_LEN)?;
