@@ -152,7 +152,9 @@ fn bad_inputs_fail_at_spawn_with_typed_errors() {
     // Two runtimes can never share a state file.
     let e = try_spawn(config(&all[1], &all).state_file(dir.path().join("s.json")));
     assert_eq!(e.code(), "state_locked");
+    // Released as soon as stop() returns.
     h.stop();
+    spawn(config(&all[1], &all).state_file(dir.path().join("s.json")), native, |_| {}).unwrap().stop();
     let e = try_spawn(config(&all[1], &all).state_file(dir.path().join("missing").join("s.json")));
     assert_eq!(e.code(), "state_dir_missing");
 }
@@ -281,4 +283,40 @@ impl ShortTimeouts for RuntimeConfig {
         self.node.heartbeat_interval = ms / 4;
         self
     }
+}
+
+#[test]
+fn failed_leader_work_steps_down_and_stop_is_safe_from_many_threads() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let handles: Vec<Handle> =
+        all.iter().map(|id| spawn(config(id, &all), native, forward(id, &tx)).unwrap()).collect();
+    let (first, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    let leader = handles.iter().find(|h| h.id() == first).unwrap();
+    assert_eq!(leader.leader_work_failed(term + 1).unwrap_err().code(), "not_leader_in_term");
+    leader.leader_work_failed(term).unwrap();
+    wait_for(&rx, Duration::from_secs(5), |id, e| id == first && matches!(e, RuntimeEvent::Follower { .. }));
+    assert!(!leader.is_leader());
+    // The cluster elects again in a later term (the failed node backs off first).
+    wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { term: t } if *t > term));
+
+    // Every handle stopped from several threads at once: each call returns after the end.
+    let threads: Vec<_> = (0..4)
+        .flat_map(|_| handles.iter().cloned())
+        .map(|h| {
+            std::thread::spawn(move || {
+                h.stop();
+                assert!(!h.is_running());
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut stopped = 0;
+    while let Ok((_, e)) = rx.recv_timeout(Duration::from_millis(200)) {
+        stopped += usize::from(matches!(e, RuntimeEvent::Stopped { .. }));
+    }
+    assert_eq!(stopped, 3, "one Stopped per runtime");
 }
