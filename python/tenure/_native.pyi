@@ -7,7 +7,6 @@ from ._types import (
     ConfigWarning,
     DropReason,
     DurableState,
-    Event,
     FenceVerdict,
     Output,
     PeerDownReason,

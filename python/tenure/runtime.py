@@ -43,7 +43,7 @@ from typing import (
 
 from . import _native
 from ._types import Config, PeerDownReason, Role
-from .errors import LeaderWorkError, LeadershipLost, StoppedError, TenureError
+from .errors import LeadershipLost, LeaderWorkError, StoppedError, TenureError
 
 __all__ = ["Elector", "FailurePolicy", "Lease", "LeaderWork", "now_ms"]
 
@@ -573,7 +573,10 @@ class Elector:
                 raise StoppedError("the elector stopped")
             if self._leader_event is None or self._stopped_event is None:
                 raise TenureError("the Elector is not started (await start() first)", "not_started")
-            waiters = {asyncio.ensure_future(self._leader_event.wait()), asyncio.ensure_future(self._stopped_event.wait())}
+            waiters = {
+                asyncio.ensure_future(self._leader_event.wait()),
+                asyncio.ensure_future(self._stopped_event.wait()),
+            }
             _, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             for t in pending:
                 t.cancel()

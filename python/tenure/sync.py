@@ -16,7 +16,6 @@ import queue
 import threading
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
 
-from . import _native
 from ._types import Config, PeerDownReason, Role
 from .errors import LeadershipLost, StoppedError, TenureError
 from .runtime import Address, _options

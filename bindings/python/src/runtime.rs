@@ -36,7 +36,9 @@ struct PyHandler {
 
 fn event_tuple<'py>(py: Python<'py>, event: RuntimeEvent) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let t = match event {
-        RuntimeEvent::Started { id, bound_addr, term } => ("started", id, bound_addr.to_string(), term).into_pyobject(py)?,
+        RuntimeEvent::Started { id, bound_addr, term } => {
+            ("started", id, bound_addr.to_string(), term).into_pyobject(py)?
+        }
         RuntimeEvent::Leader { term } => ("leader", term).into_pyobject(py)?,
         RuntimeEvent::Follower { term, leader } => ("follower", term, leader).into_pyobject(py)?,
         RuntimeEvent::PeerJoined { peer } => ("peer_joined", peer).into_pyobject(py)?,
@@ -53,8 +55,7 @@ fn event_tuple<'py>(py: Python<'py>, event: RuntimeEvent) -> PyResult<Option<Bou
 impl Handler for PyHandler {
     fn on_event(&mut self, event: RuntimeEvent) {
         Python::attach(|py| {
-            let result = event_tuple(py, event)
-                .and_then(|t| t.map(|t| self.callback.call1(py, t)).transpose());
+            let result = event_tuple(py, event).and_then(|t| t.map(|t| self.callback.call1(py, t)).transpose());
             if let Err(e) = result {
                 e.write_unraisable(py, Some(self.callback.bind(py)));
             }
@@ -78,7 +79,9 @@ fn ms(seconds: Option<f64>, what: &str) -> PyResult<Option<Duration>> {
     seconds
         .map(|s| {
             Duration::try_from_secs_f64(s).map_err(|_| {
-                pyo3::exceptions::PyValueError::new_err(format!("{what} must be a non-negative number of seconds, got {s}"))
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "{what} must be a non-negative number of seconds, got {s}"
+                ))
             })
         })
         .transpose()
