@@ -17,8 +17,8 @@ import threading
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
 
 from ._types import Config, PeerDownReason, Role
-from .errors import LeadershipLost, StoppedError, TenureError
-from .runtime import Address, _options
+from .errors import LeadershipLost, LeaderWorkError, StoppedError, TenureError
+from .runtime import Address, FailurePolicy, _options
 
 __all__ = ["SyncElector", "SyncLease"]
 
@@ -65,7 +65,9 @@ class SyncElector:
     ``tenure-callbacks`` thread: ``on_leader(term)``, ``on_follower(term, leader)``,
     ``on_peer_joined(peer)``, ``on_peer_left(peer)``, ``on_message(sender, payload)``,
     ``on_warning(code, message)``. An ``on_leader`` that raises steps the node down
-    (``leader_work_failed``). ``stop()`` (or leaving ``with``) hands leadership over.
+    (``leader_work_failed``); after ``failure_policy.max_step_downs`` consecutive leaderships ended
+    that way the elector stops with :class:`tenure.LeaderWorkError` instead of churning terms.
+    ``stop()`` (or leaving ``with``) hands leadership over.
     """
 
     def __init__(
@@ -91,6 +93,7 @@ class SyncElector:
         on_message: Optional[Callable[[str, bytes], Any]] = None,
         on_warning: Optional[Callable[[str, str], Any]] = None,
         handover_timeout: Optional[float] = None,
+        failure_policy: Optional[FailurePolicy] = None,
         bind: Union[str, Address, None] = None,
         seed: Optional[int] = None,
         log: bool = False,
@@ -123,6 +126,8 @@ class SyncElector:
             "message": on_message,
             "warning": on_warning,
         }
+        self._policy = failure_policy if failure_policy is not None else FailurePolicy()
+        self._step_downs = 0
         self._cond = threading.Condition()
         self._stopped = False
         self._error: Optional[BaseException] = None
@@ -159,8 +164,23 @@ class SyncElector:
             except Exception:
                 log.exception("tenure: callback on_%s failed", event[0])
                 if event[0] == "leader":
-                    with contextlib.suppress(TenureError):  # no longer leading that term
-                        self._rt.leader_work_failed(event[1])
+                    self._leader_failed(event[1])
+            else:
+                if event[0] == "leader":
+                    self._step_downs = 0
+
+    def _leader_failed(self, term: int) -> None:
+        self._step_downs += 1
+        if self._step_downs >= self._policy.max_step_downs:
+            self._error = LeaderWorkError(
+                f"on_leader failed in {self._step_downs} consecutive leaderships (last term {term}): "
+                "the elector stopped instead of churning terms"
+            )
+            log.error("tenure: %s", self._error)
+            self._rt.request_stop()
+            return
+        with contextlib.suppress(TenureError):  # no longer leading that term
+            self._rt.leader_work_failed(term)
 
     # ----- queries ---------------------------------------------------------------------------------
 

@@ -227,6 +227,47 @@ def test_always_failing_leader_work_stops_the_elector_instead_of_churning_terms(
     assert term <= max(attempts) + 1
 
 
+def test_an_on_leader_that_always_raises_does_not_churn_terms_forever() -> None:
+    policy = FailurePolicy(max_step_downs=3)
+    calls: List[int] = []
+
+    def on_leader(term: int) -> None:
+        calls.append(term)
+        raise RuntimeError("cannot start the scheduler")
+
+    async def main() -> int:
+        (a,) = ids(1)
+        e = Elector(a, [], cluster="pytest", min_cluster_size=1, failure_policy=policy, on_leader=on_leader, **FAST)
+        await e.start()
+        with pytest.raises(tenure.LeaderWorkError):
+            await asyncio.wait_for(e.wait_stopped(), 20)
+        return e.term
+
+    term = run(main())
+    assert len(calls) == 3 and term <= max(calls) + 1
+
+    (b,) = ids(1)
+    stopped = threading.Event()
+    sync_calls: List[int] = []
+
+    def sync_on_leader(term: int) -> None:
+        sync_calls.append(term)
+        raise RuntimeError("cannot start the scheduler")
+
+    s = sync(b, [], min_cluster_size=1, failure_policy=policy, on_leader=sync_on_leader)
+    try:
+        for _ in range(2000):
+            if not s.running:
+                stopped.set()
+                break
+            threading.Event().wait(0.01)
+        assert stopped.is_set(), "the sync elector kept churning terms"
+        assert isinstance(s.error, tenure.LeaderWorkError)
+        assert len(sync_calls) == 3
+    finally:
+        s.stop()
+
+
 def test_work_that_fails_then_recovers_keeps_leadership() -> None:
     (a,) = ids(1)
     policy = FailurePolicy(max_failures=3, backoff=0.01)
