@@ -720,17 +720,13 @@ class Elector:
         return False
 
     async def _confirm_task(self, term: int) -> None:
+        """Asks ``confirm_leader``; the runtime denies on its own when the answer comes later than
+        ``confirm_timeout`` (the answer is then dropped)."""
         assert self._confirm is not None
-        timeout = self._options.confirm_timeout
-        if timeout is None:
-            timeout = self._options.config.validate().election_timeout_min / 1000
         try:
-            granted = bool(await asyncio.wait_for(_call(self._confirm, term), timeout))
+            granted = bool(await _call(self._confirm, term))
         except asyncio.CancelledError:
             raise
-        except asyncio.TimeoutError:
-            log.warning("tenure: confirm_leader(%d) did not answer in %.3f s: denied", term, timeout)
-            granted = False
         except Exception:
             log.exception("tenure: confirm_leader(%d) failed: denied", term)
             granted = False
