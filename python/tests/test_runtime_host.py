@@ -305,3 +305,35 @@ def test_lock_file_is_held_while_running(tmp_path: Path) -> None:
             os.close(lock)
     finally:
         e.stop()
+
+
+def test_run_until_signal_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    (a,) = ids(1)
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import asyncio, sys, tenure\n"
+        "async def main():\n"
+        f"    e = tenure.Elector({a!r}, [], cluster='x', min_cluster_size=1, election_timeout_min=100,\n"
+        "                       election_timeout_max=200, heartbeat_interval=20,\n"
+        "                       on_leader=lambda term: print('leader', term, flush=True))\n"
+        "    await e.run_until_signal()\n"
+        "    print('stopped', e.running, flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("leader ")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert proc.stdout.read().strip() == "stopped False"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
