@@ -26,6 +26,7 @@ def free_ports(n: int) -> List[int]:
 
 def main() -> None:
     ids = [f"127.0.0.1:{p}" for p in free_ports(3)]
+
     def announce(me: str) -> Callable[[int], None]:
         return lambda term: print(f"{me} leads term {term} (on {threading.current_thread().name})")
 
