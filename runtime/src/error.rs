@@ -149,6 +149,9 @@ pub enum RuntimeError {
     },
     /// The runtime has stopped: the operation cannot run.
     Stopped,
+    /// The operating system's random source failed: no seed for the election timers (never a
+    /// fixed fallback: two nodes must not draw identical timeouts).
+    NoRandomness,
     /// A graceful transfer found no peer to hand leadership to (none has answered yet, or every
     /// one is reported unreachable).
     NoTransferTarget,
@@ -193,6 +196,7 @@ impl RuntimeError {
             RuntimeError::NoTransferTarget => "no_transfer_target",
             RuntimeError::OnRuntimeThread { .. } => "on_runtime_thread",
             RuntimeError::Io { .. } => "io",
+            RuntimeError::NoRandomness => "no_randomness",
         }
     }
 
@@ -218,6 +222,7 @@ impl RuntimeError {
             RuntimeError::Stopped => "stopped",
             RuntimeError::OnRuntimeThread { .. } | RuntimeError::HandlerPanicked { .. } => "misuse",
             RuntimeError::Io { .. } => "io",
+            RuntimeError::NoRandomness => "no_randomness",
         }
     }
 }
@@ -268,6 +273,9 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Engine { message } => write!(f, "the engine failed: {message}"),
             RuntimeError::HandlerPanicked { message } => write!(f, "the event handler panicked: {message}"),
             RuntimeError::Stopped => write!(f, "the runtime has stopped"),
+            RuntimeError::NoRandomness => {
+                write!(f, "the operating system's random source failed; no seed for the election timers")
+            }
             RuntimeError::NoTransferTarget => {
                 write!(f, "no peer to hand leadership to: none has answered yet, or every one is unreachable")
             }
