@@ -275,7 +275,9 @@ pub struct Node {
     leader_contact: Option<u64>,
     /// Newest heartbeat `sent_at` accepted from `leader` in this term: an older or equal one is a
     /// duplicate or a replay and proves nothing about the leader being alive now.
-    leader_heartbeat: Option<u64>,
+    leader_heartbeat: Option<(String, u64)>,
+    /// Before this instant a second implausible term is refused outright (see `accept`).
+    jump_allowed_at: u64,
     /// The lease promise: this node grants no vote or pre-vote and does not campaign before
     /// `max(bound_until, acked_until)` (except for a leadership transfer). Neither is lowered by a
     /// term change. `bound_until` is set at construction (a restarted node may have acknowledged
@@ -357,6 +359,7 @@ impl Node {
             leader: None,
             leader_contact: None,
             leader_heartbeat: None,
+            jump_allowed_at: 0,
             bound_until: boot_promise,
             acked_until: 0,
             acked_leader: None,
@@ -606,7 +609,9 @@ impl Node {
     // ----- inputs ----------------------------------------------------------------------------
 
     /// Handles a datagram received from peer `from`. Invalid input is dropped, counted, and
-    /// reported as the error (the node's state is otherwise unchanged).
+    /// reported as the error; the node's state is otherwise unchanged, except after an
+    /// `implausible_term`, which steps this node's term up by at most `MAX_TERM_JUMP` (once per
+    /// `election_timeout_min`, see `docs/protocol.md`).
     pub fn handle_message(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let result = self.accept(now, from, bytes);
         if let Err(reason) = result {
@@ -660,6 +665,19 @@ impl Node {
             return Err(DropReason::Malformed);
         }
         if raw.term > self.term.saturating_add(MAX_TERM_JUMP) && !self.bug(Bug::UnboundedTerm) {
+            // One message moves this node at most MAX_TERM_JUMP terms, and at most once per
+            // election_timeout_min; the message itself is dropped. Refusing such terms outright
+            // would cut off for good the members that took a large jump (they would never hear
+            // the rest again); stepping lets them be caught up with in a few messages, while
+            // exhausting the term space from one member would take 2^21 steps (over 3.6 days at
+            // the default 150 ms, every one of them counted and logged).
+            if now >= self.jump_allowed_at {
+                self.jump_allowed_at = now.saturating_add(self.timing.election_timeout_min);
+                self.set_term(now, self.term.saturating_add(MAX_TERM_JUMP));
+                if self.role != Role::Follower {
+                    self.become_follower(now);
+                }
+            }
             return Err(DropReason::ImplausibleTerm);
         }
         if let Message::App { seq, .. } = &raw.message {
@@ -1259,10 +1277,10 @@ impl Node {
                     self.send(from, Message::HeartbeatAck { echo: sent_at });
                     return;
                 }
-                if self.leader.as_deref() != Some(from) {
-                    self.leader_heartbeat = None;
-                }
-                if self.leader_heartbeat.is_some_and(|s| sent_at <= s) && !self.bug(Bug::StaleHeartbeatRefreshes) {
+                // Kept per term and sender, not per known leader: a follower that gave up on a dead
+                // leader (its timer fired) must not follow it again because of a replay.
+                let stale = matches!(&self.leader_heartbeat, Some((l, s)) if l == from && sent_at <= *s);
+                if stale && !self.bug(Bug::StaleHeartbeatRefreshes) {
                     // A duplicate or a replay: it proves nothing about the leader being alive now,
                     // so it neither refreshes stickiness nor the election timer, nor is acknowledged.
                     return;
@@ -1279,7 +1297,11 @@ impl Node {
                     self.become_follower(now);
                 }
                 self.follow(now, from);
-                self.leader_heartbeat = Some(self.leader_heartbeat.map_or(sent_at, |s| s.max(sent_at)));
+                let newest = match &self.leader_heartbeat {
+                    Some((l, s)) if l == from => sent_at.max(*s),
+                    _ => sent_at,
+                };
+                self.leader_heartbeat = Some((from.to_string(), newest));
                 self.send(from, Message::HeartbeatAck { echo: sent_at });
                 // The acknowledgement counts toward the leader's lease: honour it (on this node's
                 // clock, from now, which is no earlier than the heartbeat's sending).

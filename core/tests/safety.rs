@@ -174,17 +174,41 @@ fn a_terminated_report_releases_only_the_promise_made_to_that_leader() {
 // ----- 2. terms --------------------------------------------------------------------------------
 
 #[test]
-fn a_term_beyond_the_jump_bound_is_dropped_as_implausible_and_changes_nothing() {
+fn a_term_beyond_the_jump_bound_is_dropped_and_steps_the_term_at_most_once_per_election_timeout() {
     let mut n = node_at(0, |c| c);
     let wedge = msg("n2", MAX_TERM, Message::App { seq: 0, payload: Vec::new() });
     assert_eq!(n.handle_message(1, "n2", &wedge), Err(DropReason::ImplausibleTerm));
-    let far = msg("n2", MAX_TERM_JUMP + 1, Message::PreVoteReply { granted: false });
+    assert_eq!(n.term(), MAX_TERM_JUMP, "one step of at most 2^32, never the hostile term itself");
+    let far = msg("n2", MAX_TERM, Message::PreVoteReply { granted: false });
     assert_eq!(n.handle_message(2, "n2", &far), Err(DropReason::ImplausibleTerm));
-    assert_eq!(n.term(), 0);
+    assert_eq!(n.term(), MAX_TERM_JUMP, "a second step only after election_timeout_min");
     assert_eq!(n.dropped(DropReason::ImplausibleTerm), 2);
+    assert!(outputs(&mut n).iter().all(|o| !matches!(o, Output::Event(Event::Message { .. }))));
     // A jump within the bound (a restarted node without durable state learning the term) is fine.
-    n.handle_message(3, "n2", &msg("n2", MAX_TERM_JUMP, Message::PreVoteReply { granted: false })).unwrap();
-    assert_eq!(n.term(), MAX_TERM_JUMP);
+    let near = MAX_TERM_JUMP * 2;
+    n.handle_message(3, "n2", &msg("n2", near, Message::PreVoteReply { granted: false })).unwrap();
+    assert_eq!(n.term(), near);
+}
+
+#[test]
+fn members_that_took_a_large_jump_are_caught_up_with_not_cut_off() {
+    let mut h = Harness::new(3);
+    h.run_until(1_000);
+    let leader = h.leader();
+    let others = h.others(&leader);
+    // One hostile datagram at the very edge of the bound reaches one follower only.
+    let t = h.nodes[&leader].term();
+    let victim = others[0].clone();
+    let now = h.now;
+    let edge = msg(&leader, t + MAX_TERM_JUMP, Message::PreVoteReply { granted: false });
+    h.node(&victim).handle_message(now, &leader, &edge).unwrap();
+    h.drain(&victim);
+    assert_eq!(h.nodes[&victim].term(), t + MAX_TERM_JUMP);
+    h.run_until(now + 3_000);
+    let l = h.leader();
+    for id in h.others(&l) {
+        assert_eq!(h.nodes[&id].leader(), Some(l.as_str()), "{id} follows the leader again");
+    }
 }
 
 #[test]
