@@ -292,6 +292,67 @@ mod tests {
         }
     }
 
+    /// Counts the allocations made by the current thread (other tests run in parallel).
+    #[allow(unsafe_code)]
+    mod counting {
+        extern crate std;
+        use core::alloc::{GlobalAlloc, Layout};
+        use core::cell::Cell;
+
+        std::thread_local! {
+            static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+        }
+
+        struct Counting;
+
+        unsafe impl GlobalAlloc for Counting {
+            unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+                let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+                unsafe { std::alloc::System.alloc(layout) }
+            }
+            unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+                unsafe { std::alloc::System.dealloc(ptr, layout) }
+            }
+        }
+
+        #[global_allocator]
+        static A: Counting = Counting;
+
+        pub fn allocations_in(f: impl FnOnce()) -> usize {
+            let before = ALLOCATIONS.with(Cell::get);
+            f();
+            ALLOCATIONS.with(Cell::get) - before
+        }
+    }
+
+    #[test]
+    fn decoding_anything_but_an_app_allocates_nothing() {
+        for key in [None, Some(&b"secret"[..])] {
+            let m = key.and_then(keyed);
+            for message in
+                [Message::Heartbeat { sent_at: 1000 }, Message::HeartbeatAck { echo: 1000 }, Message::PreVote]
+            {
+                let bytes = encode(&env(message.clone()), key).unwrap();
+                let n = counting::allocations_in(|| {
+                    let raw = decode_raw(&bytes, m.as_ref()).unwrap();
+                    assert_eq!((raw.cluster, raw.from, raw.term, raw.incarnation), (&b"c"[..], &b"a"[..], 7, 5));
+                    assert_eq!(raw.message, message);
+                });
+                assert_eq!(n, 0, "decoding {message:?} allocated");
+            }
+            // The counter works: an App's payload is the one allocation.
+            let app = encode(&env(Message::App { seq: 1, payload: vec![1, 2] }), key).unwrap();
+            assert_eq!(counting::allocations_in(|| drop(decode_raw(&app, m.as_ref()))), 1);
+        }
+    }
+
+    #[test]
+    fn reason_texts_quote_the_constants() {
+        assert!(DropReason::Oversized.text().contains(&MAX_MESSAGE_SIZE.to_string()));
+        assert_eq!(MAX_TERM_JUMP, 1 << 32);
+        assert!(DropReason::ImplausibleTerm.text().contains("2^32"));
+    }
+
     #[test]
     fn documented_heartbeat_example_matches() {
         // docs/wire.md spells these bytes out field by field.

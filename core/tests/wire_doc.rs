@@ -2,7 +2,7 @@
 //! hex example in it decodes to the meaning written under it and re-encodes to the same bytes,
 //! or is dropped with the reason written under it; and its drop table names every reason.
 
-use tenure::wire::{decode, encode};
+use tenure::wire::{decode, encode, Envelope, Message};
 use tenure::DropReason;
 
 const DOC: &str = include_str!("../../docs/wire.md");
@@ -82,6 +82,30 @@ fn every_example_in_docs_wire_md_decodes_to_its_documented_meaning() {
     assert_eq!(kinds.len(), 8, "one example per message kind: {kinds:?}");
     assert!(keyed >= 1, "an authenticated example");
     assert!(reasons.contains("malformed") && reasons.contains("unknown_version"), "refused examples: {reasons:?}");
+}
+
+#[test]
+fn the_varint_examples_in_the_text_are_what_the_encoder_writes() {
+    // A heartbeat ends with its kind (04) and then `sent_at`: the bytes after a zero `sent_at`'s
+    // prefix are the varint.
+    let hb = |sent_at| {
+        let e = Envelope {
+            cluster: "c".into(),
+            from: "a".into(),
+            term: 1,
+            incarnation: 0,
+            message: Message::Heartbeat { sent_at },
+        };
+        encode(&e, None).expect("encodes")
+    };
+    let prefix = hb(0).len() - 1;
+    let flat = DOC.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (text, v) in [("0", 0), ("127", 127), ("300", 300), ("1000", 1000), ("2^64 − 1", u64::MAX)] {
+        let bytes = hb(v);
+        let hex: Vec<String> = bytes[prefix..].iter().map(|b| format!("{b:02x}")).collect();
+        let phrase = format!("`{text}` is `{}`", hex.join(" "));
+        assert!(flat.contains(&phrase), "docs/wire.md should say {phrase}");
+    }
 }
 
 #[test]

@@ -30,12 +30,13 @@ fn bytes_len(b: &[u8]) -> usize {
 }
 
 fn message_len(m: &Message) -> usize {
-    1 + match m {
+    let fields = match m {
         Message::PreVote | Message::TimeoutNow => 0,
         Message::PreVoteReply { .. } | Message::Vote { .. } | Message::VoteReply { .. } => 1,
         Message::Heartbeat { sent_at: v } | Message::HeartbeatAck { echo: v } => varint_len(*v),
         Message::App { seq, payload } => varint_len(*seq).saturating_add(bytes_len(payload)),
-    }
+    };
+    fields.saturating_add(1) // every kind index is below 128: one byte
 }
 
 /// The exact length of the body [`write`] produces.
