@@ -37,6 +37,10 @@ pub const L1_FAILOVER_BOUND_RTTS: u64 = 2;
 /// units of `election_timeout_max`: exactly one leader, followed by every connected node.
 pub const L1_SETTLE_BOUND_ELECTION_TIMEOUTS: u64 = 10;
 
+/// Every invariant name a [`Violation`] can carry (`events`: the node's events disagree with its
+/// role changes).
+pub const INVARIANTS: [&str; 9] = ["S1", "S1-view", "S2", "S3", "S4", "lease", "fencing", "L1", "events"];
+
 /// A broken invariant, with the seed and the last few hundred log lines.
 #[derive(Debug, Clone)]
 pub struct Violation {
@@ -70,10 +74,20 @@ pub struct Checker {
     pub term_leader: BTreeMap<u64, String>,
     /// Whether the run is still within S1's scope.
     pub s1_in_scope: bool,
-    /// S2: the vote each node cast in each term (durable nodes only).
+    /// S2: the candidate each voter granted its vote to in each term, from the `VoteReply`s it
+    /// actually sent (forgotten only by a restart without durable state).
     votes: BTreeMap<(String, u64), String>,
-    /// S2: highest term each durable node was seen in.
+    /// S2: highest term each durable node was seen in since it last started (a restart goes back
+    /// to the last carried-out `Persist`).
     max_term: BTreeMap<String, u64>,
+    /// Fencing: the highest fencing token each node has held (across restarts with state).
+    fence: BTreeMap<String, u64>,
+    /// Lease: for each term, the latest real instant until which its leader reported a lease
+    /// (deadlines observed while in the future, converted from the leader's clock), and who.
+    lease: BTreeMap<u64, (u64, String)>,
+    /// S1 scope: the view size each node started with (a smaller view means a member was
+    /// actually removed; a larger one that a stranger was admitted).
+    first_view: BTreeMap<String, usize>,
     /// S1-view: voters that sent a granted vote reply, by (term, candidate).
     grants: BTreeMap<(u64, String), BTreeSet<String>>,
     /// S4: when node heard last from peer (any accepted message).
@@ -91,6 +105,9 @@ impl Default for Checker {
             votes: BTreeMap::new(),
             max_term: BTreeMap::new(),
             grants: BTreeMap::new(),
+            fence: BTreeMap::new(),
+            lease: BTreeMap::new(),
+            first_view: BTreeMap::new(),
             heard: BTreeMap::new(),
             leading: BTreeMap::new(),
             view: BTreeMap::new(),
@@ -110,7 +127,27 @@ impl Checker {
     pub fn forget_durable(&mut self, id: &str) {
         self.votes.retain(|(n, _), _| n != id);
         self.max_term.remove(id);
+        self.fence.remove(id);
         self.leave_s1_scope();
+    }
+
+    /// A node (re)started, from `restored` if any: its term restarts from there.
+    pub(crate) fn on_start(&mut self, id: &str, restored: Option<&DurableState>) {
+        match restored {
+            Some(s) => {
+                self.max_term.insert(id.to_string(), s.term);
+            }
+            None => {
+                self.max_term.remove(id);
+            }
+        }
+    }
+
+    /// The leader of `term` called `transfer_leadership` at real instant `now`: its lease ends.
+    pub(crate) fn on_transfer(&mut self, term: u64, now: u64) {
+        if let Some((until, _)) = self.lease.get_mut(&term) {
+            *until = (*until).min(now);
+        }
     }
 
     pub(crate) fn on_accept(&mut self, now: u64, node: &str, from: &str) {
@@ -119,10 +156,24 @@ impl Checker {
 
     pub(crate) fn on_persist(&mut self, _node: &str, _s: &DurableState) {}
 
-    pub(crate) fn on_send(&mut self, from: &str, to: &str, env: &Envelope) {
+    /// A datagram the host actually put on the wire. S2 is checked here, from the grants sent.
+    pub(crate) fn on_send(&mut self, from: &str, to: &str, env: &Envelope) -> Option<(&'static str, String)> {
         if let Message::VoteReply { granted: true } = env.message {
             self.grants.entry((env.term, to.to_string())).or_default().insert(from.to_string());
+            match self.votes.get(&(from.to_string(), env.term)) {
+                Some(prev) if prev != to => {
+                    return Some((
+                        "S2",
+                        format!("{from} sent granted votes to {prev} and to {to} in term {}", env.term),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    self.votes.insert((from.to_string(), env.term), to.to_string());
+                }
+            }
         }
+        None
     }
 
     pub(crate) fn on_event(&mut self, id: &str, e: &Event, node: Option<&Node>) -> Option<(&'static str, String)> {
@@ -154,28 +205,21 @@ impl Checker {
             };
             let id = &n.id;
             let term = node.term();
-            // S2: votes and terms of durable nodes.
-            if n.config.durable {
-                if let Some(&max) = self.max_term.get(id) {
-                    if term < max {
-                        return Some(("S2", format!("{id}'s term went back from {max} to {term}")));
-                    }
-                }
-                self.max_term.insert(id.clone(), term);
-                if let Some(v) = node.voted_for() {
-                    match self.votes.get(&(id.clone(), term)) {
-                        Some(prev) if prev != v => {
-                            return Some(("S2", format!("{id} voted for {prev} and then for {v} in term {term}")));
-                        }
-                        Some(_) => {}
-                        None => {
-                            self.votes.insert((id.clone(), term), v.to_string());
-                        }
-                    }
+            // S2 (terms; votes are checked on the wire): a node's term never goes back while it
+            // runs, nor below its last carried-out `Persist` when it restarts.
+            if let Some(&max) = self.max_term.get(id) {
+                if term < max {
+                    return Some(("S2", format!("{id}'s term went back from {max} to {term}")));
                 }
             }
-            // View changes (S4's clock).
+            self.max_term.insert(id.clone(), term);
+            // View changes (S4's clock), and S1's scope: S1 holds while every view keeps the
+            // members it started with (a `no_connection` ghost still counts until it expires).
             let vs = node.view_size();
+            let first = *self.first_view.entry(id.clone()).or_insert(vs);
+            if vs != first && self.s1_in_scope {
+                self.s1_in_scope = false;
+            }
             match self.view.get(id) {
                 Some((size, _)) if *size == vs => {}
                 _ => {
@@ -205,7 +249,30 @@ impl Checker {
             let since = match self.leading.get(id) {
                 Some((t, since)) if *t == term => *since,
                 _ => {
+                    // A new leadership (or the first step after a restart): fencing and lease.
                     self.leading.insert(id.clone(), (term, now));
+                    let token = node.fencing_token().unwrap_or(0);
+                    if let Some(&prev) = self.fence.get(id) {
+                        if token <= prev {
+                            return Some((
+                                "fencing",
+                                format!("{id} leads with fencing token {token}, not above its earlier {prev}"),
+                            ));
+                        }
+                    }
+                    self.fence.insert(id.clone(), token);
+                    if self.s1_in_scope {
+                        if let Some((t, (until, holder))) =
+                            self.lease.range(..term).find(|(_, (until, h))| *until > now && h != id)
+                        {
+                            return Some((
+                                "lease",
+                                format!(
+                                    "{id} became leader of term {term} at {now} ms, before the lease that {holder} reported for term {t} ran out (at {until} ms, real time)"
+                                ),
+                            ));
+                        }
+                    }
                     now
                 }
             };
@@ -235,6 +302,26 @@ impl Checker {
                         evidence + cfg.election_timeout_min
                     ),
                 ));
+            }
+        }
+        None
+    }
+
+    /// Lease: records the deadline every running leader reports while it is still in the future,
+    /// as the real instant at which the leader's own clock passes it.
+    pub(crate) fn lease_after_step(&mut self, now: u64, nodes: &[SimNode]) -> Option<(&'static str, String)> {
+        for n in nodes {
+            let Some(node) = &n.node else { continue };
+            let Some(d) = node.lease_deadline() else { continue };
+            if d < n.clock.local(now) {
+                continue;
+            }
+            // The leader is sure until its clock has passed `d`: the first real instant at which
+            // it reads `d + 1`.
+            let until = n.clock.real_at(d.saturating_add(1));
+            let e = self.lease.entry(node.term()).or_insert((until, n.id.clone()));
+            if until > e.0 {
+                *e = (until, n.id.clone());
             }
         }
         None

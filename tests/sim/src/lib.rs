@@ -10,7 +10,10 @@
 //! It also produces the cross-host test data every binding replays: `tests/scenarios/*.json`
 //! ([`scenario`], [`record`]) and `tests/vectors/*.json` ([`vectors`]).
 
+pub mod adversary;
 pub mod check;
+pub mod clock;
+pub mod compat;
 pub mod fuzz;
 pub mod random;
 pub mod record;

@@ -77,6 +77,8 @@ fn parse() -> Result<Args, String> {
             "--bug" => a.opts.bugs.push(parse_bug(it.next().ok_or("--bug needs a value")?)?),
             "--no-durable" => a.opts.durable = false,
             "--no-pre-vote" => a.opts.pre_vote = false,
+            "--no-drift" => a.opts.drift = false,
+            "--admit-unknown-peers" => a.opts.admit_unknown_peers = true,
             "--verbose" => a.verbose = true,
             "--trace" => a.opts.echo = true,
             "--demo" => a.demo = true,
@@ -192,12 +194,26 @@ fn main() -> ExitCode {
         failovers.last().map_or("-".to_string(), |x| x.to_string()),
         failovers.len()
     );
+    // Per-invariant counts: every checked invariant is listed, with 0 when it held.
+    let mut by_invariant: std::collections::BTreeMap<&str, usize> =
+        tenure_sim::check::INVARIANTS.iter().map(|i| (*i, 0)).collect();
+    for v in violations.iter().filter_map(|r| r.violation.as_ref()) {
+        *by_invariant.entry(v.invariant).or_default() += 1;
+    }
+    let s1_out = results.iter().filter(|r| !r.s1_in_scope).count();
     println!(
-        "seeds={} violations={} failover_p50_ms={} failover_p99_ms={}",
+        "invariants: {} (runs that left S1's scope: {s1_out}; failover probes: {})",
+        by_invariant.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+        failovers.len()
+    );
+    println!(
+        "seeds={} violations={} failover_p50_ms={} failover_p99_ms={} failover_max_ms={} elapsed_s={:.1}",
         results.len(),
         violations.len(),
         p(0.5),
-        p(0.99)
+        p(0.99),
+        failovers.last().map_or("-".to_string(), |x| x.to_string()),
+        start.elapsed().as_secs_f64()
     );
     if violations.is_empty() {
         ExitCode::SUCCESS
