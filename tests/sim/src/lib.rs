@@ -15,6 +15,7 @@ pub mod check;
 pub mod clock;
 pub mod compat;
 pub mod fuzz;
+pub mod manual;
 pub mod random;
 pub mod record;
 pub mod rng;

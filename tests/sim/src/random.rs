@@ -7,10 +7,10 @@ use tenure::{Bug, Config, PeerDownReason};
 
 use crate::check::{Violation, L1_FAILOVER_BOUND_RTTS, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
 use crate::clock::Clock;
-use crate::{adversary, compat};
 use crate::rng::Rng;
 use crate::scenario::Input;
 use crate::sim::{HostPolicy, NetConfig, Sim};
+use crate::{adversary, compat};
 
 /// A kind of fault the chaos phase may inject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -574,7 +574,13 @@ impl Sim {
             let _ = self.checker.on_send(&fake, candidate, &env);
             let lat = self.rng.range(self.net.rtt_ms / 4, self.net.max_one_way());
             self.seq += 1;
-            self.flights.push(Flight { at: self.now + lat, seq: self.seq, from: fake, to: candidate.to_string(), bytes });
+            self.flights.push(Flight {
+                at: self.now + lat,
+                seq: self.seq,
+                from: fake,
+                to: candidate.to_string(),
+                bytes,
+            });
         }
     }
 

@@ -582,3 +582,116 @@ fn broadcast_reaches_every_member() {
         assert_eq!(got.len(), 4, "{id}: exactly one copy from each other member");
     }
 }
+
+// ----- the lease (issue 13 §1) -----------------------------------------------------------
+
+/// What the scripted reproduction saw: n3's reported lease deadline and when (if) n1 led.
+struct LeaseRepro {
+    seed: u64,
+    deadline: u64,
+    n1_led_at: Option<u64>,
+    log: Vec<String>,
+}
+
+/// The schedule from issue 13 §1, on a hand-driven network (3 nodes, every option at its
+/// default; every timer fires when due, the script only chooses deliveries and the host's
+/// answer). `None` when this seed's timer draws do not allow the schedule (n3 must time out
+/// first).
+fn lease_repro(seed: u64) -> Option<LeaseRepro> {
+    use tenure_sim::manual::{kind, reply, Manual};
+    let ids = ["n1", "n2", "n3"];
+    let mut m = Manual::new(&ids, |c| c, |i| seed.wrapping_mul(7919).wrapping_add(i as u64));
+    let first = |m: &Manual, id: &str| m.node(id).poll_timeout().unwrap_or(u64::MAX);
+    if !(first(&m, "n3") < first(&m, "n1") && first(&m, "n3") < first(&m, "n2")) {
+        return None;
+    }
+    let mut log = Vec::new();
+    let mut n1_led_at = None;
+    let step = |m: &mut Manual, n1_led_at: &mut Option<u64>| {
+        let t = m.now + 1;
+        m.advance_to(t);
+        if n1_led_at.is_none() && m.node("n1").is_leader() {
+            *n1_led_at = Some(m.now);
+        }
+    };
+    // n3 times out first and wins term 1 with pre-votes and votes from n1 and n2.
+    m.advance_until(1000, |m| m.find("n3", "n1", kind("pre_vote")).is_some());
+    step(&mut m, &mut n1_led_at);
+    m.deliver("n3", "n1", kind("pre_vote"))?;
+    m.deliver("n3", "n2", kind("pre_vote"))?;
+    step(&mut m, &mut n1_led_at);
+    m.deliver("n1", "n3", reply(true, true))?;
+    m.deliver("n2", "n3", reply(true, true))?;
+    step(&mut m, &mut n1_led_at);
+    m.deliver("n3", "n1", kind("vote"))?;
+    m.deliver("n3", "n2", kind("vote"))?;
+    step(&mut m, &mut n1_led_at);
+    m.deliver("n1", "n3", reply(false, true))?;
+    m.deliver("n2", "n3", reply(false, true))?;
+    if !m.confirms.iter().any(|(n, t)| n == "n3" && *t == 1) {
+        return None;
+    }
+    log.push(format!("{} ms: n3 won term 1; its host answers the confirmation late", m.now));
+    // Meanwhile n1 times out and asks n2 and n3 (neither knows a leader yet) for pre-votes.
+    let won = m.now;
+    if !m.advance_until(won + 299, |m| m.find("n1", "n3", kind("pre_vote")).is_some()) {
+        return None;
+    }
+    log.push(format!("{} ms: n1 asks for pre-votes of term {}", m.now, m.node("n1").term() + 1));
+    step(&mut m, &mut n1_led_at);
+    let _ = m.deliver("n1", "n2", kind("pre_vote"));
+    let _ = m.deliver("n1", "n3", kind("pre_vote"));
+    step(&mut m, &mut n1_led_at);
+    let _ = m.deliver("n2", "n1", kind("pre_vote_reply"));
+    let _ = m.deliver("n3", "n1", kind("pre_vote_reply"));
+    log.push(format!("{} ms: n1 is {:?} of term {}", m.now, m.node("n1").role(), m.node("n1").term()));
+    // n3's host confirms: n3 leads term 1; n2 acknowledges its heartbeat, and n3 reports a lease.
+    if !m.confirm("n3", true) || !m.node("n3").is_leader() {
+        return None;
+    }
+    step(&mut m, &mut n1_led_at);
+    m.deliver("n3", "n2", kind("heartbeat"))?;
+    step(&mut m, &mut n1_led_at);
+    m.deliver("n2", "n3", kind("heartbeat_ack"))?;
+    let deadline = m.node("n3").lease_deadline()?;
+    log.push(format!("{} ms: n3 leads term 1 and reports a lease deadline of {deadline} ms", m.now));
+    // n1 answers n3's heartbeat from its higher term, which deposes n3 ...
+    step(&mut m, &mut n1_led_at);
+    let _ = m.deliver("n3", "n1", kind("heartbeat"));
+    step(&mut m, &mut n1_led_at);
+    while m.deliver("n1", "n3", |e| e.message.kind() != "vote").is_some() {}
+    log.push(format!("{} ms: n3 is {:?} of term {}", m.now, m.node("n3").role(), m.node("n3").term()));
+    // ... and n1's vote request arrives 1 ms later.
+    step(&mut m, &mut n1_led_at);
+    let _ = m.deliver("n1", "n3", kind("vote"));
+    step(&mut m, &mut n1_led_at);
+    let _ = m.deliver("n3", "n1", kind("vote_reply"));
+    // n1's host confirms at once.
+    m.confirm("n1", true);
+    if m.node("n1").is_leader() {
+        n1_led_at = Some(m.now);
+    }
+    step(&mut m, &mut n1_led_at);
+    log.push(format!("{} ms: n1 is {:?}; n2 follows {:?}", m.now, m.node("n1").role(), m.node("n2").leader()));
+    for v in &m.verdicts {
+        log.push(format!("{v:?}"));
+    }
+    Some(LeaseRepro { seed, deadline, n1_led_at, log })
+}
+
+/// Issue 13 §1: a deposed leader must not help elect another leader before the lease deadline it
+/// reported (3 nodes, defaults, no clock drift: the deadline is in every node's clock).
+#[test]
+fn deposed_leader_does_not_vote_before_its_reported_lease_deadline() {
+    let r = (0..200).find_map(lease_repro).expect("some seed's timers allow the schedule");
+    let story = r.log.join("\n  ");
+    if let Some(t) = r.n1_led_at {
+        assert!(
+            t > r.deadline,
+            "seed {}: n1 leads at {t} ms, before n3's reported lease deadline of {} ms:\n  {story}",
+            r.seed,
+            r.deadline
+        );
+    }
+    assert!(r.deadline > 0, "n3 reported a lease:\n  {story}");
+}
