@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use tenure::{Bug, Config, PeerDownReason};
 
-use crate::check::{Violation, L1_FAILOVER_BOUND_RTTS, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
+use crate::check::{Violation, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
 use crate::clock::Clock;
 use crate::rng::Rng;
 use crate::scenario::Input;
@@ -212,7 +212,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     let n = sim.nodes.len();
     let all = ids(sim);
     let valid = sim.nodes[0].config.validate().expect("valid simulator config");
-    let (et_min, et_max, hb) = (valid.election_timeout_min, valid.election_timeout_max, valid.heartbeat_interval);
+    let et_max = valid.election_timeout_max;
     let rho = compat::max_clock_drift_ppm(&sim.nodes[0].config);
     let rtt = opts.rtt_ms;
     // Nodes removed by leave/terminated (crashed), to be joined back in the stable phase.
@@ -503,7 +503,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             // The recorder keeps replaying the dead leader's last heartbeats: no effect allowed.
             adversary::replay_heartbeats(sim, &old, 100, 4 * et_max);
         }
-        let bound = failover_bound_ms(et_min, et_max, hb, rho, rtt);
+        let bound = crate::check::l1_failover_bound_ms(et_max, rho, sim.net.max_one_way());
         let found = sim.run_until_cond(crash_at + 4 * et_max, |s| s.leader().is_some())?;
         match found {
             Some(t) => {
@@ -520,11 +520,4 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
         }
     }
     Ok(())
-}
-
-/// L1's failover bound (docs/protocol.md, "Liveness bound (L1)"), in real ms, for a stable
-/// cluster whose leader crashes silently; see [`crate::check`] for what is assumed.
-pub fn failover_bound_ms(et_min: u64, et_max: u64, heartbeat: u64, rho_ppm: u32, rtt: u64) -> u64 {
-    let _ = (et_min, heartbeat, rho_ppm);
-    et_max + L1_FAILOVER_BOUND_RTTS * rtt
 }

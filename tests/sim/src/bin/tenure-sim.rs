@@ -170,17 +170,6 @@ fn main() -> ExitCode {
         println!("failing seeds: {}{}", seeds.join(", "), if violations.len() > 20 { ", ..." } else { "" });
         println!("reproduce: cargo run --release -p tenure-sim -- --seed {} (same options)", first.seed);
     }
-    let l1_bound = 300 + tenure_sim::L1_FAILOVER_BOUND_RTTS * args.opts.rtt_ms;
-    let slow: Vec<String> =
-        results.iter().filter(|r| r.failover_ms.is_some_and(|f| f > l1_bound)).map(|r| r.seed.to_string()).collect();
-    if !slow.is_empty() {
-        eprintln!(
-            "{} failover(s) above the L1 bound of {l1_bound} ms (seeds {}{})",
-            slow.len(),
-            slow.iter().take(10).cloned().collect::<Vec<_>>().join(", "),
-            if slow.len() > 10 { ", ..." } else { "" }
-        );
-    }
     let mut failovers: Vec<u64> = results.iter().filter_map(|r| r.failover_ms).collect();
     failovers.sort_unstable();
     let p = |q| percentile(&failovers, q).map_or("-".to_string(), |x| x.to_string());
