@@ -1,25 +1,51 @@
-//! The invariants, checked after every step of every simulation.
+//! The invariants, checked after every step of every simulation (every input a node handles, every
+//! output its host carries out, every crash and restart).
+//!
+//! What a step is: the host carries a node's outputs out **one at a time, in order**, and a crash
+//! point can stop it between any two of them (a `Persist` done, the sends after it lost). A restart
+//! starts from the last `Persist` actually carried out. Every host has its own clock (see
+//! [`crate::clock`]); in the randomised runs each runs at a rate within ±ρ
+//! (`max_clock_drift_ppm`) of real time. Real time is the simulator's clock; the checks below are
+//! in real time and convert a node's readings with its own clock.
 //!
 //! - **S1** one leader per term: a global `term → leader` record over the whole run. Enforced
-//!   while the run is inside the scope of SPEC's guarantee (same views, no member removed,
-//!   durable state kept across restarts); [`Checker::leave_s1_scope`] is called by the fault
-//!   injector when a run steps outside it. In every run, in or out of scope, a node becomes leader
-//!   only with the votes of a majority of its own view (**S1-view**), counted from the grants its
-//!   voters actually sent.
-//! - **S2** with durable state, no node grants two different votes in one term, across restarts,
-//!   and its term never decreases.
+//!   while the run is inside the scope of SPEC's guarantee: every node's view has exactly the
+//!   members it started with (a `no_connection` ghost still counts until it actually expires; the
+//!   checker watches the view size, so a ghost expiry, `leave`, `terminated` or an admitted
+//!   stranger ends the scope) and no node restarted without its durable state. In every run, in
+//!   or out of scope, a node becomes leader only with the votes of a majority of its own view
+//!   (**S1-view**), counted from the granted `VoteReply`s actually sent.
+//! - **S2** one vote per term per voter, **from the wire**: two granted `VoteReply`s a voter put on
+//!   the wire for different candidates in one term are a violation, across restarts (forgotten
+//!   only by a restart without durable state). Also: a node's term never goes back while it
+//!   runs, nor below its last carried-out `Persist` when it restarts.
 //! - **S3** no node is leader while its view is smaller than `min_cluster_size`.
-//! - **S4** a leader that has had no quorum evidence (a valid message from each of a quorum of
-//!   its view, counting itself) for longer than `election_timeout_min + heartbeat_interval` is no
-//!   longer leader. The core looks back one `election_timeout_min` at each heartbeat tick, so that
-//!   is the exact bound; a view that grew restarts the clock (a newly declared peer has not had
-//!   a chance to answer).
+//! - **S4** (check quorum) a leader is no longer leader once, for longer than
+//!   `election_timeout_min + heartbeat_interval`, it has had no quorum evidence. Evidence is only
+//!   an acknowledgement, in the leader's term, echoing a heartbeat it sent, dated when that
+//!   heartbeat left (so a late duplicate or a replayed datagram is old evidence, never fresh); a
+//!   quorum of its view, counting itself, must have acknowledged heartbeats sent within the
+//!   window. The core looks back one `election_timeout_min` at each heartbeat tick, so that is the
+//!   exact bound (plus the difference between the leader's clock and real time over that span,
+//!   at most ρ of it, which the checker allows); a view that grew restarts the clock.
+//! - **lease** (in S1's scope): whenever a leader reports `lease_deadline() = d` while its clock
+//!   has not passed `d`, the lease of its term runs until the first real instant at which its
+//!   clock reads `d + 1`. No other node becomes leader of a higher term before the latest such
+//!   instant of any lower term. A leader that calls `transfer_leadership` ends its lease at that
+//!   instant.
+//! - **fencing** each node's fencing token strictly increases from one leadership to the next,
+//!   across restarts with durable state (a restart without it forgets the node's history).
 //! - **L1** (checked by the run driver, [`crate::random`], and the conformance tests): once the
 //!   network is stable and a majority is up and connected, exactly one leader exists within
 //!   [`L1_SETTLE_BOUND_ELECTION_TIMEOUTS`] election timeouts, every connected node follows it, and
-//!   it keeps leading while the network stays so. After a silent crash of the leader of such a
-//!   cluster, a new leader exists within `election_timeout_max + L1_FAILOVER_BOUND_RTTS` round
-//!   trips (docs/protocol.md, "Liveness bound (L1)").
+//!   it keeps leading while the network stays so (strangers still writing to it). After a silent
+//!   crash of the leader of such a cluster (with pre-vote), a new leader exists within
+//!   [`l1_failover_bound_ms`] (two election rounds, clock drift included), even while a recorder
+//!   replays the dead leader's last heartbeats; without pre-vote only "within four
+//!   `election_timeout_max`" is checked. The conformance tests check the tighter one-round bound
+//!   `election_timeout_max + L1_FAILOVER_BOUND_RTTS` round trips on fixed seeds without drift.
+//! - **events** every role change is announced with the right event (`BecameLeader`,
+//!   `BecameFollower` naming the leader known).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -110,7 +136,7 @@ pub struct Checker {
     first_view: BTreeMap<String, usize>,
     /// S1-view: voters that sent a granted vote reply, by (term, candidate).
     grants: BTreeMap<(u64, String), BTreeSet<String>>,
-    /// S4: when node heard last from peer (any accepted message).
+    /// S4: the latest heartbeat (its real send time) each leader had acknowledged by each peer.
     heard: BTreeMap<(String, String), u64>,
     /// S4: since when each node leads (term, since), and its view size with the time it changed.
     leading: BTreeMap<String, (u64, u64)>,
@@ -170,8 +196,10 @@ impl Checker {
         }
     }
 
-    pub(crate) fn on_accept(&mut self, now: u64, node: &str, from: &str) {
-        self.heard.insert((node.to_string(), from.to_string()), now);
+    /// Leader `node` accepted `from`'s acknowledgement of a heartbeat it sent at real instant `sent`.
+    pub(crate) fn on_evidence(&mut self, sent: u64, node: &str, from: &str) {
+        let e = self.heard.entry((node.to_string(), from.to_string())).or_insert(sent);
+        *e = (*e).max(sent);
     }
 
     pub(crate) fn on_persist(&mut self, _node: &str, _s: &DurableState) {}
@@ -313,8 +341,11 @@ impl Checker {
             let evidence = times.get(need - 1).copied().unwrap_or(0);
             let cfg = node.config();
             let view_since = self.view.get(id).map_or(0, |v| v.1);
-            let from = (evidence + cfg.election_timeout_min).max(view_since).max(since);
-            if now > from + cfg.heartbeat_interval {
+            // The leader measures the window with its own clock: allow for a slow one (ρ).
+            let rho = u64::from(crate::compat::max_clock_drift_ppm(&n.config).min(999_999));
+            let slow = |ms: u64| (ms * 1_000_000).div_ceil(1_000_000 - rho);
+            let from = (evidence + slow(cfg.election_timeout_min)).max(view_since).max(since);
+            if now > from + slow(cfg.heartbeat_interval) {
                 return Some((
                     "S4",
                     format!(

@@ -372,8 +372,17 @@ impl Sim {
         let next_deadline = node.poll_timeout();
         let id = self.nodes[idx].id.clone();
         if let Input::Message { from, bytes } = &input {
-            if result.is_ok() {
-                self.checker.on_accept(now, &id, from);
+            // S4's quorum evidence: an accepted acknowledgement, in the leader's term, of a heartbeat
+            // this leader sent, dated when that heartbeat left (a late or replayed ack is old
+            // evidence, not fresh).
+            if result.is_ok() && role_after == Role::Leader {
+                let term = self.nodes[idx].node.as_ref().map_or(0, Node::term);
+                if let Ok(env) = wire::decode(bytes, self.nodes[idx].config.key.as_deref()) {
+                    if let (Message::HeartbeatAck { echo }, true) = (&env.message, env.term == term) {
+                        let sent = self.nodes[idx].clock.real_at(*echo).min(now);
+                        self.checker.on_evidence(sent, &id, from);
+                    }
+                }
             }
             if self.verbose_log || result.is_err() {
                 let what = self.describe(bytes);
