@@ -2,12 +2,14 @@
 //!
 //! ```text
 //! tenure-sim --seeds N [--first-seed S] [--nodes K] [--rtt-ms X] [--faults LIST] [--chaos-ms MS]
-//!            [--no-durable] [--no-pre-vote] [--bug NAME] [--threads T] [--seed S --verbose]
+//!            [--no-durable] [--no-pre-vote] [--no-drift] [--admit-unknown-peers] [--bug NAME]
+//!            [--threads T] [--seed S --verbose]
 //! tenure-sim --demo
 //! ```
 //!
-//! Prints `seeds=N violations=V failover_p50_ms=… failover_p99_ms=…` last, and exits 1 after a
-//! violation (printing the seed and the event log of the first failing run).
+//! Prints the per-invariant counts, then `seeds=N violations=V failover_p50_ms=… failover_p99_ms=…
+//! failover_max_ms=… elapsed_s=…` last, and exits 1 after a violation (printing the seed and the
+//! event log of the first failing run).
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,14 +21,23 @@ use tenure_sim::scenario::Input;
 use tenure_sim::sim::{NetConfig, Sim};
 
 const USAGE: &str = "usage: tenure-sim --seeds N [--first-seed S] [--nodes K] [--rtt-ms X] [--faults LIST]
-                  [--chaos-ms MS] [--no-durable] [--no-pre-vote] [--bug NAME] [--threads T]
+                  [--chaos-ms MS] [--no-durable] [--no-pre-vote] [--no-drift]
+                  [--admit-unknown-peers] [--bug NAME] [--threads T]
        tenure-sim --seed S [--verbose | --trace] [same options]   (one seed: print its log)
        tenure-sim --demo                                (a readable 5-node election timeline)
 
-faults: crash, amnesia, pause, partition, oneway, loss, dup, reorder, membership, deny, handler,
-        transfer, broadcast; `default` (all but amnesia and membership, which leave the scope of
-        one-leader-per-term), `all`, `none`. Comma-separated.
-bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness";
+faults: crash (with crash points between outputs), amnesia, pause, partition, oneway, loss, dup,
+        reorder, membership, deny, handler, transfer, broadcast, drift (clock rate changes within
+        ±ρ), latedup (duplicates up to 10 s late), replay (a recorder replays old datagrams and a
+        dead leader's heartbeats), fakeids (undeclared senders), fakevoter (a stranger grants
+        every vote), hugeterm (near-maximum terms under a member's id), falsedown (false
+        no_connection reports); `default` (all but amnesia and membership, which leave the scope
+        of one-leader-per-term), `all`, `none`. Comma-separated.
+clocks: every host's clock drifts within ±ρ (max_clock_drift_ppm) unless --no-drift.
+bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness
+
+Prints per-invariant violation counts (`invariants: S1=0 ...`) and, last,
+`seeds=N violations=V failover_p50_ms=... failover_p99_ms=... failover_max_ms=... elapsed_s=...`.";
 
 fn parse_bug(s: &str) -> Result<Bug, String> {
     Ok(match s {
