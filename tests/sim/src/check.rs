@@ -378,3 +378,15 @@ impl Checker {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::l1_failover_bound_ms;
+
+    /// The figure docs/protocol.md quotes for the defaults (300 ms, ρ = 1 %, 2 ms RTT).
+    #[test]
+    fn failover_bound_at_the_defaults() {
+        let one_way = crate::NetConfig::rtt(2).max_one_way();
+        assert_eq!(l1_failover_bound_ms(300, 10_000, one_way), 626);
+    }
+}
