@@ -344,7 +344,8 @@ impl Checker {
             // The leader measures the window with its own clock: allow for a slow one (ρ).
             let rho = u64::from(crate::compat::max_clock_drift_ppm(&n.config).min(999_999));
             let slow = |ms: u64| (ms * 1_000_000).div_ceil(1_000_000 - rho);
-            let from = (evidence + slow(cfg.election_timeout_min)).max(view_since).max(since);
+            // A new leadership (or a grown view) has one `election_timeout_min` to collect evidence.
+            let from = evidence.max(view_since).max(since) + slow(cfg.election_timeout_min);
             if now > from + slow(cfg.heartbeat_interval) {
                 return Some((
                     "S4",
