@@ -33,8 +33,25 @@ pub struct Manual {
     pub events: Vec<(u64, String, Event)>,
     /// `ConfirmLeader` questions not answered yet: `(node, term)`.
     pub confirms: Vec<(String, u64)>,
-    /// Every delivery: `(time, from, to, kind, term, verdict)`.
-    pub verdicts: Vec<(u64, String, String, &'static str, u64, Result<(), wire::DropReason>)>,
+    /// Every delivery, in order.
+    pub verdicts: Vec<Delivery>,
+}
+
+/// One delivery and the receiver's verdict.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// When.
+    pub at: u64,
+    /// Sender id.
+    pub from: String,
+    /// Receiver id.
+    pub to: String,
+    /// The message kind.
+    pub kind: &'static str,
+    /// The envelope's term.
+    pub term: u64,
+    /// `handle_message`'s result.
+    pub verdict: Result<(), wire::DropReason>,
 }
 
 impl Manual {
@@ -134,7 +151,15 @@ impl Manual {
         let p = self.pending.remove(i);
         let now = self.now;
         let r = self.nodes.get_mut(to).expect("known").handle_message(now, &p.from, &p.bytes);
-        self.verdicts.push((now, from.to_string(), to.to_string(), p.env.message.kind(), p.env.term, r));
+        let d = Delivery {
+            at: now,
+            from: from.to_string(),
+            to: to.to_string(),
+            kind: p.env.message.kind(),
+            term: p.env.term,
+            verdict: r,
+        };
+        self.verdicts.push(d);
         self.drain(to);
         Some(p.env)
     }
