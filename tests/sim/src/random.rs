@@ -51,7 +51,7 @@ pub enum Fault {
     Replay,
     /// Ids nobody declared send messages (during the chaos and the stable phase).
     FakeIds,
-    /// A fake id answers every `Vote` with a granted `VoteReply`.
+    /// A fake id grants every `PreVote` and `Vote` it sees on the wire.
     FakeVoter,
     /// A member sends a message with a near-maximum term, or just past the plausible jump.
     HugeTerm,

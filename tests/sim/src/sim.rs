@@ -167,7 +167,7 @@ pub struct Sim {
     pub recorder: VecDeque<(String, String, Vec<u8>)>,
     /// How many datagrams the recorder keeps (0: off).
     pub recorder_cap: usize,
-    /// Fake ids that answer every `Vote` they see on the wire with a granted `VoteReply`.
+    /// Fake ids that grant every `PreVote` and `Vote` they see on the wire.
     pub fake_voters: Vec<String>,
     /// The last incarnation and term each sender used on the wire.
     pub last_sent: std::collections::BTreeMap<String, (u64, u64)>,
@@ -522,8 +522,12 @@ impl Sim {
                 self.sent_log.push((self.now, from.to_string(), to.clone(), env.message.kind()));
             }
             self.last_sent.insert(from.to_string(), (env.incarnation, env.term));
-            if matches!(env.message, Message::Vote { .. }) && !self.fake_voters.is_empty() {
-                self.fake_votes(from, env.term);
+            if !self.fake_voters.is_empty() {
+                match env.message {
+                    Message::Vote { .. } => self.fake_votes(from, env.term, Message::VoteReply { granted: true }),
+                    Message::PreVote => self.fake_votes(from, env.term, Message::PreVoteReply { granted: true }),
+                    _ => {}
+                }
             }
         }
         if self.recorder_cap > 0 {
@@ -568,15 +572,15 @@ impl Sim {
         }
     }
 
-    /// Each fake voter answers a `Vote` of `term` from `candidate` with a granted `VoteReply`.
-    fn fake_votes(&mut self, candidate: &str, term: u64) {
+    /// Each fake voter answers a `PreVote` or `Vote` of `term` from `candidate` with a grant.
+    fn fake_votes(&mut self, candidate: &str, term: u64, message: Message) {
         for fake in self.fake_voters.clone() {
             let env = Envelope {
                 cluster: self.nodes[0].config.cluster.clone(),
                 from: fake.clone(),
                 term,
                 incarnation: 1,
-                message: Message::VoteReply { granted: true },
+                message: message.clone(),
             };
             let Ok(bytes) = wire::encode(&env, self.nodes[0].config.key.as_deref()) else { continue };
             // Counted as sent (S1-view checks the counting, S1 the outcome).
