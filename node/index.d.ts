@@ -68,6 +68,16 @@ export interface NodeConfig {
   durable?: boolean
   /** Shared cluster key (authenticated mode): bytes, or a string taken as UTF-8. */
   key?: Uint8Array | string | null
+  /** Admit a sender never declared on its first valid message (default false: membership is
+   * closed and such messages are dropped as `unknown_peer`). */
+  admitUnknownPeers?: boolean
+  /** Most peers (besides this node) the view may hold (default 64; `view_full` beyond). */
+  maxPeers?: number
+  /** Bound on clock-rate differences, parts per million (default 10000 = 1 %); the lease
+   * deadline carries its margin. */
+  maxClockDriftPpm?: number
+  /** This run's incarnation (default: drawn from the seed). Should grow across restarts. */
+  incarnation?: U64 | null
 }
 
 /** The durable pair a node persists and is restored from. */
@@ -93,6 +103,10 @@ export interface EffectiveConfig {
   heartbeatInterval: U64
   ghostTtl: U64
   minClusterSize: number
+  maxPeers: number
+  maxClockDriftPpm: number
+  /** How long a heartbeat's lease lasts on the leader's clock. */
+  leaseSpan: U64
 }
 
 /** A configuration that works but is probably not what was meant. */
@@ -245,6 +259,10 @@ export class ConfigError extends TenureError {
     | 'heartbeat_not_below_election_timeout'
     | 'zero_min_cluster_size'
     | 'empty_key'
+    | 'id_has_whitespace'
+    | 'timeout_spread_too_small'
+    | 'clock_drift_too_large'
+    | 'too_many_peers'
 }
 /** A call the node refused; its state is unchanged. */
 export class NodeError extends TenureError {
@@ -256,6 +274,8 @@ export class NodeError extends TenureError {
     | 'payload_too_large'
     | 'no_pending_confirm'
     | 'not_leader_in_term'
+    | 'view_full'
+    | 'no_randomness'
 }
 /** An inbound message that was dropped (and counted). */
 export class DroppedError extends TenureError {

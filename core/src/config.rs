@@ -16,6 +16,13 @@ pub const DEFAULT_GHOST_TTL: u64 = 5000;
 pub const DEFAULT_MIN_CLUSTER_SIZE: u32 = 3;
 /// Longest accepted node id or cluster id, in bytes.
 pub const MAX_ID_LEN: usize = 255;
+/// Default bound ρ on clock-rate differences, in parts per million (1 %): the lease deadline
+/// carries a margin of `2ρ × election_timeout_min`.
+pub const DEFAULT_MAX_CLOCK_DRIFT_PPM: u32 = 10_000;
+/// Largest accepted `max_clock_drift_ppm` (10 %).
+pub const MAX_CLOCK_DRIFT_PPM: u32 = 100_000;
+/// Default cap on the number of peers in the view (besides this node).
+pub const DEFAULT_MAX_PEERS: u32 = 64;
 
 /// Everything a node needs to know before it starts. Build it with [`Config::new`] and the
 /// builder methods, or fill the public fields directly.
@@ -53,6 +60,20 @@ pub struct Config {
     pub durable: bool,
     /// Shared cluster key: when set, every message carries an HMAC-SHA256 tag.
     pub key: Option<Vec<u8>>,
+    /// Admit a sender that was never declared (`bootstrap`/`join`) on its first valid message
+    /// (discovery style). Off by default: membership is closed and such messages are dropped
+    /// (`unknown_peer`), so no stranger can change the quorum.
+    pub admit_unknown_peers: bool,
+    /// Most peers (besides this node) the view may hold; senders beyond it are dropped
+    /// (`view_full`), `join` beyond it fails.
+    pub max_peers: u32,
+    /// The bound ρ on how much any two nodes' clocks may differ in rate, in parts per million.
+    /// The lease deadline carries the margin it implies (see `docs/protocol.md`).
+    pub max_clock_drift_ppm: u32,
+    /// This run's incarnation, carried by every message: application payloads are delivered at
+    /// most once per (sender, incarnation). `None` draws one from the seed (runtimes pass the wall
+    /// clock at start, so incarnations also grow across restarts).
+    pub incarnation: Option<u64>,
 }
 
 impl Config {
@@ -72,6 +93,10 @@ impl Config {
             confirm_leader: true,
             durable: false,
             key: None,
+            admit_unknown_peers: false,
+            max_peers: DEFAULT_MAX_PEERS,
+            max_clock_drift_ppm: DEFAULT_MAX_CLOCK_DRIFT_PPM,
+            incarnation: None,
         }
     }
 
@@ -130,6 +155,27 @@ impl Config {
         self
     }
 
+    /// Turns admission of undeclared senders on or off (off by default).
+    pub fn admit_unknown_peers(mut self, on: bool) -> Self {
+        self.admit_unknown_peers = on;
+        self
+    }
+    /// Sets the cap on the number of peers in the view.
+    pub fn max_peers(mut self, n: u32) -> Self {
+        self.max_peers = n;
+        self
+    }
+    /// Sets the clock-rate bound ρ, in parts per million.
+    pub fn max_clock_drift_ppm(mut self, ppm: u32) -> Self {
+        self.max_clock_drift_ppm = ppm;
+        self
+    }
+    /// Sets this run's incarnation (should grow across restarts of this id).
+    pub fn incarnation(mut self, incarnation: u64) -> Self {
+        self.incarnation = Some(incarnation);
+        self
+    }
+
     /// Checks the configuration, derives a missing timeout bound, and lists warnings.
     pub fn validate(&self) -> Result<ValidConfig, ConfigError> {
         check_id("id", &self.id)?;
@@ -152,6 +198,17 @@ impl Config {
         if min > max {
             return Err(ConfigError::MinAboveMax { min, max });
         }
+        // Split votes resolve only if the randomised timeouts of two followers usually differ by
+        // more than the time a campaign takes (two round trips: pre-vote, vote). The heartbeat
+        // interval is the configuration's own statement of "well above a round trip", so the
+        // spread must be at least one heartbeat interval.
+        if max - min < self.heartbeat_interval {
+            return Err(ConfigError::TimeoutSpreadTooSmall {
+                election_timeout_min: min,
+                election_timeout_max: max,
+                heartbeat_interval: self.heartbeat_interval,
+            });
+        }
         if self.heartbeat_interval == 0 {
             return Err(ConfigError::ZeroTimeout { field: "heartbeat_interval" });
         }
@@ -172,6 +229,19 @@ impl Config {
                 return Err(ConfigError::EmptyKey);
             }
         }
+        if self.max_clock_drift_ppm > MAX_CLOCK_DRIFT_PPM {
+            return Err(ConfigError::ClockDriftTooLarge { max_clock_drift_ppm: self.max_clock_drift_ppm });
+        }
+        if self.max_peers == 0 {
+            return Err(ConfigError::TooManyPeers { peers: self.bootstrap.len(), max_peers: 0 });
+        }
+        let declared = self.bootstrap.iter().filter(|p| **p != self.id).count();
+        if declared > self.max_peers as usize {
+            return Err(ConfigError::TooManyPeers { peers: declared, max_peers: self.max_peers });
+        }
+        // lease_span = min × (1 − 2ρ), rounded down: see `ValidConfig::lease_span`.
+        let margin = (min.saturating_mul(u64::from(self.max_clock_drift_ppm)) * 2).div_ceil(1_000_000);
+        let lease_span = min.saturating_sub(margin);
         let mut warnings = Vec::new();
         if self.min_cluster_size < 3 {
             warnings.push(ConfigWarning::SmallMinClusterSize { min_cluster_size: self.min_cluster_size });
@@ -188,9 +258,19 @@ impl Config {
             heartbeat_interval: self.heartbeat_interval,
             ghost_ttl: self.ghost_ttl,
             min_cluster_size: self.min_cluster_size,
+            max_peers: self.max_peers,
+            max_clock_drift_ppm: self.max_clock_drift_ppm,
+            lease_span,
             warnings,
         })
     }
+}
+
+/// The one rule for node and cluster ids, used by the config, `join`/`leave`/`peer_down` and the
+/// wire: 1 to [`MAX_ID_LEN`] bytes, no whitespace and no control characters (so that an id is one
+/// token in a log line, a command line and a state file).
+pub(crate) fn id_is_valid(value: &str) -> bool {
+    !value.is_empty() && value.len() <= MAX_ID_LEN && !value.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 fn check_id(field: &'static str, value: &str) -> Result<(), ConfigError> {
@@ -199,6 +279,9 @@ fn check_id(field: &'static str, value: &str) -> Result<(), ConfigError> {
     }
     if value.len() > MAX_ID_LEN {
         return Err(ConfigError::IdTooLong { field, len: value.len() });
+    }
+    if !id_is_valid(value) {
+        return Err(ConfigError::IdHasWhitespace { field });
     }
     Ok(())
 }
@@ -216,6 +299,15 @@ pub struct ValidConfig {
     pub ghost_ttl: u64,
     /// Floor of the view size for a leader to exist.
     pub min_cluster_size: u32,
+    /// Cap on the number of peers in the view.
+    pub max_peers: u32,
+    /// The clock-rate bound ρ, in parts per million.
+    pub max_clock_drift_ppm: u32,
+    /// How long after a heartbeat's `sent_at` the lease it earns lasts, on the leader's clock:
+    /// `election_timeout_min − ⌈2ρ · election_timeout_min⌉`. A follower that acknowledges the
+    /// heartbeat refuses other candidates for `election_timeout_min` of its own clock from the
+    /// moment it receives it; with clock rates within 1 ± ρ of real time, that outlasts the lease.
+    pub lease_span: u64,
     /// Non-fatal problems.
     pub warnings: Vec<ConfigWarning>,
 }
@@ -302,6 +394,33 @@ pub enum ConfigError {
     ZeroMinClusterSize,
     /// A cluster key of zero bytes.
     EmptyKey,
+    /// An id containing whitespace or a control character.
+    IdHasWhitespace {
+        /// Which field.
+        field: &'static str,
+    },
+    /// `election_timeout_max − election_timeout_min` is smaller than the heartbeat interval, so
+    /// followers time out too close together for split votes to resolve.
+    TimeoutSpreadTooSmall {
+        /// The effective lower bound.
+        election_timeout_min: u64,
+        /// The effective upper bound.
+        election_timeout_max: u64,
+        /// The heartbeat interval (the smallest spread accepted).
+        heartbeat_interval: u64,
+    },
+    /// `max_clock_drift_ppm` above [`MAX_CLOCK_DRIFT_PPM`].
+    ClockDriftTooLarge {
+        /// The configured value.
+        max_clock_drift_ppm: u32,
+    },
+    /// More bootstrap peers than `max_peers` (or a `max_peers` of zero).
+    TooManyPeers {
+        /// Peers declared.
+        peers: usize,
+        /// The cap.
+        max_peers: u32,
+    },
 }
 
 impl ConfigError {
@@ -315,6 +434,10 @@ impl ConfigError {
             ConfigError::HeartbeatNotBelowElectionTimeout { .. } => "heartbeat_not_below_election_timeout",
             ConfigError::ZeroMinClusterSize => "zero_min_cluster_size",
             ConfigError::EmptyKey => "empty_key",
+            ConfigError::IdHasWhitespace { .. } => "id_has_whitespace",
+            ConfigError::TimeoutSpreadTooSmall { .. } => "timeout_spread_too_small",
+            ConfigError::ClockDriftTooLarge { .. } => "clock_drift_too_large",
+            ConfigError::TooManyPeers { .. } => "too_many_peers",
         }
     }
 }
@@ -337,9 +460,25 @@ impl fmt::Display for ConfigError {
             ),
             ConfigError::ZeroMinClusterSize => write!(f, "min_cluster_size must be at least 1"),
             ConfigError::EmptyKey => write!(f, "the cluster key must not be empty"),
+            ConfigError::IdHasWhitespace { field } => {
+                write!(f, "{field} must not contain whitespace or control characters")
+            }
+            ConfigError::TimeoutSpreadTooSmall { election_timeout_min, election_timeout_max, heartbeat_interval } => write!(
+                f,
+                "election_timeout_max ({election_timeout_max} ms) must exceed election_timeout_min ({election_timeout_min} ms) by at least heartbeat_interval ({heartbeat_interval} ms), or split votes may never resolve"
+            ),
+            ConfigError::ClockDriftTooLarge { max_clock_drift_ppm } => write!(
+                f,
+                "max_clock_drift_ppm ({max_clock_drift_ppm}) must be at most {MAX_CLOCK_DRIFT_PPM}"
+            ),
+            ConfigError::TooManyPeers { peers, max_peers } => {
+                write!(f, "{peers} peers declared but max_peers is {max_peers} (at least 1, and at least the declared peers)")
+            }
         }
     }
 }
+
+impl core::error::Error for ConfigError {}
 
 /// The pair a durable node must store before sending anything that depends on it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

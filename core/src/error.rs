@@ -6,7 +6,8 @@ use core::fmt;
 /// A host call that the node refused. The node's state is unchanged when one is returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// A peer id that is empty or longer than [`crate::MAX_ID_LEN`] bytes.
+    /// A peer id that is empty, longer than [`crate::MAX_ID_LEN`] bytes, or contains whitespace or
+    /// a control character.
     InvalidPeer {
         /// The id given.
         peer: String,
@@ -38,6 +39,13 @@ pub enum Error {
         /// The term given.
         term: u64,
     },
+    /// `join` would grow the view beyond `max_peers`.
+    ViewFull {
+        /// The id given.
+        peer: String,
+        /// The cap.
+        max_peers: u32,
+    },
 }
 
 impl Error {
@@ -51,6 +59,7 @@ impl Error {
             Error::PayloadTooLarge { .. } => "payload_too_large",
             Error::NoPendingConfirm { .. } => "no_pending_confirm",
             Error::NotLeaderInTerm { .. } => "not_leader_in_term",
+            Error::ViewFull { .. } => "view_full",
         }
     }
 }
@@ -59,7 +68,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidPeer { peer } => {
-                write!(f, "invalid peer id \"{peer}\": must be 1 to {} bytes", crate::MAX_ID_LEN)
+                write!(
+                    f,
+                    "invalid peer id \"{peer}\": must be 1 to {} bytes without whitespace or control characters",
+                    crate::MAX_ID_LEN
+                )
             }
             Error::SelfPeer => write!(f, "the peer named is this node itself"),
             Error::UnknownPeer { peer } => write!(f, "unknown peer \"{peer}\": not in this node's view"),
@@ -71,6 +84,11 @@ impl fmt::Display for Error {
                 write!(f, "no leadership confirmation is pending for term {term}")
             }
             Error::NotLeaderInTerm { term } => write!(f, "this node is not the leader of term {term}"),
+            Error::ViewFull { peer, max_peers } => {
+                write!(f, "cannot join \"{peer}\": the view already holds max_peers ({max_peers}) peers")
+            }
         }
     }
 }
+
+impl core::error::Error for Error {}

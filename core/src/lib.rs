@@ -26,7 +26,8 @@ pub mod wire;
 
 pub use config::{
     Config, ConfigError, ConfigWarning, DurableState, ValidConfig, DEFAULT_ELECTION_TIMEOUT_MAX,
-    DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_GHOST_TTL, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_MIN_CLUSTER_SIZE, MAX_ID_LEN,
+    DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_GHOST_TTL, DEFAULT_HEARTBEAT_INTERVAL, DEFAULT_MAX_CLOCK_DRIFT_PPM,
+    DEFAULT_MAX_PEERS, DEFAULT_MIN_CLUSTER_SIZE, MAX_CLOCK_DRIFT_PPM, MAX_ID_LEN,
 };
 pub use error::Error;
 pub use fence::{FenceChecker, FenceVerdict};
@@ -35,8 +36,14 @@ pub use inspect::Inspect;
 pub use node::Bug;
 pub use node::{Event, Node, Output, PeerDownReason, Role};
 #[cfg(feature = "getrandom")]
-pub use rng::os_seed;
+pub use rng::{os_seed, SeedError};
 pub use wire::{DropReason, MAX_MESSAGE_SIZE, MAX_TERM, MAX_TERM_JUMP};
+
+// The README's Rust example is compiled as a doctest, so it cannot go stale (errors convert into
+// `Box<dyn Error>` with `?`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
 
 /// The crate version, which is the version of the whole project (every binding checks it).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

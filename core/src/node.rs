@@ -4,12 +4,12 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::config::{Config, ConfigError, ConfigWarning, DurableState, ValidConfig, MAX_ID_LEN};
+use crate::config::{id_is_valid, Config, ConfigError, ConfigWarning, DurableState, ValidConfig, MAX_ID_LEN};
 use crate::error::Error;
 use crate::inspect::Inspect;
 use crate::rng::Rng;
 use crate::vecmap::{IdMap, IdSet};
-use crate::wire::{self, DropReason, EnvelopeRef, Message, MAX_MESSAGE_SIZE};
+use crate::wire::{self, DropReason, EnvelopeRef, Message, MAX_MESSAGE_SIZE, MAX_TERM, MAX_TERM_JUMP};
 
 /// A node's role in the election.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -107,8 +107,10 @@ pub enum Output {
 
 /// Deliberate protocol bugs for the simulator's self-test. Always compiled (the checks below name
 /// them), but only reachable from outside with feature `bug-injection`, which re-exports it and
-/// `Node::inject_bug`. Each variant is one bit of `Node::bugs`.
+/// `Node::inject_bug`. Each variant is one bit of `Node::bugs`. Each names the invariant of the
+/// simulator (`tests/sim`) that must catch it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(not(feature = "bug-injection"), allow(dead_code))]
 pub enum Bug {
     /// Grant a vote even after voting for someone else in the term.
     DoubleVote = 1,
@@ -118,8 +120,24 @@ pub enum Bug {
     IgnoreHigherTerm = 4,
     /// Quorum computed one too small.
     QuorumOffByOne = 8,
-    /// Grant (pre-)votes even while hearing from a live leader.
+    /// Grant (pre-)votes even while hearing from a live leader: ignores both leader stickiness
+    /// and the lease promise.
     NoPrevoteStickiness = 16,
+    /// Adopting a higher term forgets the lease promise (a deposed leader, or a follower that
+    /// learns a higher term from any message, votes at once). Caught by the lease invariant.
+    DeposedForgetsPromise = 32,
+    /// A newly constructed (restarted) node grants votes at once instead of after its boot
+    /// promise. Caught by the lease invariant.
+    RestartVotesAtOnce = 64,
+    /// Check-quorum counts any message heard from a peer, not fresh heartbeat echoes (a replay
+    /// or a very late duplicate keeps a cut-off leader leading). Caught by S4.
+    AnyMessageIsEvidence = 128,
+    /// No bound on term jumps: one message with a near-maximum term is adopted and wedges the
+    /// cluster. Caught by the liveness bound.
+    UnboundedTerm = 256,
+    /// A heartbeat no newer than the last one seen from the leader (a duplicate or a replay)
+    /// still refreshes stickiness. Caught by the liveness bound under replays.
+    StaleHeartbeatRefreshes = 512,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -130,10 +148,70 @@ struct Peer {
     answered: bool,
     /// When we last received any valid message from it.
     last_heard: Option<u64>,
-    /// Largest heartbeat `sent_at` it acknowledged in the current leadership.
+    /// Largest heartbeat `sent_at` it acknowledged in the current leadership (the lease).
     ack_echo: Option<u64>,
+    /// Freshest proof, in this campaign and leadership, that it answered us: the instant of a
+    /// granted vote reply, or the `sent_at` of a heartbeat it acknowledged (check-quorum).
+    evidence_at: Option<u64>,
     /// Reported `no_connection`: dropped from the view at this instant unless heard from.
     ghost_until: Option<u64>,
+    /// The incarnation of its last valid message.
+    incarnation: Option<u64>,
+    /// Application payloads already delivered, per incarnation.
+    apps: AppWindows,
+}
+
+/// A peer removed by `leave` or `peer_down(terminated)`.
+#[derive(Debug, Clone)]
+struct Removed {
+    /// Its messages are refused until this instant (traffic in flight must not re-admit it).
+    until: u64,
+    /// The incarnation it had: that run is retired (with `admit_unknown_peers`, only a restarted
+    /// peer, or an explicit `join`, brings it back), so a replay cannot re-admit it.
+    incarnation: Option<u64>,
+    /// What was delivered from it, kept so that a re-joined peer's old payloads stay delivered once.
+    apps: AppWindows,
+}
+
+/// How many incarnations of one peer the duplicate filter remembers.
+const APP_INCARNATIONS: usize = 8;
+/// Width of the sliding window of sequence numbers per incarnation (reordering tolerated).
+const APP_WINDOW: u64 = 64;
+
+/// At-most-once delivery of application payloads: per incarnation of a sender, the highest
+/// sequence number seen and a bitmap of the [`APP_WINDOW`] below it (the IPsec anti-replay
+/// window). The last [`APP_INCARNATIONS`] incarnations are remembered.
+#[derive(Debug, Clone, Default)]
+struct AppWindows {
+    /// (incarnation, highest seq, bit i set = seq `highest - i` delivered), oldest first.
+    seen: Vec<(u64, u64, u64)>,
+}
+
+impl AppWindows {
+    /// Records `(incarnation, seq)`; `false` when it was delivered before or is too old to tell.
+    fn fresh(&mut self, incarnation: u64, seq: u64) -> bool {
+        let Some(entry) = self.seen.iter_mut().find(|e| e.0 == incarnation) else {
+            if self.seen.len() >= APP_INCARNATIONS {
+                self.seen.remove(0);
+            }
+            self.seen.push((incarnation, seq, 1));
+            return true;
+        };
+        let (_, high, bits) = entry;
+        if seq > *high {
+            let shift = seq - *high;
+            *bits = if shift >= APP_WINDOW { 0 } else { *bits << shift };
+            *bits |= 1;
+            *high = seq;
+            return true;
+        }
+        let back = *high - seq;
+        if back >= APP_WINDOW || *bits & (1 << back) != 0 {
+            return false;
+        }
+        *bits |= 1 << back;
+        true
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +256,11 @@ pub struct Node {
     pre_vote: bool,
     confirm_gate: bool,
     durable: bool,
+    admit_unknown: bool,
+    /// This run's incarnation, in every envelope.
+    incarnation: u64,
+    /// Sequence number of the next application payload.
+    app_seq: u64,
     /// Boxed: the keyed HMAC state is ~200 bytes that unauthenticated nodes should not carry.
     mac: Option<alloc::boxed::Box<wire::HmacSha256>>,
     bootstrap: Vec<String>,
@@ -190,10 +273,27 @@ pub struct Node {
     leader: Option<String>,
     /// Last time a leader of the current term was heard (leader stickiness).
     leader_contact: Option<u64>,
+    /// Newest heartbeat `sent_at` accepted from `leader` in this term: an older or equal one is a
+    /// duplicate or a replay and proves nothing about the leader being alive now.
+    leader_heartbeat: Option<u64>,
+    /// The lease promise: this node grants no vote or pre-vote and does not campaign before
+    /// `max(bound_until, acked_until)` (except for a leadership transfer). Neither is lowered by a
+    /// term change. `bound_until` is set at construction (a restarted node may have acknowledged
+    /// a heartbeat just before it stopped) and raised by every heartbeat it sends as leader.
+    bound_until: u64,
+    /// Raised by every acknowledgement this node sends as a follower, to `acked_leader`.
+    acked_until: u64,
+    /// The leader the newest acknowledgement went to: a host report that it was terminated (or
+    /// `leave`) releases `acked_until`, since the host vouches that no lease of it still runs.
+    acked_leader: Option<String>,
+    /// When this node became leader (acknowledgements must echo a heartbeat sent since).
+    leader_since: u64,
+    /// Next instant at which heartbeats also go to peers that have not answered yet.
+    probe_at: u64,
 
     peers: IdMap<Peer>,
-    /// Peers removed by `leave`/`terminated`, refused until the instant stored.
-    removed: IdMap<u64>,
+    /// Peers removed by `leave`/`terminated`.
+    removed: IdMap<Removed>,
     send_failing: IdSet,
 
     election_deadline: Option<u64>,
@@ -208,7 +308,7 @@ pub struct Node {
     dropped: [u64; DropReason::ALL.len()],
     outputs: VecDeque<Output>,
     persist_pending: bool,
-    bugs: u8,
+    bugs: u16,
 }
 
 const MAX_BACKOFF_FACTOR: u64 = 20;
@@ -229,11 +329,14 @@ impl Node {
             }
         }
         let mut peers = IdMap::new();
+        // Drawn from a stream of its own so that the election timers' draws do not move.
+        let incarnation = config.incarnation.unwrap_or_else(|| Rng::new(seed ^ 0x1AC4_2A71_0000_0001).next_u64());
         for p in &config.bootstrap {
             if *p != config.id {
                 peers.insert(p, Peer { declared: true, ..Peer::default() });
             }
         }
+        let boot_promise = now.saturating_add(timing.election_timeout_min);
         let mut node = Node {
             id: config.id,
             cluster: config.cluster,
@@ -241,6 +344,9 @@ impl Node {
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
             durable: config.durable,
+            admit_unknown: config.admit_unknown_peers,
+            incarnation,
+            app_seq: 0,
             mac: config.key.as_deref().and_then(wire::keyed).map(alloc::boxed::Box::new),
             bootstrap: config.bootstrap,
             rng: Rng::new(seed),
@@ -250,6 +356,12 @@ impl Node {
             term_changed_at: now,
             leader: None,
             leader_contact: None,
+            leader_heartbeat: None,
+            bound_until: boot_promise,
+            acked_until: 0,
+            acked_leader: None,
+            leader_since: 0,
+            probe_at: 0,
             peers,
             removed: IdMap::new(),
             send_failing: IdSet::new(),
@@ -276,11 +388,14 @@ impl Node {
     /// Switches on a deliberate bug (simulator self-test only).
     #[cfg(feature = "bug-injection")]
     pub fn inject_bug(&mut self, bug: Bug) {
-        self.bugs |= bug as u8;
+        self.bugs |= bug as u16;
+        if bug == Bug::RestartVotesAtOnce {
+            self.bound_until = 0;
+        }
     }
 
     fn bug(&self, b: Bug) -> bool {
-        self.bugs & (b as u8) != 0
+        self.bugs & (b as u16) != 0
     }
 
     // ----- queries -------------------------------------------------------------------------
@@ -360,22 +475,28 @@ impl Node {
         }
     }
     /// While leading: the last instant (host clock) at which this node can still be sure that no
-    /// other leader has been elected, from the heartbeats a quorum acknowledged. `None` when not
-    /// leading or before a quorum has acknowledged a heartbeat.
+    /// other leader has been elected, from the heartbeats a quorum acknowledged: the `sent_at` of
+    /// the newest heartbeat a quorum (counting itself) acknowledged, plus
+    /// [`ValidConfig::lease_span`] (`election_timeout_min` less the clock-drift margin). `None`
+    /// when not leading or before a quorum has acknowledged a heartbeat.
+    ///
+    /// It holds because no node helps elect another leader before a promise it made has run out
+    /// (see `docs/protocol.md`, "The lease"), within the clock-rate bound `max_clock_drift_ppm`.
+    #[must_use]
     pub fn lease_deadline(&self) -> Option<u64> {
         if !self.is_leader() {
             return None;
         }
         let need = self.quorum().saturating_sub(1);
         if need == 0 {
-            return self.heartbeat_out_last.map(|t| t.saturating_add(self.timing.election_timeout_min));
+            return self.heartbeat_out_last.map(|t| t.saturating_add(self.timing.lease_span));
         }
         let mut echoes: Vec<u64> = self.peers.values().filter_map(|p| p.ack_echo).collect();
         if echoes.len() < need {
             return None;
         }
         echoes.sort_unstable_by(|a, b| b.cmp(a));
-        echoes.get(need - 1).map(|t| t.saturating_add(self.timing.election_timeout_min))
+        echoes.get(need - 1).map(|t| t.saturating_add(self.timing.lease_span))
     }
     /// Decodes a datagram with this node's key, without handling it (for tools that show
     /// traffic, such as the browser demo's messages in flight).
@@ -395,17 +516,40 @@ impl Node {
             .map(|(_, id)| id.as_str())
     }
 
+    /// Until when this node refuses to help elect anyone (no vote, no pre-vote, no campaign of
+    /// its own) because of a lease it contributed to, as leader or by acknowledging a heartbeat,
+    /// or because it was just constructed. Leadership transfers are exempt.
+    pub fn promise_until(&self) -> u64 {
+        self.bound_until.max(self.acked_until)
+    }
+    /// This run's incarnation (carried by every message it sends).
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
+    }
+
     /// The next instant at which [`Node::handle_timeout`] should be called.
+    #[must_use]
     pub fn poll_timeout(&self) -> Option<u64> {
         let mut next = [self.election_deadline, self.heartbeat_deadline].into_iter().flatten().min();
         for p in self.peers.values() {
-            if let Some(t) = p.ghost_until {
+            if let Some(t) = self.peer_expiry(p) {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         }
         next
     }
+
+    /// When `p` leaves the view by itself: a reported ghost at its TTL; with
+    /// `admit_unknown_peers`, an admitted (undeclared) peer after `ghost_ttl` of silence.
+    fn peer_expiry(&self, p: &Peer) -> Option<u64> {
+        let silent = if p.declared { None } else { p.last_heard.map(|t| t.saturating_add(self.timing.ghost_ttl)) };
+        match (p.ghost_until, silent) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
     /// The next output, or `None` when drained.
+    #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.flush_persist();
         self.outputs.pop_front()
@@ -494,13 +638,40 @@ impl Node {
         if env_from == self.id {
             return Err(DropReason::FromSelf);
         }
-        if let Some(&until) = self.removed.get(from) {
-            if now < until {
+        if let Some(r) = self.removed.get(from) {
+            if now < r.until {
                 return Err(DropReason::RemovedPeer);
             }
-            self.removed.remove(from);
+            if r.incarnation == Some(raw.incarnation) {
+                // The run that was removed: a replay or a very late duplicate, or the removed
+                // process itself. Only a restart (a new incarnation) or `join` brings it back.
+                return Err(DropReason::Replay);
+            }
         }
-        self.admit(now, from);
+        if !self.peers.contains_key(from) {
+            if !self.admit_unknown {
+                return Err(DropReason::UnknownPeer);
+            }
+            if self.peers.len() >= self.timing.max_peers as usize {
+                return Err(DropReason::ViewFull);
+            }
+        }
+        if raw.term > MAX_TERM {
+            return Err(DropReason::Malformed);
+        }
+        if raw.term > self.term.saturating_add(MAX_TERM_JUMP) && !self.bug(Bug::UnboundedTerm) {
+            return Err(DropReason::ImplausibleTerm);
+        }
+        if let Message::App { seq, .. } = &raw.message {
+            let fresh = match self.peers.get_mut(from) {
+                Some(p) => p.apps.fresh(raw.incarnation, *seq),
+                None => true,
+            };
+            if !fresh {
+                return Err(DropReason::Replay);
+            }
+        }
+        self.admit(now, from, raw.incarnation);
         self.dispatch(now, from, raw.term, raw.message);
         Ok(())
     }
@@ -508,12 +679,11 @@ impl Node {
     /// Handles the passing of time: call at (or after) [`Node::poll_timeout`]. Calling it early or
     /// twice is harmless.
     pub fn handle_timeout(&mut self, now: u64) {
-        self.removed.retain(|_, until| *until > now);
-        // Ghosts whose TTL ran out leave the view.
+        // Ghosts whose TTL ran out, and silent admitted peers, leave the view.
         let expired: Vec<String> = self
             .peers
             .iter()
-            .filter(|(_, p)| p.ghost_until.is_some_and(|t| t <= now))
+            .filter(|(_, p)| self.peer_expiry(p).is_some_and(|t| t <= now))
             .map(|(k, _)| k.clone())
             .collect();
         for peer in expired {
@@ -538,6 +708,12 @@ impl Node {
             self.election_deadline = None;
             return;
         }
+        if self.promised(now) {
+            // A lease this node contributed to may still run: campaigning would help elect a
+            // second leader before it ends.
+            self.election_deadline = Some(self.promise_until());
+            return;
+        }
         if self.pre_vote {
             self.start_pre_vote(now);
         } else {
@@ -551,12 +727,18 @@ impl Node {
         if peer == self.id {
             return Ok(());
         }
-        self.removed.remove(peer);
         if let Some(p) = self.peers.get_mut(peer) {
+            // Declared now, and no longer a ghost on its way out.
             p.declared = true;
+            p.ghost_until = None;
+            self.send_failing.remove(peer);
             return Ok(());
         }
-        self.peers.insert(peer, Peer { declared: true, ..Peer::default() });
+        if self.peers.len() >= self.timing.max_peers as usize {
+            return Err(Error::ViewFull { peer: peer.to_string(), max_peers: self.timing.max_peers });
+        }
+        let apps = self.removed.remove(peer).map(|r| r.apps).unwrap_or_default();
+        self.peers.insert(peer, Peer { declared: true, apps, ..Peer::default() });
         self.push_event(Event::PeerJoined { peer: peer.to_string() });
         self.membership_changed(now);
         Ok(())
@@ -624,6 +806,8 @@ impl Node {
         self.send(peer, Message::TimeoutNow);
         self.leader = None;
         self.leader_contact = None;
+        // The lease ends here: this node stops leading before the target campaigns.
+        self.bound_until = now;
         self.become_follower(now);
         let deadline = now.saturating_add(self.timing.election_timeout_max);
         self.election_deadline = Some(deadline);
@@ -636,9 +820,11 @@ impl Node {
         if payload.len() > max {
             return Err(Error::PayloadTooLarge { size: payload.len(), max });
         }
+        let seq = self.app_seq;
+        self.app_seq = self.app_seq.wrapping_add(1);
         let peers: Vec<String> = self.peers.keys().cloned().collect();
         for p in peers {
-            self.send(&p, Message::App { seq: 0, payload: payload.to_vec() });
+            self.send(&p, Message::App { seq, payload: payload.to_vec() });
         }
         Ok(())
     }
@@ -671,6 +857,11 @@ impl Node {
             && self.leader_contact.is_some_and(|t| now < t.saturating_add(self.timing.election_timeout_min))
     }
 
+    /// Bound by a lease promise (see `bound_until`).
+    fn promised(&self, now: u64) -> bool {
+        now < self.promise_until() && !self.bug(Bug::NoPrevoteStickiness)
+    }
+
     fn push_event(&mut self, e: Event) {
         self.flush_persist();
         self.outputs.push_back(Output::Event(e));
@@ -681,7 +872,13 @@ impl Node {
     }
 
     fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
-        let env = EnvelopeRef { cluster: &self.cluster, from: &self.id, term, incarnation: 0, message: &message };
+        let env = EnvelopeRef {
+            cluster: &self.cluster,
+            from: &self.id,
+            term,
+            incarnation: self.incarnation,
+            message: &message,
+        };
         if let Ok(bytes) = wire::encode_with(&env, self.mac.as_deref()) {
             self.flush_persist();
             self.outputs.push_back(Output::Send { to: to.to_string(), bytes });
@@ -712,7 +909,13 @@ impl Node {
             self.term_changed_at = now;
             self.leader = None;
             self.leader_contact = None;
+            self.leader_heartbeat = None;
             self.campaign = None;
+            // The promise stays: a lease this node contributed to in the old term still runs.
+            if self.bug(Bug::DeposedForgetsPromise) {
+                self.bound_until = 0;
+                self.acked_until = 0;
+            }
             self.persist();
         }
     }
@@ -722,15 +925,17 @@ impl Node {
         self.election_deadline = Some(now.saturating_add(t));
     }
 
-    fn admit(&mut self, now: u64, from: &str) {
+    fn admit(&mut self, now: u64, from: &str, incarnation: u64) {
         let is_new = !self.peers.contains_key(from);
         if is_new {
-            self.peers.insert(from, Peer::default());
+            let apps = self.removed.remove(from).map(|r| r.apps).unwrap_or_default();
+            self.peers.insert(from, Peer { apps, ..Peer::default() });
         }
         if let Some(p) = self.peers.get_mut(from) {
             p.answered = true;
             p.last_heard = Some(now);
             p.ghost_until = None;
+            p.incarnation = Some(incarnation);
         }
         if !self.send_failing.is_empty() {
             self.send_failing.remove(from);
@@ -742,17 +947,32 @@ impl Node {
     }
 
     fn remove_peer(&mut self, now: u64, peer: &str, sticky: bool) {
-        if self.peers.remove(peer).is_none() {
+        let Some(gone) = self.peers.remove(peer) else {
             return;
-        }
+        };
         self.send_failing.remove(peer);
         if sticky {
-            self.removed.insert(peer, now.saturating_add(self.timing.election_timeout_max));
+            // Bounded: the oldest record makes room (its incarnation is no longer retired).
+            if self.removed.len() >= self.timing.max_peers as usize {
+                let oldest = self.removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| k.clone());
+                if let Some(k) = oldest {
+                    self.removed.remove(&k);
+                }
+            }
+            let until = now.saturating_add(self.timing.election_timeout_max);
+            self.removed.insert(peer, Removed { until, incarnation: gone.incarnation, apps: gone.apps });
         }
         if let Some(c) = &mut self.campaign {
             c.granted.remove(peer);
         }
         self.push_event(Event::PeerLeft { peer: peer.to_string() });
+        if self.acked_leader.as_deref() == Some(peer) {
+            // The host vouches that this leader is gone (terminated, or withdrawn with `leave`):
+            // no lease of it still runs, so the promise made to it is released. `no_connection`
+            // never does this (the peer may be alive behind a broken link).
+            self.acked_until = now.min(self.acked_until);
+            self.acked_leader = None;
+        }
         if self.leader.as_deref() == Some(peer) {
             // Fast failover: the leader is known to be gone, so nobody should wait a full election
             // timeout, and nobody stays loyal to it (stickiness ends).
@@ -766,7 +986,9 @@ impl Node {
                 let slot = (self.timing.election_timeout_min / 10).max(2);
                 let rank = self.peers.keys().filter(|p| p.as_str() < self.id.as_str()).count() as u64;
                 let jitter = self.rng.range_inclusive(0, slot / 3);
-                self.election_deadline = Some(now.saturating_add(rank.saturating_mul(slot)).saturating_add(jitter));
+                // Never before a promise that still binds (a boot promise, say) runs out.
+                let start = now.max(self.promise_until());
+                self.election_deadline = Some(start.saturating_add(rank.saturating_mul(slot)).saturating_add(jitter));
                 self.push_event(Event::BecameFollower { term: self.term, leader: None });
             }
         }
@@ -828,6 +1050,11 @@ impl Node {
     }
 
     fn start_pre_vote(&mut self, now: u64) {
+        if self.term >= MAX_TERM {
+            // The term space is exhausted (only reachable past the jump bound): wait.
+            self.reset_election_timer(now);
+            return;
+        }
         let term = self.term.saturating_add(1);
         let mut granted = IdSet::new();
         granted.add(&self.id);
@@ -842,8 +1069,16 @@ impl Node {
     }
 
     fn start_election(&mut self, now: u64, transfer: bool) {
+        if self.term >= MAX_TERM {
+            self.reset_election_timer(now);
+            return;
+        }
         let term = self.term.saturating_add(1);
         self.term = term;
+        self.leader_heartbeat = None;
+        for p in self.peers.values_mut() {
+            p.evidence_at = None;
+        }
         self.term_changed_at = now;
         self.voted_for = Some(self.id.clone());
         self.leader_contact = None;
@@ -890,6 +1125,8 @@ impl Node {
         self.role = Role::Leader;
         self.leader = Some(self.id.clone());
         self.leader_contact = Some(now);
+        self.leader_since = now;
+        self.probe_at = now;
         self.confirm_denied = 0;
         self.election_deadline = None;
         for p in self.peers.values_mut() {
@@ -900,19 +1137,37 @@ impl Node {
     }
 
     fn send_heartbeats(&mut self, now: u64) {
-        let targets: Vec<String> = self.peers.iter().filter(|(_, p)| p.answered).map(|(k, _)| k.clone()).collect();
+        // Peers that have not answered yet (declared but silent, or re-joined) get a heartbeat
+        // once per election_timeout_min, so that a second leader of one term (possible only
+        // outside the guarantee's scope) hears of this one and the two converge.
+        let probe = now >= self.probe_at;
+        if probe {
+            self.probe_at = now.saturating_add(self.timing.election_timeout_min);
+        }
+        let targets: Vec<String> =
+            self.peers.iter().filter(|(_, p)| p.answered || probe).map(|(k, _)| k.clone()).collect();
         for p in targets {
             self.send(&p, Message::Heartbeat { sent_at: now });
         }
+        // This node counts itself in the lease it is building: it must not help elect anyone else
+        // before that lease can have run out.
+        self.bound_until = self.bound_until.max(now.saturating_add(self.timing.election_timeout_min));
         self.heartbeat_out_last = Some(now);
         self.heartbeat_deadline = Some(now.saturating_add(self.timing.heartbeat_interval));
     }
 
     fn leader_tick(&mut self, now: u64) {
-        // Check quorum: evidence is any valid message heard from a peer within one election
-        // timeout (acknowledgements above all). A send the transport accepted is not evidence.
+        // Check quorum: evidence is an acknowledgement echoing one of this leadership's own
+        // heartbeats sent within one election timeout (or a vote granted in the campaign that led
+        // to it). Not "any message": a replay or a very late duplicate proves nothing about now.
+        // A send the transport accepted is not evidence either.
         let window_start = now.saturating_sub(self.timing.election_timeout_min);
-        let heard = self.peers.values().filter(|p| p.last_heard.is_some_and(|t| t >= window_start)).count();
+        let any = self.bug(Bug::AnyMessageIsEvidence);
+        let heard = self
+            .peers
+            .values()
+            .filter(|p| if any { p.last_heard } else { p.evidence_at }.is_some_and(|t| t >= window_start))
+            .count();
         if heard + 1 < self.quorum() && !self.bug(Bug::NoStepDown) {
             self.leader = None;
             self.leader_contact = None;
@@ -959,7 +1214,7 @@ impl Node {
         }
         match message {
             Message::PreVote => {
-                let granted = term > self.term && !self.sticky(now);
+                let granted = term > self.term && !self.sticky(now) && !self.promised(now);
                 let reply_term = if granted { term } else { self.term };
                 self.send_with_term(from, reply_term, Message::PreVoteReply { granted });
             }
@@ -971,11 +1226,12 @@ impl Node {
                     }
                 }
             }
-            Message::Vote { .. } => {
+            Message::Vote { transfer } => {
                 let can_vote = term == self.term && matches!(self.role, Role::Follower | Role::Unclustered);
                 let free = self.voted_for.as_deref().is_none_or(|v| v == from)
                     && self.leader.as_deref().is_none_or(|l| l == from);
-                let granted = can_vote && (free || self.bug(Bug::DoubleVote));
+                let unbound = transfer || !self.promised(now);
+                let granted = can_vote && unbound && (free || self.bug(Bug::DoubleVote));
                 if granted {
                     if self.voted_for.as_deref() != Some(from) {
                         self.voted_for = Some(from.to_string());
@@ -989,6 +1245,10 @@ impl Node {
                 if let Some(c) = &mut self.campaign {
                     if !c.pre && granted && term == self.term && self.role == Role::Candidate {
                         c.granted.add(from);
+                        if let Some(p) = self.peers.get_mut(from) {
+                            // A reply to this campaign's own request: fresh evidence.
+                            p.evidence_at = Some(now);
+                        }
                         self.check_campaign(now);
                     }
                 }
@@ -997,6 +1257,14 @@ impl Node {
                 if term < self.term {
                     // Tell the stale leader about the newer term.
                     self.send(from, Message::HeartbeatAck { echo: sent_at });
+                    return;
+                }
+                if self.leader.as_deref() != Some(from) {
+                    self.leader_heartbeat = None;
+                }
+                if self.leader_heartbeat.is_some_and(|s| sent_at <= s) && !self.bug(Bug::StaleHeartbeatRefreshes) {
+                    // A duplicate or a replay: it proves nothing about the leader being alive now,
+                    // so it neither refreshes stickiness nor the election timer, nor is acknowledged.
                     return;
                 }
                 if self.role == Role::Leader {
@@ -1011,12 +1279,22 @@ impl Node {
                     self.become_follower(now);
                 }
                 self.follow(now, from);
+                self.leader_heartbeat = Some(self.leader_heartbeat.map_or(sent_at, |s| s.max(sent_at)));
                 self.send(from, Message::HeartbeatAck { echo: sent_at });
+                // The acknowledgement counts toward the leader's lease: honour it (on this node's
+                // clock, from now, which is no earlier than the heartbeat's sending).
+                self.acked_until = self.acked_until.max(now.saturating_add(self.timing.election_timeout_min));
+                if self.acked_leader.as_deref() != Some(from) {
+                    self.acked_leader = Some(from.to_string());
+                }
             }
             Message::HeartbeatAck { echo } => {
-                if self.role == Role::Leader && term == self.term {
+                // Only an echo of a heartbeat this leadership actually sent is evidence.
+                let ours = self.heartbeat_out_last.is_some_and(|last| echo >= self.leader_since && echo <= last);
+                if self.role == Role::Leader && term == self.term && ours {
                     if let Some(p) = self.peers.get_mut(from) {
                         p.ack_echo = Some(p.ack_echo.map_or(echo, |e| e.max(echo)));
+                        p.evidence_at = Some(p.evidence_at.map_or(echo, |e| e.max(echo)));
                     }
                 }
             }
@@ -1056,7 +1334,7 @@ impl Node {
 }
 
 fn check_peer(peer: &str) -> Result<(), Error> {
-    if peer.is_empty() || peer.len() > MAX_ID_LEN {
+    if !id_is_valid(peer) {
         return Err(Error::InvalidPeer { peer: peer.to_string() });
     }
     Ok(())

@@ -36,17 +36,31 @@ impl Rng {
     }
 }
 
-/// A seed from the operating system's random source (feature `getrandom`).
-///
-/// Bindings for std hosts call this once per node; the core itself never touches the OS.
+/// The operating system's random source failed (feature `getrandom`).
 #[cfg(feature = "getrandom")]
-pub fn os_seed() -> u64 {
-    let mut buf = [0u8; 8];
-    // A failing OS RNG is exceedingly rare; fall back to a fixed, documented seed rather than panic.
-    if getrandom::fill(&mut buf).is_err() {
-        return 0x7E17_0BE5_EED5_0000;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeedError;
+
+#[cfg(feature = "getrandom")]
+impl core::fmt::Display for SeedError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("the operating system's random source failed; no seed for the election timers")
     }
-    u64::from_le_bytes(buf)
+}
+
+#[cfg(feature = "getrandom")]
+impl core::error::Error for SeedError {}
+
+/// A seed from the operating system's random source (feature `getrandom`): the one source every
+/// std binding uses.
+///
+/// There is deliberately no fallback: two nodes with the same fixed seed would draw identical
+/// election timeouts and split every vote, so a failing source is an error the host must see.
+#[cfg(feature = "getrandom")]
+pub fn os_seed() -> Result<u64, SeedError> {
+    let mut buf = [0u8; 8];
+    getrandom::fill(&mut buf).map_err(|_| SeedError)?;
+    Ok(u64::from_le_bytes(buf))
 }
 
 #[cfg(test)]

@@ -75,9 +75,6 @@ impl<V> IdMap<V> {
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.entries.iter_mut().map(|(_, v)| v)
     }
-    pub(crate) fn retain(&mut self, mut f: impl FnMut(&String, &mut V) -> bool) {
-        self.entries.retain_mut(|(k, v)| f(k, v));
-    }
 }
 
 /// A set of ids, sorted.

@@ -10,7 +10,7 @@ use tenure::{
 };
 
 fn msg(from: &str, term: u64, message: Message) -> Vec<u8> {
-    wire::encode(&Envelope { cluster: "test".into(), from: from.into(), term, incarnation: 0, message }, None)
+    wire::encode(&Envelope { cluster: "test".into(), from: from.into(), term, incarnation: 7, message }, None)
         .expect("fits")
 }
 
@@ -71,15 +71,16 @@ fn acknowledged_heartbeats_are_the_leaders_quorum_evidence() {
 
 #[test]
 fn one_vote_per_term_always() {
+    // (After the boot promise: a node grants nothing for election_timeout_min after it starts.)
     let mut n = lone(|c| c.durable(true));
-    n.handle_message(10, "n2", &msg("n2", 1, Message::Vote { transfer: false })).unwrap();
+    n.handle_message(210, "n2", &msg("n2", 1, Message::Vote { transfer: false })).unwrap();
     let o = outputs(&mut n);
     // Term bump and vote in one input: one durable write, before the reply.
     assert_eq!(o[0], Output::Persist(DurableState { term: 1, voted_for: Some("n2".into()) }));
     assert_eq!(o.iter().filter(|x| matches!(x, Output::Persist(_))).count(), 1);
     assert!(matches!(sent_kinds(&o)[..], [(_, "vote_reply", 1)]));
     // Same term, another candidate: refused.
-    n.handle_message(11, "n3", &msg("n3", 1, Message::Vote { transfer: false })).unwrap();
+    n.handle_message(211, "n3", &msg("n3", 1, Message::Vote { transfer: false })).unwrap();
     let o = outputs(&mut n);
     let reply = o.iter().find_map(|x| match x {
         Output::Send { bytes, .. } => Some(wire::decode(bytes, None).unwrap().message),
@@ -87,12 +88,12 @@ fn one_vote_per_term_always() {
     });
     assert_eq!(reply, Some(Message::VoteReply { granted: false }));
     // A join does not spend or clear the vote.
-    n.join(12, "n4").unwrap();
+    n.join(212, "n4").unwrap();
     assert_eq!(n.voted_for(), Some("n2"));
     // A restart with the durable pair cannot vote again in term 1.
     let c = Config::new("n1", "test").bootstrap(ids(4)).durable(true);
     let mut r = Node::new(c, 9, Some(DurableState { term: 1, voted_for: Some("n2".into()) }), 0).unwrap();
-    r.handle_message(1, "n3", &msg("n3", 1, Message::Vote { transfer: false })).unwrap();
+    r.handle_message(201, "n3", &msg("n3", 1, Message::Vote { transfer: false })).unwrap();
     let o = outputs(&mut r);
     assert!(o.iter().any(|x| matches!(x, Output::Send { bytes, .. }
         if wire::decode(bytes, None).unwrap().message == Message::VoteReply { granted: false })));
@@ -188,7 +189,8 @@ fn two_leaders_can_never_demote_each_other_in_one_term() {
     // that then meet) they can, and they must neither demote each other nor both stay: exactly
     // one yields, the one with the greater id.
     let solo = |id: &str| {
-        let mut n = Node::new(Config::new(id, "test").min_cluster_size(1).confirm_leader(false), 1, None, 0).unwrap();
+        let c = Config::new(id, "test").min_cluster_size(1).confirm_leader(false).admit_unknown_peers(true);
+        let mut n = Node::new(c, 1, None, 0).unwrap();
         let t = n.poll_timeout().unwrap();
         n.handle_timeout(t);
         outputs(&mut n);
@@ -429,8 +431,10 @@ fn leave_is_sticky_for_one_election_timeout() {
     let hb = msg("n3", 1, Message::Heartbeat { sent_at: 1 });
     assert_eq!(n.handle_message(200, "n3", &hb), Err(DropReason::RemovedPeer));
     assert_eq!(n.view_size(), 2, "traffic in flight does not re-admit a peer that left");
-    n.handle_message(401, "n3", &hb).unwrap();
-    assert_eq!(n.view_size(), 3, "after one election timeout it may come back");
+    assert_eq!(n.handle_message(401, "n3", &hb), Err(DropReason::UnknownPeer), "membership is closed");
+    n.join(402, "n3").unwrap();
+    n.handle_message(403, "n3", &msg("n3", 1, Message::Heartbeat { sent_at: 2 })).unwrap();
+    assert_eq!(n.view_size(), 3, "an explicit join brings it back");
     assert_eq!(n.leave(402, "zz"), Err(Error::UnknownPeer { peer: "zz".into() }));
     assert_eq!(n.leave(402, "n1"), Err(Error::SelfPeer));
     assert_eq!(n.join(402, ""), Err(Error::InvalidPeer { peer: String::new() }));
@@ -456,7 +460,7 @@ fn ghost_ttl_keeps_quorum_on_no_connection_and_terminated_shrinks_at_once() {
 }
 
 #[test]
-fn heartbeats_go_only_to_peers_that_answered_and_votes_to_every_declared_peer() {
+fn heartbeats_go_to_peers_that_answered_probes_to_the_rest_and_votes_to_every_declared_peer() {
     let mut n = Node::new(Config::new("n1", "test").bootstrap(ids(3)).confirm_leader(false), 1, None, 0).unwrap();
     n.join(0, "n4").unwrap();
     n.join(0, "n5").unwrap();
@@ -478,7 +482,18 @@ fn heartbeats_go_only_to_peers_that_answered_and_votes_to_every_declared_peer() 
     let mut hb: Vec<_> =
         sent_kinds(&o).into_iter().filter(|(_, k, _)| *k == "heartbeat").map(|(to, _, _)| to).collect();
     hb.sort();
-    assert_eq!(hb, ["n2", "n3", "n4"], "n5 never answered, so it gets no heartbeats");
+    assert_eq!(hb, ["n2", "n3", "n4", "n5"], "the first heartbeat of a leadership probes every peer");
+    // The next tick, within election_timeout_min: only peers that answered.
+    let t2 = n.poll_timeout().unwrap();
+    for p in ["n2", "n3"] {
+        n.handle_message(t2 - 1, p, &msg(p, 1, Message::HeartbeatAck { echo: t + 2 })).unwrap();
+    }
+    n.handle_timeout(t2);
+    let o = outputs(&mut n);
+    let mut hb: Vec<_> =
+        sent_kinds(&o).into_iter().filter(|(_, k, _)| *k == "heartbeat").map(|(to, _, _)| to).collect();
+    hb.sort();
+    assert_eq!(hb, ["n2", "n3", "n4"], "n5 never answered: no heartbeat until the next probe");
 }
 
 #[test]
@@ -524,7 +539,9 @@ fn lease_deadline_comes_from_acknowledged_heartbeats() {
     let leader = h.leader();
     let lease = h.nodes[&leader].lease_deadline().expect("a leader with acks has a lease");
     let last_out = h.nodes[&leader].inspect().heartbeat_out_last.unwrap();
-    assert!(lease <= last_out + 150 && lease >= last_out + 150 - 50, "lease {lease}, last heartbeat {last_out}");
+    let span = h.nodes[&leader].config().lease_span;
+    assert_eq!(span, 147, "election_timeout_min less the 1 % clock-drift margin, twice");
+    assert!(lease <= last_out + span && lease >= last_out + span - 50, "lease {lease}, last heartbeat {last_out}");
     assert_eq!(h.nodes[&leader].fencing_token(), Some(h.nodes[&leader].term()));
     let f = h.others(&leader)[0].clone();
     assert_eq!(h.nodes[&f].lease_deadline(), None);

@@ -65,6 +65,10 @@ const CONFIG_CODES = new Set([
   'heartbeat_not_below_election_timeout',
   'zero_min_cluster_size',
   'empty_key',
+  'id_has_whitespace',
+  'timeout_spread_too_small',
+  'clock_drift_too_large',
+  'too_many_peers',
 ])
 const NODE_CODES = new Set([
   'invalid_peer',
@@ -74,6 +78,8 @@ const NODE_CODES = new Set([
   'payload_too_large',
   'no_pending_confirm',
   'not_leader_in_term',
+  'view_full',
+  'no_randomness',
 ])
 const DROP_REASONS = new Set(native.dropReasons())
 

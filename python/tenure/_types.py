@@ -156,6 +156,15 @@ class Config:
     """Emit ``Persist`` outputs whenever term or vote change (durable term and vote)."""
     key: Optional[bytes] = field(default=None, repr=False)
     """Shared cluster key: every message carries an HMAC-SHA256 tag."""
+    admit_unknown_peers: bool = False
+    """Admit a sender that was never declared on its first valid message (discovery style). Off:
+    membership is closed and such messages are dropped (``unknown_peer``)."""
+    max_peers: int = 64
+    """Most peers (besides this node) the view may hold (``view_full`` beyond it)."""
+    max_clock_drift_ppm: int = 10_000
+    """Bound on clock-rate differences in parts per million; the lease deadline carries its margin."""
+    incarnation: Optional[int] = None
+    """This run's incarnation (``None``: drawn from the seed). Should grow across restarts."""
 
     def __post_init__(self) -> None:
         if isinstance(self.bootstrap, str):
@@ -194,6 +203,11 @@ class ValidConfig:
     ghost_ttl: int
     min_cluster_size: int
     warnings: Tuple[ConfigWarning, ...]
+    max_peers: int = 64
+    max_clock_drift_ppm: int = 10_000
+    lease_span: int = 147
+    """How long a heartbeat's lease lasts on the leader's clock: ``election_timeout_min`` less the
+    clock-drift margin."""
 
 
 @dataclass(frozen=True)

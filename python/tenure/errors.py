@@ -111,6 +111,19 @@ class NotLeaderInTermError(TenureError):
     code = "not_leader_in_term"
 
 
+class ViewFullError(TenureError):
+    """``join`` would grow the view beyond ``max_peers`` (``view_full``)."""
+
+    code = "view_full"
+
+
+class RandomSourceError(TenureError):
+    """The operating system's random source failed, so there is no seed for the election timers
+    (``no_randomness``). There is deliberately no fixed fallback."""
+
+    code = "no_randomness"
+
+
 class StateFileError(TenureError):
     """The runtime's ``state_file`` exists but does not hold a valid ``term voted_for`` line
     (``state_file``)."""

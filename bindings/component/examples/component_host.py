@@ -143,6 +143,10 @@ class ComponentNode:
             key=key,
             seed=seed,
             restored=None if restored is None else _record(term=restored[0], voted_for=restored[1]),
+            admit_unknown_peers=options.get("admit_unknown_peers"),
+            max_peers=options.get("max_peers"),
+            max_clock_drift_ppm=options.get("max_clock_drift_ppm"),
+            incarnation=options.get("incarnation"),
         )
         created = self._call("[constructor]node", config, now)
         if not hasattr(created, "drop"):

@@ -77,6 +77,10 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
         ConfigError::HeartbeatNotBelowElectionTimeout { .. } => C::HeartbeatNotBelowElectionTimeout,
         ConfigError::ZeroMinClusterSize => C::ZeroMinClusterSize,
         ConfigError::EmptyKey => C::EmptyKey,
+        ConfigError::IdHasWhitespace { .. } => C::IdHasWhitespace,
+        ConfigError::TimeoutSpreadTooSmall { .. } => C::TimeoutSpreadTooSmall,
+        ConfigError::ClockDriftTooLarge { .. } => C::ClockDriftTooLarge,
+        ConfigError::TooManyPeers { .. } => C::TooManyPeers,
     };
     wit::ConfigError { code, message: e.to_string() }
 }
@@ -91,6 +95,7 @@ fn node_error(e: Error) -> wit::NodeError {
         Error::PayloadTooLarge { .. } => C::PayloadTooLarge,
         Error::NoPendingConfirm { .. } => C::NoPendingConfirm,
         Error::NotLeaderInTerm { .. } => C::NotLeaderInTerm,
+        Error::ViewFull { .. } => C::ViewFull,
     };
     wit::NodeError { code, message: e.to_string() }
 }
@@ -188,6 +193,16 @@ impl GuestNode for NodeResource {
         }
         c.durable = config.durable;
         c.key = config.key;
+        if let Some(a) = config.admit_unknown_peers {
+            c.admit_unknown_peers = a;
+        }
+        if let Some(m) = config.max_peers {
+            c.max_peers = m;
+        }
+        if let Some(r) = config.max_clock_drift_ppm {
+            c.max_clock_drift_ppm = r;
+        }
+        c.incarnation = config.incarnation;
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
         let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };

@@ -22,8 +22,8 @@ pub fn version() -> &'static str {
 
 /// A seed from the operating system's random source.
 #[napi(catch_unwind, ts_return_type = "number | bigint")]
-pub fn os_seed() -> U64 {
-    U64(tenure::os_seed())
+pub fn os_seed(env: Env) -> Result<U64> {
+    tenure::os_seed().map(U64).map_err(|e| coded_error(&env, "no_randomness", e.to_string()))
 }
 
 fn key_arg(env: &Env, v: Option<&Unknown>) -> Result<Option<Vec<u8>>> {

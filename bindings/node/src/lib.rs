@@ -34,6 +34,10 @@ const CONFIG_KEYS: &[&str] = &[
     "confirmLeader",
     "durable",
     "key",
+    "admitUnknownPeers",
+    "maxPeers",
+    "maxClockDriftPpm",
+    "incarnation",
 ];
 
 /// Reads a node configuration object (camelCase keys, see `index.d.ts` `NodeConfig`).
@@ -77,6 +81,16 @@ pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
             c.key = Some(bytes_or_string(env, &v, "config.key")?);
         }
     }
+    if let Some(v) = prop(&obj, "admitUnknownPeers")? {
+        c.admit_unknown_peers = boolean(env, &v, "config.admitUnknownPeers")?;
+    }
+    if let Some(v) = prop(&obj, "maxPeers")? {
+        c.max_peers = uint(env, &v, "config.maxPeers", u32::MAX as u64)? as u32;
+    }
+    if let Some(v) = prop(&obj, "maxClockDriftPpm")? {
+        c.max_clock_drift_ppm = uint(env, &v, "config.maxClockDriftPpm", u32::MAX as u64)? as u32;
+    }
+    c.incarnation = opt_u64(env, prop(&obj, "incarnation")?.as_ref(), "config.incarnation")?;
     Ok(c)
 }
 
@@ -94,6 +108,10 @@ pub(crate) fn config_to_js<'e>(env: &'e Env, c: &Config) -> Result<Object<'e>> {
     o.set("preVote", c.pre_vote)?;
     o.set("confirmLeader", c.confirm_leader)?;
     o.set("durable", c.durable)?;
+    o.set("admitUnknownPeers", c.admit_unknown_peers)?;
+    o.set("maxPeers", c.max_peers)?;
+    o.set("maxClockDriftPpm", c.max_clock_drift_ppm)?;
+    o.set("incarnation", opt(c.incarnation))?;
     match &c.key {
         Some(k) => o.set("key", BufferSlice::copy_from(env, k)?)?,
         None => o.set("key", conv::NULL)?,
@@ -229,7 +247,7 @@ impl NativeNode {
         let config = config_from_js(&env, &config)?;
         let seed = match opt_u64(&env, Some(&seed), "seed")? {
             Some(s) => s,
-            None => tenure::os_seed(),
+            None => tenure::os_seed().map_err(|e| coded_error(&env, "no_randomness", e.to_string()))?,
         };
         let restored = durable_from_js(&env, Some(&restored), "restored")?;
         let now = u64_arg(&env, &now, "now")?;
@@ -437,6 +455,9 @@ impl NativeNode {
         o.set("heartbeatInterval", U64(c.heartbeat_interval))?;
         o.set("ghostTtl", U64(c.ghost_ttl))?;
         o.set("minClusterSize", c.min_cluster_size)?;
+        o.set("maxPeers", c.max_peers)?;
+        o.set("maxClockDriftPpm", c.max_clock_drift_ppm)?;
+        o.set("leaseSpan", U64(c.lease_span))?;
         Ok(o)
     }
 

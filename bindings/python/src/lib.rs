@@ -96,6 +96,7 @@ fn node_error(py: Python<'_>, e: Error) -> PyErr {
         Error::PayloadTooLarge { .. } => "PayloadTooLargeError",
         Error::NoPendingConfirm { .. } => "NoPendingConfirmError",
         Error::NotLeaderInTerm { .. } => "NotLeaderInTermError",
+        Error::ViewFull { .. } => "ViewFullError",
     };
     raise(py, class, (e.to_string(), e.code()))
 }
@@ -250,6 +251,10 @@ fn config_from(obj: &Bound<'_, PyAny>) -> PyResult<Config> {
     c.confirm_leader = attr(obj, W, "confirm_leader")?;
     c.durable = attr(obj, W, "durable")?;
     c.key = key_arg(&obj.getattr("key")?, "Config.key")?;
+    c.admit_unknown_peers = attr(obj, W, "admit_unknown_peers")?;
+    c.max_peers = attr(obj, W, "max_peers")?;
+    c.max_clock_drift_ppm = attr(obj, W, "max_clock_drift_ppm")?;
+    c.incarnation = attr(obj, W, "incarnation")?;
     Ok(c)
 }
 
@@ -361,7 +366,10 @@ impl PyNode {
             Some(r) if !r.is_none() => Some(restored_from(r)?),
             _ => None,
         };
-        let seed = seed.unwrap_or_else(tenure::os_seed);
+        let seed = match seed {
+            Some(s) => s,
+            None => os_seed(py)?,
+        };
         Node::new(cfg, seed, restored, now).map(|inner| PyNode { inner }).map_err(|e| config_error(py, e))
     }
 
@@ -589,13 +597,17 @@ fn validate_config<'py>(config: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny
         v.ghost_ttl,
         v.min_cluster_size,
         PyTuple::new(py, warnings)?,
+        v.max_peers,
+        v.max_clock_drift_ppm,
+        v.lease_span,
     ))
 }
 
-/// A seed from the operating system's random source.
+/// A seed from the operating system's random source; raises `RandomSourceError` when it fails
+/// (never a fixed fallback: two nodes must not draw identical timeouts).
 #[pyfunction]
-fn os_seed() -> u64 {
-    tenure::os_seed()
+fn os_seed(py: Python<'_>) -> PyResult<u64> {
+    tenure::os_seed().map_err(|e| raise(py, "RandomSourceError", (e.to_string(), "no_randomness")))
 }
 
 /// The state-file line for `(term, voted_for)`.

@@ -29,6 +29,14 @@ export interface NodeConfig {
   durable?: boolean;
   /** Shared cluster key (authenticated mode); a string is taken as its UTF-8 bytes. */
   key?: Uint8Array | string | null;
+  /** Admit senders never declared (default false: membership is closed, `unknown_peer`). */
+  admitUnknownPeers?: boolean;
+  /** Most peers besides this node in the view (default 64). */
+  maxPeers?: number;
+  /** Bound on clock-rate differences, parts per million (default 10000). */
+  maxClockDriftPpm?: number;
+  /** This run's incarnation (default: drawn from the seed). */
+  incarnation?: number | null;
 }
 
 /** The second argument of `new Node(config, options)`. */
@@ -178,7 +186,7 @@ fn bool_field(options: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     }
 }
 
-const CONFIG_KEYS: [&str; 12] = [
+const CONFIG_KEYS: [&str; 16] = [
     "id",
     "cluster",
     "bootstrap",
@@ -191,6 +199,10 @@ const CONFIG_KEYS: [&str; 12] = [
     "confirmLeader",
     "durable",
     "key",
+    "admitUnknownPeers",
+    "maxPeers",
+    "maxClockDriftPpm",
+    "incarnation",
 ];
 const OPTIONS_KEYS: [&str; 3] = ["now", "seed", "restored"];
 
@@ -258,6 +270,18 @@ fn parse_options(options: &JsValue, extra: &JsValue) -> Result<Parsed, JsValue> 
     }
     if let Some(b) = bool_field(options, "durable")? {
         config = config.durable(b);
+    }
+    if let Some(b) = bool_field(options, "admitUnknownPeers")? {
+        config = config.admit_unknown_peers(b);
+    }
+    if let Some(n) = number_field(options, "maxPeers")? {
+        config = config.max_peers(u32::try_from(n).map_err(|_| invalid("maxPeers is too large"))?);
+    }
+    if let Some(n) = number_field(options, "maxClockDriftPpm")? {
+        config = config.max_clock_drift_ppm(u32::try_from(n).map_err(|_| invalid("maxClockDriftPpm is too large"))?);
+    }
+    if let Some(n) = number_field(options, "incarnation")? {
+        config = config.incarnation(n);
     }
     if let Some(k) = field(options, "key")? {
         let key = if let Some(s) = k.as_string() {

@@ -221,10 +221,11 @@ fn confirm_denied_backoff() -> Scenario {
 
 fn confirm_timeout() -> Scenario {
     // n2 and n3 are slow to campaign, so n1's unanswered confirmation runs into its timeout
-    // before anyone else's election could pre-empt it.
-    let mut s = sim(21, 3, |c| if c.id == "n1" { c } else { c.election_timeout_min(1000).election_timeout_max(2000) });
+    // before anyone else's election could pre-empt it. (They grant nothing during their boot
+    // promise, the first 400 ms.)
+    let mut s = sim(21, 3, |c| if c.id == "n1" { c } else { c.election_timeout_min(400).election_timeout_max(2000) });
     s.host("n1").policy.ignore_confirm = true;
-    run(&mut s, 700);
+    run(&mut s, 1200);
     assert_eq!(s.node("n1").inspect().confirm_denied, 1);
     take(
         &s,
@@ -310,7 +311,8 @@ fn join_leave() -> Scenario {
     for id in ["n2", "n3"] {
         let _ = s.call(id, Input::Leave("n4".into())); // unknown_peer where n4 never wrote
     }
-    // Traffic from the removed peer in the sticky window is refused; after it, it is admitted.
+    // Traffic from the removed peer in the sticky window is refused as removed_peer; after it, as
+    // unknown_peer: membership is closed, only an explicit join brings it back.
     let bytes = tenure::wire::encode(
         &tenure::wire::Envelope {
             cluster: "scn".into(),
@@ -324,9 +326,9 @@ fn join_leave() -> Scenario {
     .expect("encodes");
     assert_eq!(s.inject_message("n1", "n4", bytes.clone()), Err("removed_peer"));
     run(&mut s, 350);
-    assert_eq!(s.inject_message("n1", "n4", bytes), Ok(()));
+    assert_eq!(s.inject_message("n1", "n4", bytes), Err("unknown_peer"));
     run(&mut s, 30);
-    take(&s, "n1", "join-leave", "join (idempotent) admits n4; leave withdraws it, its messages are refused for one election timeout, then it may return")
+    take(&s, "n1", "join-leave", "join (idempotent) admits n4; leave withdraws it: its messages are refused for one election timeout (removed_peer), then as a stranger (unknown_peer)")
 }
 
 fn terminated_leader_fast_failover() -> Scenario {
@@ -397,6 +399,12 @@ fn hostile_input() -> Scenario {
         ("n3", good.clone(), "sender_mismatch"),
         ("n1", encode(&envelope("scn", "n1", 0, Message::PreVote), None).expect("e"), "from_self"),
         ("n2", [good.as_slice(), &[0]].concat(), "malformed"),
+        ("x9", encode(&envelope("scn", "x9", 0, Message::PreVote), None).expect("e"), "unknown_peer"),
+        (
+            "n2",
+            encode(&envelope("scn", "n2", tenure::MAX_TERM - 1, Message::PreVote), None).expect("e"),
+            "implausible_term",
+        ),
     ];
     for (from, bytes, want) in cases {
         assert_eq!(s.inject_message("n1", from, bytes), Err(want));
@@ -404,7 +412,7 @@ fn hostile_input() -> Scenario {
     run(&mut s, 60);
     let d = s.node("n1").inspect().dropped_by_reason;
     assert_eq!(d["malformed"], 3);
-    take(&s, "n1", "hostile-input-dropped", "malformed, oversized, unknown-version, wrong-cluster, bad-MAC, mismatched-sender and from-self datagrams are dropped and counted; the election goes on")
+    take(&s, "n1", "hostile-input-dropped", "malformed, oversized, unknown-version, wrong-cluster, bad-MAC, mismatched-sender, from-self, unknown-sender and implausible-term datagrams are dropped and counted; the election goes on")
 }
 
 fn authenticated() -> Scenario {

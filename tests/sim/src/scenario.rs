@@ -44,6 +44,22 @@ pub struct ConfigJson {
     pub confirm_leader: bool,
     pub durable: bool,
     pub key_hex: Option<String>,
+    #[serde(default)]
+    pub admit_unknown_peers: bool,
+    #[serde(default = "default_max_peers")]
+    pub max_peers: u32,
+    #[serde(default = "default_max_clock_drift_ppm")]
+    pub max_clock_drift_ppm: u32,
+    #[serde(default)]
+    pub incarnation: Option<u64>,
+}
+
+fn default_max_peers() -> u32 {
+    tenure::DEFAULT_MAX_PEERS
+}
+
+fn default_max_clock_drift_ppm() -> u32 {
+    tenure::DEFAULT_MAX_CLOCK_DRIFT_PPM
 }
 
 impl ConfigJson {
@@ -62,6 +78,10 @@ impl ConfigJson {
             confirm_leader: c.confirm_leader,
             durable: c.durable,
             key_hex: c.key.as_deref().map(hex),
+            admit_unknown_peers: c.admit_unknown_peers,
+            max_peers: c.max_peers,
+            max_clock_drift_ppm: c.max_clock_drift_ppm,
+            incarnation: c.incarnation,
         }
     }
     /// To a core configuration.
@@ -83,6 +103,10 @@ impl ConfigJson {
             confirm_leader: self.confirm_leader,
             durable: self.durable,
             key,
+            admit_unknown_peers: self.admit_unknown_peers,
+            max_peers: self.max_peers,
+            max_clock_drift_ppm: self.max_clock_drift_ppm,
+            incarnation: self.incarnation,
         })
     }
 }

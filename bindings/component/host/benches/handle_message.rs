@@ -66,6 +66,10 @@ fn config(id: &str) -> NodeConfig {
         key: None,
         seed: 1,
         restored: None,
+        admit_unknown_peers: None,
+        max_peers: None,
+        max_clock_drift_ppm: None,
+        incarnation: None,
     }
 }
 

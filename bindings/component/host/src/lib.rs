@@ -351,6 +351,10 @@ pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::Durab
         key: c.key.clone(),
         seed,
         restored: restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for }),
+        admit_unknown_peers: Some(c.admit_unknown_peers),
+        max_peers: Some(c.max_peers),
+        max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
+        incarnation: c.incarnation,
     }
 }
 
@@ -392,6 +396,7 @@ pub fn node_error_name(c: NodeErrorCode) -> &'static str {
         NodeErrorCode::PayloadTooLarge => "payload_too_large",
         NodeErrorCode::NoPendingConfirm => "no_pending_confirm",
         NodeErrorCode::NotLeaderInTerm => "not_leader_in_term",
+        NodeErrorCode::ViewFull => "view_full",
     }
 }
 

@@ -22,6 +22,10 @@ fn config(id: &str, peers: &[&str]) -> NodeConfig {
         key: None,
         seed: 7,
         restored: None,
+        admit_unknown_peers: None,
+        max_peers: None,
+        max_clock_drift_ppm: None,
+        incarnation: None,
     }
 }
 

@@ -35,6 +35,10 @@ fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
         key: Some(b"sim-key".to_vec()),
         seed,
         restored: None,
+        admit_unknown_peers: None,
+        max_peers: None,
+        max_clock_drift_ppm: None,
+        incarnation: None,
     }
 }
 

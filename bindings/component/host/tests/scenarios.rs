@@ -57,6 +57,10 @@ fn config(c: &Value, seed: u64, restored: &Value) -> NodeConfig {
                 voted_for: restored["voted_for"].as_str().map(str::to_string),
             })
         },
+        admit_unknown_peers: c["admit_unknown_peers"].as_bool(),
+        max_peers: c["max_peers"].as_u64().map(|n| n as u32),
+        max_clock_drift_ppm: c["max_clock_drift_ppm"].as_u64().map(|n| n as u32),
+        incarnation: c["incarnation"].as_u64(),
     }
 }
 

@@ -179,7 +179,8 @@ fn run(options: RunOptions, component: Option<String>) -> Result<(), String> {
     };
     let start = Instant::now();
     let now = || start.elapsed().as_millis() as u64;
-    let wit_config = node_config(&config, tenure::os_seed(), restored);
+    let seed = tenure::os_seed().map_err(|e| e.to_string())?;
+    let wit_config = node_config(&config, seed, restored);
     let mut node = ComponentNode::new(&loader, callbacks, &wit_config, now())
         .map_err(|e| format!("{e:#}"))?
         .map_err(|e| format!("invalid configuration: {}", e.message))?;
