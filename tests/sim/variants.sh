@@ -30,7 +30,7 @@ variants=(
   "huge-terms|40|1200000000|--faults hugeterm,crash,partition"
   "false-peer-down|40|1300000000|--faults falsedown,partition,crash"
   "membership|30|1400000000|--faults membership,crash,partition"
-  "admit-unknown-peers|20|1500000000|--admit-unknown-peers"
+  "admit-unknown-peers|20|1500000000|--admit-unknown-peers --faults crash,pause,partition,oneway,loss,dup,reorder,deny,handler,transfer,broadcast,drift,latedup,replay,hugeterm,falsedown"
 )
 
 start=$(date +%s)

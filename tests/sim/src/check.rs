@@ -35,6 +35,9 @@
 //!   instant.
 //! - **fencing** each node's fencing token strictly increases from one leadership to the next,
 //!   across restarts with durable state (a restart without it forgets the node's history).
+//! - **terms** no node's term comes within 2^41 of `MAX_TERM` (2^53 − 1): the term space is
+//!   never exhausted (a term may rise by at most `MAX_TERM_JUMP` = 2^32 per message, and a run
+//!   sees far fewer than 2^9 such jumps).
 //! - **L1** (checked by the run driver, [`crate::random`], and the conformance tests): once the
 //!   network is stable and a majority is up and connected, exactly one leader exists within
 //!   [`L1_SETTLE_BOUND_ELECTION_TIMEOUTS`] election timeouts, every connected node follows it, and
@@ -50,7 +53,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use tenure::wire::{Envelope, Message};
+use tenure::wire::{Envelope, Message, MAX_TERM};
 use tenure::{DurableState, Event, Node};
 
 use crate::sim::SimNode;
@@ -85,7 +88,7 @@ pub const L1_SETTLE_BOUND_ELECTION_TIMEOUTS: u64 = 10;
 
 /// Every invariant name a [`Violation`] can carry (`events`: the node's events disagree with its
 /// role changes).
-pub const INVARIANTS: [&str; 9] = ["S1", "S1-view", "S2", "S3", "S4", "lease", "fencing", "L1", "events"];
+pub const INVARIANTS: [&str; 10] = ["S1", "S1-view", "S2", "S3", "S4", "lease", "fencing", "terms", "L1", "events"];
 
 /// A broken invariant, with the seed and the last few hundred log lines.
 #[derive(Debug, Clone)]
@@ -261,6 +264,11 @@ impl Checker {
                 }
             }
             self.max_term.insert(id.clone(), term);
+            // Term space: no run comes anywhere near exhausting it (each message may raise a term
+            // by at most MAX_TERM_JUMP; a run sees far fewer than 2^20 such jumps).
+            if term > MAX_TERM - (MAX_TERM >> 12) {
+                return Some(("terms", format!("{id} is in term {term}, near the end of the term space ({MAX_TERM})")));
+            }
             // View changes (S4's clock), and S1's scope: S1 holds while every view keeps the
             // members it started with (a `no_connection` ghost still counts until it expires).
             let vs = node.view_size();

@@ -402,6 +402,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     for id in &all {
         let i = sim.idx(id);
         sim.nodes[i].policy = HostPolicy::default();
+        sim.nodes[i].crash_after = None;
         if let Some(p) = sim.nodes[i].paused_until {
             if p > sim.now {
                 sim.nodes[i].paused_until = Some(sim.now);

@@ -34,7 +34,9 @@ faults: crash (with crash points between outputs), amnesia, pause, partition, on
         no_connection reports); `default` (all but amnesia and membership, which leave the scope
         of one-leader-per-term), `all`, `none`. Comma-separated.
 clocks: every host's clock drifts within ±ρ (max_clock_drift_ppm) unless --no-drift.
-bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness
+bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness,
+        deposed-forgets-promise, restart-votes-at-once, any-message-is-evidence, unbounded-term,
+        stale-heartbeat-refreshes
 
 Prints per-invariant violation counts (`invariants: S1=0 ...`) and, last,
 `seeds=N violations=V failover_p50_ms=... failover_p99_ms=... failover_max_ms=... elapsed_s=...`.";
@@ -46,6 +48,11 @@ fn parse_bug(s: &str) -> Result<Bug, String> {
         "ignore-higher-term" => Bug::IgnoreHigherTerm,
         "quorum-off-by-one" => Bug::QuorumOffByOne,
         "no-prevote-stickiness" => Bug::NoPrevoteStickiness,
+        "deposed-forgets-promise" => Bug::DeposedForgetsPromise,
+        "restart-votes-at-once" => Bug::RestartVotesAtOnce,
+        "any-message-is-evidence" => Bug::AnyMessageIsEvidence,
+        "unbounded-term" => Bug::UnboundedTerm,
+        "stale-heartbeat-refreshes" => Bug::StaleHeartbeatRefreshes,
         _ => return Err(format!("unknown bug {s:?}")),
     })
 }
