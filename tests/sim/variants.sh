@@ -14,7 +14,7 @@ sim=("$@")
 
 # name | per mille | first seed | options
 variants=(
-  "default|200|0|"
+  "default|250|0|"
   "3-nodes-rtt20|100|100000000|--nodes 3 --rtt-ms 20"
   "7-nodes-rtt1|50|200000000|--nodes 7 --rtt-ms 1"
   "no-pre-vote|50|300000000|--no-pre-vote"
