@@ -17,6 +17,7 @@ fn first_caught(bug: Bug, base: RunOptions) -> (u64, &'static str) {
     for seed in 0..1000 {
         if let Some(v) = run_seed(seed, &with_bug).violation {
             if run_seed(seed, &base).violation.is_none() {
+                println!("{bug:?}: caught by {} on seed {seed}", v.invariant);
                 return (seed, v.invariant);
             }
         }
