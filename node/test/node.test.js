@@ -359,17 +359,19 @@ test('wire: every message kind round-trips, with and without a key', () => {
     { kind: 'heartbeat', sentAt: 123456 },
     { kind: 'heartbeat_ack', echo: 99 },
     { kind: 'timeout_now' },
-    { kind: 'app', payload: Buffer.from([1, 2, 3]) },
+    { kind: 'app', seq: 300, payload: Buffer.from([1, 2, 3]) },
   ]
   for (const message of messages) {
     for (const key of [null, Buffer.from('k')]) {
-      const env = { cluster: 'c', from: 'a', term: 7, message }
+      const env = { cluster: 'c', from: 'a', term: 7, incarnation: 5, message }
       const bytes = wire.encode(env, key)
       assert.deepEqual(wire.decode(bytes, key), env)
     }
   }
-  const huge = { cluster: 'c', from: 'a', term: 2n ** 64n - 1n, message: { kind: 'heartbeat', sentAt: 2n ** 63n } }
+  const huge = { cluster: 'c', from: 'a', term: 2 ** 53 - 1, incarnation: 2n ** 64n - 1n, message: { kind: 'heartbeat', sentAt: 2n ** 63n } }
   assert.deepEqual(wire.decode(wire.encode(huge)), huge)
+  // Terms above MAX_TERM (2^53 - 1) would be dropped as malformed by every receiver.
+  assert.throws(() => wire.encode({ ...huge, term: 2n ** 53n }), { code: 'malformed' })
   assert.throws(() => wire.decode(Buffer.alloc(0)), { code: 'malformed' })
   assert.throws(() => wire.encode({ cluster: 'c', from: 'a', term: 1, message: { kind: 'nope' } }), TypeError)
   assert.throws(() => wire.encode({ cluster: 'c', from: 'a', term: 1, message: { kind: 'app', payload: Buffer.alloc(70000) } }), {
