@@ -10,8 +10,12 @@
 //! It also produces the cross-host test data every binding replays: `tests/scenarios/*.json`
 //! ([`scenario`], [`record`]) and `tests/vectors/*.json` ([`vectors`]).
 
+pub mod adversary;
 pub mod check;
+pub mod clock;
+pub mod compat;
 pub mod fuzz;
+pub mod manual;
 pub mod random;
 pub mod record;
 pub mod rng;
@@ -19,7 +23,7 @@ pub mod scenario;
 pub mod sim;
 pub mod vectors;
 
-pub use check::{Violation, L1_FAILOVER_BOUND_RTTS, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
+pub use check::{Violation, L1_FAILOVER_BOUND_RTTS, L1_FAILOVER_ROUNDS, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
 pub use sim::{HostPolicy, NetConfig, Sim};
 
 /// Lower-case hex of `bytes`.

@@ -5,10 +5,12 @@ use std::collections::BTreeSet;
 
 use tenure::{Bug, Config, PeerDownReason};
 
-use crate::check::{Violation, L1_FAILOVER_BOUND_RTTS, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
+use crate::check::{Violation, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
+use crate::clock::Clock;
 use crate::rng::Rng;
 use crate::scenario::Input;
 use crate::sim::{HostPolicy, NetConfig, Sim};
+use crate::{adversary, compat};
 
 /// A kind of fault the chaos phase may inject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,11 +42,26 @@ pub enum Fault {
     Transfer,
     /// Nodes broadcast payloads.
     Broadcast,
+    /// A clock changes its rate (always within ±ρ).
+    Drift,
+    /// The network delivers duplicates up to 10 s late.
+    LateDup,
+    /// A recorder replays old datagrams (and, after the leader's silent crash, its last
+    /// heartbeats every 100 ms).
+    Replay,
+    /// Ids nobody declared send messages (during the chaos and the stable phase).
+    FakeIds,
+    /// A fake id grants every `PreVote` and `Vote` it sees on the wire.
+    FakeVoter,
+    /// A member sends a message with a near-maximum term, or just past the plausible jump.
+    HugeTerm,
+    /// Hosts falsely report a reachable peer `no_connection`.
+    FalseDown,
 }
 
 impl Fault {
     /// Every fault, with its command-line name.
-    pub const ALL: [(Fault, &'static str); 13] = [
+    pub const ALL: [(Fault, &'static str); 20] = [
         (Fault::Crash, "crash"),
         (Fault::Amnesia, "amnesia"),
         (Fault::Pause, "pause"),
@@ -58,6 +75,13 @@ impl Fault {
         (Fault::Handler, "handler"),
         (Fault::Transfer, "transfer"),
         (Fault::Broadcast, "broadcast"),
+        (Fault::Drift, "drift"),
+        (Fault::LateDup, "latedup"),
+        (Fault::Replay, "replay"),
+        (Fault::FakeIds, "fakeids"),
+        (Fault::FakeVoter, "fakevoter"),
+        (Fault::HugeTerm, "hugeterm"),
+        (Fault::FalseDown, "falsedown"),
     ];
 
     /// The faults that keep a run inside S1's scope (the default).
@@ -111,6 +135,10 @@ pub struct RunOptions {
     pub verbose_log: bool,
     /// Print every log line as it happens (`--trace`).
     pub echo: bool,
+    /// Clocks drift: every host's clock gets an offset and a rate within ±ρ (on by default).
+    pub drift: bool,
+    /// `Config::admit_unknown_peers` (off by default: closed membership).
+    pub admit_unknown_peers: bool,
 }
 
 impl Default for RunOptions {
@@ -125,6 +153,8 @@ impl Default for RunOptions {
             chaos_ms: 3000,
             verbose_log: true,
             echo: false,
+            drift: true,
+            admit_unknown_peers: false,
         }
     }
 }
@@ -146,9 +176,19 @@ pub struct RunResult {
 
 /// Runs one seed.
 pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
-    let mut sim = Sim::cluster(seed, opts.nodes.max(1), NetConfig::rtt(opts.rtt_ms), |c: Config| {
-        c.durable(opts.durable).pre_vote(opts.pre_vote)
-    });
+    let tweak = |c: Config| {
+        compat::admit_unknown_peers(c.durable(opts.durable).pre_vote(opts.pre_vote), opts.admit_unknown_peers)
+    };
+    let rho = compat::max_clock_drift_ppm(&tweak(Config::new("n", "sim")));
+    let mut clock_rng = Rng::new(seed ^ 0xC10C_4D21_F700);
+    let mut sim =
+        Sim::cluster_with_clocks(seed, opts.nodes.max(1), NetConfig::rtt(opts.rtt_ms), tweak, |_| match opts.drift {
+            true => Clock::drifting(0, clock_rng.range(0, 1 << 40), adversary::draw_rate(&mut clock_rng, rho)),
+            false => Clock::exact(),
+        });
+    if opts.faults.contains(&Fault::Replay) {
+        sim.recorder_cap = 4096;
+    }
     sim.verbose_log = opts.verbose_log;
     sim.echo = opts.echo;
     for id in sim.nodes.iter().map(|n| n.id.clone()).collect::<Vec<_>>() {
@@ -171,7 +211,9 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     let faults: Vec<Fault> = opts.faults.iter().copied().collect();
     let n = sim.nodes.len();
     let all = ids(sim);
-    let et_max = sim.nodes[0].config.validate().map(|c| c.election_timeout_max).unwrap_or(300);
+    let valid = sim.nodes[0].config.validate().expect("valid simulator config");
+    let et_max = valid.election_timeout_max;
+    let rho = compat::max_clock_drift_ppm(&sim.nodes[0].config);
     let rtt = opts.rtt_ms;
     // Nodes removed by leave/terminated (crashed), to be joined back in the stable phase.
     let mut removed: Vec<String> = Vec::new();
@@ -200,8 +242,15 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
                         Some(l) if rng.chance(0.5) => l,
                         _ => pick(&mut rng),
                     };
-                    if sim.nodes[sim.idx(&id)].node.is_some() {
-                        sim.crash(&id);
+                    let i = sim.idx(&id);
+                    if sim.nodes[i].node.is_some() {
+                        if rng.chance(0.5) {
+                            sim.crash(&id);
+                        } else {
+                            // A crash point inside the handling of its next input: after 0..3
+                            // outputs were carried out (e.g. a `Persist` but not the sends).
+                            sim.nodes[i].crash_after = Some(rng.below(4));
+                        }
                     }
                 }
             }
@@ -259,12 +308,13 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
                         // Hosts that cannot reach `id` report it unreachable.
                         let reporters: Vec<String> =
                             all.iter().filter(|o| **o != id && !sim.connected(o, &id)).cloned().collect();
+                        // S1 stays checked until a ghost actually expires (the checker sees the
+                        // view shrink).
                         for r in reporters {
                             if sim.nodes[sim.idx(&r)].node.is_some() {
                                 let _ = sim.call(&r, Input::PeerDown(id.clone(), PeerDownReason::NoConnection));
                             }
                         }
-                        sim.checker.leave_s1_scope();
                     }
                     k => {
                         // A member goes away for good: it stops, the others leave/terminate it.
@@ -319,6 +369,26 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
                     let _ = sim.call(&id, Input::Broadcast(payload));
                 }
             }
+            Fault::Drift => {
+                let i = rng.below(n);
+                let rate = adversary::draw_rate(&mut rng, rho);
+                let now = sim.now;
+                sim.nodes[i].clock.set_rate(now, rate);
+            }
+            Fault::LateDup => sim.net.late_duplicate = if rng.chance(0.3) { 0.0 } else { rng.unit() * 0.2 },
+            Fault::Replay => {
+                let k = rng.range(1, 20) as usize;
+                adversary::replay(sim, &mut rng, k);
+            }
+            Fault::FakeIds => {
+                let k = rng.range(1, 30) as usize;
+                adversary::strangers(sim, &mut rng, k, 250);
+            }
+            Fault::FakeVoter => {
+                sim.fake_voters = if rng.chance(0.3) { Vec::new() } else { vec![adversary::FAKE_VOTER.to_string()] }
+            }
+            Fault::HugeTerm => adversary::huge_term(sim, &mut rng),
+            Fault::FalseDown => adversary::false_down(sim, &mut rng),
         }
         let gap = rng.range(5, 250);
         sim.run_until((sim.now + gap).min(chaos_end))?;
@@ -332,6 +402,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     for id in &all {
         let i = sim.idx(id);
         sim.nodes[i].policy = HostPolicy::default();
+        sim.nodes[i].crash_after = None;
         if let Some(p) = sim.nodes[i].paused_until {
             if p > sim.now {
                 sim.nodes[i].paused_until = Some(sim.now);
@@ -350,6 +421,12 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     }
     let settle_start = sim.now;
     let bound = L1_SETTLE_BOUND_ELECTION_TIMEOUTS * et_max;
+    if opts.faults.contains(&Fault::FakeIds) {
+        // Strangers keep writing through the stable phase: dropped, they must not cost the leader.
+        let span = bound + 4 * et_max;
+        adversary::strangers(sim, &mut rng, (span / 20) as usize, span);
+    }
+    sim.fake_voters.clear();
     // Converged = one leader followed by every connected node, continuously for one election
     // timeout plus a heartbeat (so that stale followers whose timers are about to fire count).
     let window = et_max + sim.nodes[0].config.heartbeat_interval + 2 * rtt;
@@ -423,16 +500,22 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
         let Some(old) = sim.leader() else { return Ok(()) };
         let crash_at = sim.now;
         sim.crash(&old);
-        let bound = et_max + L1_FAILOVER_BOUND_RTTS * rtt;
-        let found = sim.run_until_cond(crash_at + 4 * et_max, |s| s.leader().is_some())?;
+        if opts.faults.contains(&Fault::Replay) {
+            // The recorder keeps replaying the dead leader's last heartbeats: no effect allowed.
+            adversary::replay_heartbeats(sim, &old, 100, 4 * et_max);
+        }
+        let bound = crate::check::l1_failover_bound_ms(et_max, rho, sim.net.max_one_way());
+        let found = sim.run_until_cond(crash_at + bound, |s| s.leader().is_some())?;
         match found {
             Some(t) => *failover_ms = Some(t - crash_at),
             None => {
-                sim.fail("L1", format!("no new leader within {} ms of the leader's crash", 4 * et_max));
+                sim.fail(
+                    "L1",
+                    format!("no new leader within the failover bound of {bound} ms after the leader's crash"),
+                );
                 return Err(sim.violation().cloned().expect("just failed"));
             }
         }
-        let _ = bound;
     }
     Ok(())
 }

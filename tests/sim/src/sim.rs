@@ -8,6 +8,7 @@ use tenure::wire::{self, Envelope, Message};
 use tenure::{Bug, Config, DurableState, Event, Node, Output, PeerDownReason, Role};
 
 use crate::check::{Checker, Violation};
+use crate::clock::Clock;
 use crate::rng::Rng;
 use crate::scenario::{apply_input, output_json, ConfigJson, FinalJson, Input, RestoredJson, Scenario, Step};
 
@@ -25,12 +26,18 @@ pub struct NetConfig {
     pub duplicate: f64,
     /// Probability that a datagram is held back by up to `2·rtt + 20` ms extra (reordering).
     pub reorder: f64,
+    /// Probability that a datagram gets one more copy delivered up to [`LATE_DUPLICATE_MS`] late
+    /// (a very late duplicate: the network equivalent of a replay).
+    pub late_duplicate: f64,
 }
+
+/// The longest delay of a late duplicate ([`NetConfig::late_duplicate`]).
+pub const LATE_DUPLICATE_MS: u64 = 10_000;
 
 impl NetConfig {
     /// A clean network with this round-trip time.
     pub fn rtt(rtt_ms: u64) -> NetConfig {
-        NetConfig { rtt_ms, loss: 0.0, duplicate: 0.0, reorder: 0.0 }
+        NetConfig { rtt_ms, loss: 0.0, duplicate: 0.0, reorder: 0.0, late_duplicate: 0.0 }
     }
     /// The largest one-way latency without reordering.
     pub fn max_one_way(&self) -> u64 {
@@ -74,6 +81,11 @@ pub struct SimNode {
     pub incarnation: u32,
     /// Every event, with its time (kept only when [`Sim::keep_events`] is on).
     pub events: Vec<(u64, Event)>,
+    /// The host's clock (drifts within ±ρ when the run says so; survives restarts).
+    pub clock: Clock,
+    /// Crash point: the node crashes after its host has carried out this many outputs of the next
+    /// input (0: before the first), e.g. between a `Persist` and the sends after it.
+    pub crash_after: Option<usize>,
 }
 
 impl SimNode {
@@ -150,6 +162,15 @@ pub struct Sim {
     pub stats: (u64, u64),
     /// Every datagram sent `(at, from, to, message kind)` (kept only with `keep_events`).
     pub sent_log: Vec<(u64, String, String, &'static str)>,
+    /// A recorder on the wire: the last [`Sim::recorder_cap`] datagrams sent `(from, to, bytes)`
+    /// (an adversary replays them; off when the cap is 0).
+    pub recorder: VecDeque<(String, String, Vec<u8>)>,
+    /// How many datagrams the recorder keeps (0: off).
+    pub recorder_cap: usize,
+    /// Fake ids that grant every `PreVote` and `Vote` they see on the wire.
+    pub fake_voters: Vec<String>,
+    /// The last incarnation and term each sender used on the wire.
+    pub last_sent: std::collections::BTreeMap<String, (u64, u64)>,
 }
 
 impl Sim {
@@ -175,22 +196,42 @@ impl Sim {
             same_instant: 0,
             stats: (0, 0),
             sent_log: Vec::new(),
+            recorder: VecDeque::new(),
+            recorder_cap: 0,
+            fake_voters: Vec::new(),
+            last_sent: std::collections::BTreeMap::new(),
         }
     }
 
     /// A cluster of `n` nodes `n1..nN`, all bootstrapped with the full list; `tweak` adjusts each
     /// configuration.
     pub fn cluster(seed: u64, n: usize, net: NetConfig, tweak: impl Fn(Config) -> Config) -> Sim {
+        Sim::cluster_with_clocks(seed, n, net, tweak, |_| Clock::exact())
+    }
+
+    /// [`Sim::cluster`] with a clock per host (`clock(i)` for the `i`-th node, from 0).
+    pub fn cluster_with_clocks(
+        seed: u64,
+        n: usize,
+        net: NetConfig,
+        tweak: impl Fn(Config) -> Config,
+        mut clock: impl FnMut(usize) -> Clock,
+    ) -> Sim {
         let mut sim = Sim::new(seed, net);
         let ids: Vec<String> = (1..=n).map(|i| format!("n{i}")).collect();
-        for id in &ids {
-            sim.add_node(tweak(Config::new(id.clone(), "sim").bootstrap(ids.iter().cloned())));
+        for (i, id) in ids.iter().enumerate() {
+            sim.add_node_with_clock(tweak(Config::new(id.clone(), "sim").bootstrap(ids.iter().cloned())), clock(i));
         }
         sim
     }
 
     /// Adds and starts a node now. Panics on an invalid configuration (a test bug).
     pub fn add_node(&mut self, config: Config) -> usize {
+        self.add_node_with_clock(config, Clock::exact())
+    }
+
+    /// Adds and starts a node now, on a host with this clock.
+    pub fn add_node_with_clock(&mut self, config: Config, clock: Clock) -> usize {
         let idx = self.nodes.len();
         self.nodes.push(SimNode {
             id: config.id.clone(),
@@ -202,6 +243,8 @@ impl Sim {
             bugs: Vec::new(),
             incarnation: 0,
             events: Vec::new(),
+            clock,
+            crash_after: None,
         });
         self.start(idx, None);
         idx
@@ -215,7 +258,8 @@ impl Sim {
     fn start(&mut self, idx: usize, restored: Option<DurableState>) {
         let seed = self.node_seed(idx, self.nodes[idx].incarnation);
         let config = self.nodes[idx].config.clone();
-        let mut node = Node::new(config.clone(), seed, restored.clone(), self.now).expect("valid simulator config");
+        let local_now = self.nodes[idx].clock.local(self.now);
+        let mut node = Node::new(config.clone(), seed, restored.clone(), local_now).expect("valid simulator config");
         for b in &self.nodes[idx].bugs {
             node.inject_bug(*b);
         }
@@ -230,7 +274,7 @@ impl Sim {
                     config: ConfigJson::from_config(&config),
                     seed,
                     restored: restored.as_ref().map(|r| RestoredJson { term: r.term, voted_for: r.voted_for.clone() }),
-                    start_ms: self.now,
+                    start_ms: local_now,
                     steps: Vec::new(),
                     final_state: FinalJson::of(&node),
                 },
@@ -241,6 +285,7 @@ impl Sim {
         let role = self.nodes[idx].node.as_ref().map(|n| n.role().as_str()).unwrap_or("");
         let id = self.nodes[idx].id.clone();
         self.logf(format_args!("{id} starts ({role})"));
+        self.checker.on_start(&id, restored.as_ref());
         self.after_step();
     }
 
@@ -313,9 +358,11 @@ impl Sim {
 
     fn apply(&mut self, idx: usize, input: Input) -> Result<(), &'static str> {
         let now = self.now;
+        let local_now = self.nodes[idx].clock.local(now);
         let Some(node) = self.nodes[idx].node.as_mut() else { return Err("down") };
         let role_before = node.role();
-        let result = apply_input(node, now, &input);
+        let term_before = node.term();
+        let result = apply_input(node, local_now, &input);
         let role_after = node.role();
         let leader_after = node.leader().map(str::to_string);
         let mut outputs = Vec::new();
@@ -325,8 +372,17 @@ impl Sim {
         let next_deadline = node.poll_timeout();
         let id = self.nodes[idx].id.clone();
         if let Input::Message { from, bytes } = &input {
-            if result.is_ok() {
-                self.checker.on_accept(now, &id, from);
+            // S4's quorum evidence: an accepted acknowledgement, in the leader's term, of a heartbeat
+            // this leader sent, dated when that heartbeat left (a late or replayed ack is old
+            // evidence, not fresh).
+            if result.is_ok() && role_after == Role::Leader {
+                let term = self.nodes[idx].node.as_ref().map_or(0, Node::term);
+                if let Ok(env) = wire::decode(bytes, self.nodes[idx].config.key.as_deref()) {
+                    if let (Message::HeartbeatAck { echo }, true) = (&env.message, env.term == term) {
+                        let sent = self.nodes[idx].clock.real_at(*echo).min(now);
+                        self.checker.on_evidence(sent, &id, from);
+                    }
+                }
             }
             if self.verbose_log || result.is_err() {
                 let what = self.describe(bytes);
@@ -346,7 +402,7 @@ impl Sim {
             let incarnation = self.nodes[idx].incarnation;
             if let Some(rec) = self.recordings.iter_mut().rev().find(|r| r.id == id && r.incarnation == incarnation) {
                 rec.scenario.steps.push(Step {
-                    at: now,
+                    at: local_now,
                     input: input.to_json(),
                     result: result.map_or_else(|c| c.to_string(), |()| "ok".to_string()),
                     outputs: outputs.iter().map(output_json).collect(),
@@ -380,8 +436,21 @@ impl Sim {
                 self.fail("events", format!("{id} became leader without a BecameLeader event"));
             }
         }
+        if let (Input::Transfer(_), Ok(())) = (&input, result) {
+            self.checker.on_transfer(term_before, now);
+        }
         let mut reactions = Vec::new();
-        for o in outputs {
+        // The host carries the outputs out one at a time, in order; a crash point can stop it
+        // between any two (the rest are lost with the process).
+        let crash_after = self.nodes[idx].crash_after.take();
+        for (done, o) in outputs.into_iter().enumerate() {
+            if crash_after.is_some_and(|k| done >= k) {
+                self.logf(format_args!("{id} CRASHES after carrying out {done} output(s)"));
+                self.nodes[idx].node = None;
+                self.nodes[idx].paused_until = None;
+                reactions.clear();
+                break;
+            }
             match o {
                 Output::Persist(s) => {
                     self.checker.on_persist(&id, &s);
@@ -404,6 +473,9 @@ impl Sim {
         }
         self.after_step();
         for r in reactions {
+            if self.nodes[idx].node.is_none() {
+                break;
+            }
             let _ = self.apply(idx, r);
         }
         result
@@ -443,10 +515,26 @@ impl Sim {
     fn send(&mut self, from: &str, to: String, bytes: Vec<u8>) {
         self.stats.0 += 1;
         if let Ok(env) = wire::decode(&bytes, self.nodes.first().and_then(|n| n.config.key.as_deref())) {
-            self.checker.on_send(from, &to, &env);
+            if let Some((invariant, detail)) = self.checker.on_send(from, &to, &env) {
+                self.fail(invariant, detail);
+            }
             if self.keep_events {
                 self.sent_log.push((self.now, from.to_string(), to.clone(), env.message.kind()));
             }
+            self.last_sent.insert(from.to_string(), (env.incarnation, env.term));
+            if !self.fake_voters.is_empty() {
+                match env.message {
+                    Message::Vote { .. } => self.fake_votes(from, env.term, Message::VoteReply { granted: true }),
+                    Message::PreVote => self.fake_votes(from, env.term, Message::PreVoteReply { granted: true }),
+                    _ => {}
+                }
+            }
+        }
+        if self.recorder_cap > 0 {
+            if self.recorder.len() >= self.recorder_cap {
+                self.recorder.pop_front();
+            }
+            self.recorder.push_back((from.to_string(), to.clone(), bytes.clone()));
         }
         if self.blocked.contains(&(from.to_string(), to.clone())) {
             if self.verbose_log {
@@ -477,6 +565,49 @@ impl Sim {
                 bytes: bytes.clone(),
             });
         }
+        if self.rng.chance(self.net.late_duplicate) {
+            let lat = self.rng.range(1, LATE_DUPLICATE_MS);
+            self.seq += 1;
+            self.flights.push(Flight { at: self.now + lat, seq: self.seq, from: from.to_string(), to, bytes });
+        }
+    }
+
+    /// Each fake voter answers a `PreVote` or `Vote` of `term` from `candidate` with a grant.
+    fn fake_votes(&mut self, candidate: &str, term: u64, message: Message) {
+        for fake in self.fake_voters.clone() {
+            let env = Envelope {
+                cluster: self.nodes[0].config.cluster.clone(),
+                from: fake.clone(),
+                term,
+                incarnation: 1,
+                message: message.clone(),
+            };
+            let Ok(bytes) = wire::encode(&env, self.nodes[0].config.key.as_deref()) else { continue };
+            // Counted as sent (S1-view checks the counting, S1 the outcome).
+            let _ = self.checker.on_send(&fake, candidate, &env);
+            let lat = self.rng.range(self.net.rtt_ms / 4, self.net.max_one_way());
+            self.seq += 1;
+            self.flights.push(Flight {
+                at: self.now + lat,
+                seq: self.seq,
+                from: fake,
+                to: candidate.to_string(),
+                bytes,
+            });
+        }
+    }
+
+    /// Delivers `bytes` to `to` as if `from` had sent them, after `delay` ms (an adversary on the
+    /// network: forged, recorded or replayed datagrams).
+    pub fn inject_later(&mut self, delay: u64, from: &str, to: &str, bytes: Vec<u8>) {
+        self.seq += 1;
+        self.flights.push(Flight {
+            at: self.now + delay,
+            seq: self.seq,
+            from: from.to_string(),
+            to: to.to_string(),
+            bytes,
+        });
     }
 
     /// Injects raw bytes into a node as if `from` had sent them (hostile or foreign input).
@@ -489,7 +620,7 @@ impl Sim {
             return;
         }
         let mut ck = std::mem::take(&mut self.checker);
-        let found = ck.after_step(self.now, &self.nodes);
+        let found = ck.after_step(self.now, &self.nodes).or_else(|| ck.lease_after_step(self.now, &self.nodes));
         self.checker = ck;
         if let Some((invariant, detail)) = found {
             self.fail(invariant, detail);
@@ -514,7 +645,7 @@ impl Sim {
             let t = match (&n.node, n.paused_until) {
                 (None, _) => None,
                 (Some(_), Some(p)) => Some(p),
-                (Some(node), None) => node.poll_timeout(),
+                (Some(node), None) => node.poll_timeout().map(|d| n.clock.real_at(d)),
             };
             if let Some(t) = t {
                 let t = t.max(self.now);
@@ -555,7 +686,7 @@ impl Sim {
                 }
                 continue;
             }
-            if node.poll_timeout().is_some_and(|d| d <= t) {
+            if node.poll_timeout().is_some_and(|d| d <= n.clock.local(t)) {
                 let _ = self.apply(idx, Input::Timeout);
             }
         }

@@ -1,0 +1,146 @@
+//! Hostile and mistaken traffic for the randomised runs: strangers (ids nobody declared), a fake
+//! voter, members that send near-maximum terms, a recorder that replays old datagrams, false
+//! `no_connection` reports, and clocks that change rate. Each is a [`crate::random::Fault`].
+
+use tenure::wire::{self, Envelope, Message, MAX_TERM, MAX_TERM_JUMP};
+use tenure::PeerDownReason;
+
+use crate::rng::Rng;
+use crate::scenario::Input;
+use crate::sim::Sim;
+
+/// The ids the strangers use (never declared by any host).
+pub const FAKE_IDS: [&str; 4] = ["x-stranger-1", "x-stranger-2", "x-stranger-3", "x-stranger-4"];
+
+/// The id of the fake voter.
+pub const FAKE_VOTER: &str = "x-fake-voter";
+
+/// Encodes a message with the cluster's id and key (an adversary that knows both: no key is set
+/// in the randomised runs).
+fn forge(sim: &Sim, from: &str, term: u64, incarnation: u64, message: Message) -> Option<Vec<u8>> {
+    let c = &sim.nodes[0].config;
+    let env = Envelope { cluster: c.cluster.clone(), from: from.to_string(), term, incarnation, message };
+    wire::encode(&env, c.key.as_deref()).ok()
+}
+
+fn term_of(sim: &Sim, id: &str) -> u64 {
+    sim.nodes[sim.idx(id)].node.as_ref().map_or(0, |n| n.term())
+}
+
+fn random_message(rng: &mut Rng) -> Message {
+    match rng.below(5) {
+        0 => Message::PreVote,
+        1 => Message::Vote { transfer: rng.chance(0.3) },
+        2 => Message::Heartbeat { sent_at: rng.next_u64() >> 20 },
+        3 => Message::HeartbeatAck { echo: rng.next_u64() >> 20 },
+        _ => Message::App { seq: rng.below(1000) as u64, payload: vec![0xAB; rng.below(32)] },
+    }
+}
+
+/// Strangers send `count` plausible messages (current or next term) to random members, spread
+/// over the next `over_ms`.
+pub fn strangers(sim: &mut Sim, rng: &mut Rng, count: usize, over_ms: u64) {
+    let ids: Vec<String> = sim.nodes.iter().map(|n| n.id.clone()).collect();
+    for _ in 0..count {
+        let to = ids[rng.below(ids.len())].clone();
+        let fake = FAKE_IDS[rng.below(FAKE_IDS.len())];
+        let term = term_of(sim, &to) + rng.below(2) as u64;
+        let msg = random_message(rng);
+        if let Some(bytes) = forge(sim, fake, term, 7, msg) {
+            let delay = rng.range(0, over_ms);
+            sim.inject_later(delay, fake, &to, bytes);
+        }
+    }
+}
+
+/// A member sends (by mistake, or a forger without a key sends under its id, with its current
+/// incarnation) one message with a term near the top of the range or just past the plausible
+/// jump, to a random member.
+pub fn huge_term(sim: &mut Sim, rng: &mut Rng) {
+    let ids: Vec<String> = sim.nodes.iter().map(|n| n.id.clone()).collect();
+    let from = ids[rng.below(ids.len())].clone();
+    let to = ids[rng.below(ids.len())].clone();
+    if from == to {
+        return;
+    }
+    let own = term_of(sim, &to);
+    let term = match rng.below(5) {
+        0 => MAX_TERM,
+        1 => MAX_TERM - rng.range(0, 3),
+        2 => own.saturating_add(MAX_TERM_JUMP),
+        3 => own.saturating_add(MAX_TERM_JUMP + 1),
+        _ => own.saturating_add(rng.range(2, MAX_TERM_JUMP)),
+    }
+    .min(MAX_TERM);
+    let incarnation = sim.last_sent.get(&from).map_or(0, |s| s.0);
+    let msg = match rng.below(4) {
+        0 => Message::PreVote,
+        1 => Message::Heartbeat { sent_at: 0 },
+        2 => Message::HeartbeatAck { echo: 0 },
+        _ => Message::App { seq: rng.next_u64() >> 12, payload: b"oops".to_vec() },
+    };
+    if let Some(bytes) = forge(sim, &from, term, incarnation, msg) {
+        sim.logf(format_args!("ADVERSARY {from} -> {to}: term {term}"));
+        let delay = rng.range(0, 5);
+        sim.inject_later(delay, &from, &to, bytes);
+    }
+}
+
+/// The recorder replays `count` datagrams it saw earlier, to their original receivers, with their
+/// original senders.
+pub fn replay(sim: &mut Sim, rng: &mut Rng, count: usize) {
+    if sim.recorder.is_empty() {
+        return;
+    }
+    for _ in 0..count {
+        let (from, to, bytes) = sim.recorder[rng.below(sim.recorder.len())].clone();
+        let delay = rng.range(0, 50);
+        sim.inject_later(delay, &from, &to, bytes);
+    }
+}
+
+/// The recorder replays `leader`'s last recorded heartbeat to each receiver every `every_ms`
+/// for `for_ms` (the attack that kept followers sticky to a dead leader).
+pub fn replay_heartbeats(sim: &mut Sim, leader: &str, every_ms: u64, for_ms: u64) {
+    let mut last: Vec<(String, Vec<u8>)> = Vec::new();
+    let key = sim.nodes[0].config.key.clone();
+    for (from, to, bytes) in sim.recorder.iter().rev() {
+        if from != leader || last.iter().any(|(t, _)| t == to) {
+            continue;
+        }
+        if let Ok(env) = wire::decode(bytes, key.as_deref()) {
+            if matches!(env.message, Message::Heartbeat { .. }) {
+                last.push((to.clone(), bytes.clone()));
+            }
+        }
+    }
+    let mut t = every_ms;
+    while t <= for_ms {
+        for (to, bytes) in &last {
+            sim.inject_later(t, leader, to, bytes.clone());
+        }
+        t += every_ms;
+    }
+}
+
+/// Some hosts falsely report a peer they can still reach as `no_connection`.
+pub fn false_down(sim: &mut Sim, rng: &mut Rng) {
+    let ids: Vec<String> = sim.nodes.iter().map(|n| n.id.clone()).collect();
+    let peer = ids[rng.below(ids.len())].clone();
+    for r in ids.iter().filter(|r| **r != peer) {
+        if sim.nodes[sim.idx(r)].node.is_some() && rng.chance(0.5) {
+            let _ = sim.call(r, Input::PeerDown(peer.clone(), PeerDownReason::NoConnection));
+        }
+    }
+}
+
+/// Draws a clock rate within ±`rho_ppm`: each extreme a third of the time (the worst cases),
+/// otherwise uniform.
+pub fn draw_rate(rng: &mut Rng, rho_ppm: u32) -> i64 {
+    let rho = i64::from(rho_ppm);
+    match rng.below(3) {
+        0 => -rho,
+        1 => rho,
+        _ => rng.range(0, 2 * rho as u64) as i64 - rho,
+    }
+}

@@ -1,0 +1,13 @@
+//! The one place that names the core settings the simulator's clocks and adversaries depend on.
+
+use tenure::Config;
+
+/// ρ: the bound on every clock's rate error, in parts per million (`Config::max_clock_drift_ppm`).
+pub fn max_clock_drift_ppm(config: &Config) -> u32 {
+    config.max_clock_drift_ppm
+}
+
+/// Admission of undeclared senders on first message (`Config::admit_unknown_peers`).
+pub fn admit_unknown_peers(config: Config, on: bool) -> Config {
+    config.admit_unknown_peers(on)
+}
