@@ -6,6 +6,10 @@
 
 const native = require('../lib/native')
 
+// The runtime handles SIGTERM/SIGINT (graceful stop; a second one exits at once). Node's default
+// handlers would end the process first: replace them with no-ops the runtime's handler chains to.
+for (const sig of /** @type {const} */ (['SIGTERM', 'SIGINT'])) process.on(sig, () => {})
+
 native.runCli(['tenure', ...process.argv.slice(2)]).then(
   (/** @type {number} */ code) => process.exit(code),
   (/** @type {Error} */ e) => {
