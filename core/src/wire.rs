@@ -1,21 +1,26 @@
-//! The wire format: a versioned, compact binary envelope around a postcard-encoded message.
+//! The wire format: a versioned, compact binary envelope, encoded and decoded by hand.
 //!
 //! ```text
 //! offset  size  field
 //! 0       2     magic  b"TN"
-//! 2       1     version (1)
+//! 2       1     version (2)
 //! 3       1     flags: bit 0 = an HMAC-SHA256 tag follows the body; other bits must be 0
-//! 4       n     body: postcard encoding of `Envelope` (cluster, from, term, message)
+//! 4       n     body: cluster, from, term, incarnation, message (see `body`)
 //! 4+n     32    tag (only when flag bit 0 is set): HMAC-SHA256(key, bytes[0 .. 4+n])
 //! ```
 //!
-//! See `docs/wire.md` for every field. Decoding never panics: every failure is a [`DropReason`].
+//! `docs/wire.md` is the definition of every byte. Decoding never panics: every failure is a
+//! [`DropReason`].
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use hmac::{Hmac, Mac};
-use serde::{Deserialize, Serialize};
 use sha2::Sha256;
+
+mod body;
+mod reason;
+
+pub use reason::DropReason;
 
 /// The two magic bytes that start every tenure message.
 pub const MAGIC: [u8; 2] = *b"TN";
@@ -34,121 +39,8 @@ pub const TAG_LEN: usize = 32;
 const HEADER_LEN: usize = 4;
 const FLAG_TAGGED: u8 = 0b0000_0001;
 
-/// Why an inbound message was dropped. Counted per reason in [`crate::Inspect::dropped_by_reason`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DropReason {
-    /// Larger than [`MAX_MESSAGE_SIZE`].
-    Oversized,
-    /// Not a tenure message, or a body that does not decode.
-    Malformed,
-    /// A tenure message of a version this core does not speak.
-    UnknownVersion,
-    /// A message for another cluster id.
-    WrongCluster,
-    /// Missing, unexpected or invalid authentication tag.
-    BadMac,
-    /// The sender named inside the message is not the peer the host says it came from.
-    SenderMismatch,
-    /// A message that claims to come from this node itself.
-    FromSelf,
-    /// A message from a peer removed by `leave` or `peer_down(terminated)` less than one election
-    /// timeout ago (traffic in flight must not re-admit it).
-    RemovedPeer,
-    /// A sender that is not a declared peer, while membership is closed (the default).
-    UnknownPeer,
-    /// Admitting the sender would make the view larger than `max_peers`.
-    ViewFull,
-    /// A term more than [`MAX_TERM_JUMP`] above the receiver's own.
-    ImplausibleTerm,
-    /// An `App` payload already delivered from this sender incarnation, or a message from an
-    /// incarnation of the sender that the receiver has retired.
-    Replay,
-}
-
-impl DropReason {
-    /// Every reason, in a stable order.
-    pub const ALL: [DropReason; 12] = [
-        DropReason::Oversized,
-        DropReason::Malformed,
-        DropReason::UnknownVersion,
-        DropReason::WrongCluster,
-        DropReason::BadMac,
-        DropReason::SenderMismatch,
-        DropReason::FromSelf,
-        DropReason::RemovedPeer,
-        DropReason::UnknownPeer,
-        DropReason::ViewFull,
-        DropReason::ImplausibleTerm,
-        DropReason::Replay,
-    ];
-
-    /// The stable snake_case name used in `inspect()` and by every binding.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::Oversized => "oversized",
-            DropReason::Malformed => "malformed",
-            DropReason::UnknownVersion => "unknown_version",
-            DropReason::WrongCluster => "wrong_cluster",
-            DropReason::BadMac => "bad_mac",
-            DropReason::SenderMismatch => "sender_mismatch",
-            DropReason::FromSelf => "from_self",
-            DropReason::RemovedPeer => "removed_peer",
-            DropReason::UnknownPeer => "unknown_peer",
-            DropReason::ViewFull => "view_full",
-            DropReason::ImplausibleTerm => "implausible_term",
-            DropReason::Replay => "replay",
-        }
-    }
-
-    pub(crate) fn index(self) -> usize {
-        match self {
-            DropReason::Oversized => 0,
-            DropReason::Malformed => 1,
-            DropReason::UnknownVersion => 2,
-            DropReason::WrongCluster => 3,
-            DropReason::BadMac => 4,
-            DropReason::SenderMismatch => 5,
-            DropReason::FromSelf => 6,
-            DropReason::RemovedPeer => 7,
-            DropReason::UnknownPeer => 8,
-            DropReason::ViewFull => 9,
-            DropReason::ImplausibleTerm => 10,
-            DropReason::Replay => 11,
-        }
-    }
-
-    /// A one-line English explanation ending in the name, e.g. `"unknown wire format version
-    /// (unknown_version)"`: what `Display` writes, as a constant (no formatting code needed).
-    pub fn text(self) -> &'static str {
-        match self {
-            DropReason::Oversized => "message larger than 65536 bytes (oversized)",
-            DropReason::Malformed => "not a well-formed tenure message (malformed)",
-            DropReason::UnknownVersion => "unknown wire format version (unknown_version)",
-            DropReason::WrongCluster => "message for another cluster id (wrong_cluster)",
-            DropReason::BadMac => "missing or invalid authentication tag (bad_mac)",
-            DropReason::SenderMismatch => {
-                "sender inside the message differs from the transport sender (sender_mismatch)"
-            }
-            DropReason::FromSelf => "message claims to come from this node (from_self)",
-            DropReason::RemovedPeer => "message from a peer removed less than one election timeout ago (removed_peer)",
-            DropReason::UnknownPeer => "message from a sender that is not a declared peer (unknown_peer)",
-            DropReason::ViewFull => "admitting the sender would exceed max_peers (view_full)",
-            DropReason::ImplausibleTerm => "term more than 2^32 above this node's term (implausible_term)",
-            DropReason::Replay => {
-                "payload already delivered, or a message from a retired incarnation of the sender (replay)"
-            }
-        }
-    }
-}
-
-impl core::fmt::Display for DropReason {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.text())
-    }
-}
-
 /// One protocol message. The `term` lives in the [`Envelope`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
     /// "Could I win an election in `term`?" — asked before incrementing the term.
     PreVote,
@@ -207,7 +99,7 @@ impl Message {
 }
 
 /// Everything inside the authenticated part of a datagram.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Envelope {
     /// The cluster id; messages for other clusters are dropped.
     pub cluster: String,
@@ -235,9 +127,9 @@ pub(crate) fn keyed(key: &[u8]) -> Option<HmacSha256> {
     mac(key)
 }
 
-/// The fields of [`Envelope`], borrowed: serializes to the same bytes without cloning the
-/// node's ids for every message.
-#[derive(Debug, Serialize)]
+/// The fields of [`Envelope`], borrowed: encodes to the same bytes without cloning the node's
+/// ids for every message.
+#[derive(Debug)]
 pub(crate) struct EnvelopeRef<'a> {
     pub cluster: &'a str,
     pub from: &'a str,
@@ -248,11 +140,9 @@ pub(crate) struct EnvelopeRef<'a> {
 
 /// A decoded body whose ids are still raw bytes borrowed from the datagram: the node compares
 /// them with the ids it expects and validates UTF-8 only when they differ.
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct RawEnvelope<'a> {
-    #[serde(borrow)]
     pub cluster: &'a [u8],
-    #[serde(borrow)]
     pub from: &'a [u8],
     pub term: u64,
     pub incarnation: u64,
@@ -273,45 +163,26 @@ impl RawEnvelope<'_> {
     }
 }
 
-// Strings and byte strings share one postcard encoding (varint length, then the bytes), so
-// `RawEnvelope` reads exactly what `Envelope` and `EnvelopeRef` write.
-#[derive(Serialize)]
-struct RawEnvelopeRef<'a> {
-    #[serde(with = "as_bytes")]
-    cluster: &'a [u8],
-    #[serde(with = "as_bytes")]
-    from: &'a [u8],
-    term: u64,
-    incarnation: u64,
-    message: &'a Message,
-}
-
-/// Serializes a byte slice as postcard bytes (length + raw bytes), like a string, rather than as
-/// a sequence of u8 (same bytes, element by element).
-mod as_bytes {
-    pub fn serialize<S: serde::Serializer>(v: &&[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(v)
-    }
-}
-
-/// Encodes a borrowed envelope; `Err` is the reason a receiver would drop the result.
+/// Encodes a borrowed envelope; `Err` is the reason a receiver would drop the result. The
+/// size is known before anything is allocated.
 pub(crate) fn encode_with(envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> Result<Vec<u8>, DropReason> {
     if envelope.term > MAX_TERM {
         return Err(DropReason::Malformed);
     }
     let tag = if m.is_some() { TAG_LEN } else { 0 };
-    let mut out = Vec::with_capacity(HEADER_LEN + 16 + tag + envelope.cluster.len() + envelope.from.len());
+    let len = body::encoded_len(envelope).saturating_add(HEADER_LEN + tag);
+    if len > MAX_MESSAGE_SIZE {
+        return Err(DropReason::Oversized);
+    }
+    let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&MAGIC);
     out.push(VERSION);
     out.push(if m.is_some() { FLAG_TAGGED } else { 0 });
-    let mut out = postcard::to_extend(envelope, out).map_err(|_| DropReason::Oversized)?;
+    body::write(&mut out, envelope);
     if let Some(m) = m {
         let mut m = m.clone();
         m.update(&out);
         out.extend_from_slice(&m.finalize().into_bytes());
-    }
-    if out.len() > MAX_MESSAGE_SIZE {
-        return Err(DropReason::Oversized);
     }
     Ok(out)
 }
@@ -345,7 +216,7 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
             if signed_len < HEADER_LEN {
                 return Err(DropReason::BadMac);
             }
-            let (signed, tag) = bytes.split_at(signed_len);
+            let (signed, tag) = bytes.split_at_checked(signed_len).ok_or(DropReason::BadMac)?;
             let mut m = m.clone();
             m.update(signed);
             m.verify_slice(tag).map_err(|_| DropReason::BadMac)?;
@@ -353,26 +224,7 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
         }
         _ => return Err(DropReason::BadMac),
     };
-    let raw = match postcard::take_from_bytes::<RawEnvelope<'a>>(body) {
-        Ok((raw, [])) => raw,
-        _ => return Err(DropReason::Malformed),
-    };
-    // One encoding per message: postcard accepts over-long varints (`80 00` for 0), so a body
-    // longer than the canonical encoding of what it decodes to is refused.
-    let canonical = RawEnvelopeRef {
-        cluster: raw.cluster,
-        from: raw.from,
-        term: raw.term,
-        incarnation: raw.incarnation,
-        message: &raw.message,
-    };
-    if postcard::experimental::serialized_size(&canonical).ok() != Some(body.len()) {
-        return Err(DropReason::Malformed);
-    }
-    if raw.term > MAX_TERM {
-        return Err(DropReason::Malformed);
-    }
-    Ok(raw)
+    body::read(body)
 }
 
 /// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
@@ -399,7 +251,8 @@ pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Result<Vec<u8>, DropRe
 ///
 /// A node with a key rejects untagged messages; a node without one rejects tagged messages (it
 /// cannot check them), both as [`DropReason::BadMac`]. Non-canonical encodings (over-long
-/// varints) and ids that are not UTF-8 are [`DropReason::Malformed`].
+/// varints, booleans other than 0 and 1), terms above [`MAX_TERM`] and ids that are not UTF-8
+/// are [`DropReason::Malformed`].
 pub fn decode(bytes: &[u8], key: Option<&[u8]>) -> Result<Envelope, DropReason> {
     let m = match key {
         Some(k) => Some(mac(k).ok_or(DropReason::BadMac)?),

@@ -268,7 +268,7 @@ fn check_quorum_counts_only_echoes_of_this_leaderships_recent_heartbeats() {
     let term = h.nodes[&leader].term();
     let followers = h.others(&leader);
     // Cut the leader off both ways, then replay old acknowledgements and other traffic to it.
-    h.partition(&[leader.clone()], &followers);
+    h.partition(std::slice::from_ref(&leader), &followers);
     let cut = h.now;
     let old_echo = h.nodes[&leader].inspect().heartbeat_out_last.unwrap();
     for step in 0..40u64 {

@@ -1,9 +1,10 @@
 // The page: loads the wasm module, builds the cluster (one page) or one node (multi-tab), renders
 // the live view and wires the controls. `window.tenureDemo` is the hook tests and talks use.
-import init, { Node, version } from '../pkg/tenure_wasm.js';
-import { Cluster } from './sim.js';
+import init, { Node, version, decodeMessage } from '../pkg/tenure_wasm.js';
+import { Cluster, SNAPSHOT_MS } from './sim.js';
 import { TabNode } from './tabs.js';
-import { render, renderLegend, positions, NODE_R } from './view.js';
+import { render, renderLegend, positions, nodeRadius, shownView, stageOrder, focusNode } from './view.js';
+import { Tour } from './tour.js';
 
 const params = new URLSearchParams(location.search);
 const mode = params.get('mode') === 'tabs' ? 'tabs' : 'sim';
@@ -16,6 +17,10 @@ const state = {
   speed: clampSpeed(Number(params.get('speed') ?? 1)),
   lastFrame: null,
   slowAt: 0,
+  /** A recorded snapshot shown instead of the present (history slider), or null. */
+  replay: null,
+  /** The message whose decoded contents are shown: {seq, from, to, kind, bytes, decoded, ...}. */
+  message: null,
 };
 
 function clampSpeed(s) {
@@ -29,6 +34,7 @@ function setSpeed(s) {
 }
 
 function setPaused(p) {
+  if (!p) goLive();
   state.paused = p;
   $('pause').textContent = p ? 'Resume' : 'Pause';
   $('pause').classList.toggle('on', p);
@@ -38,14 +44,69 @@ function setPaused(p) {
 function newCluster(size) {
   if (state.source && state.source.destroy) state.source.destroy();
   const seed = Number(params.get('seed') ?? Math.floor(Math.random() * 2 ** 31));
-  state.source = new Cluster(Node, { size, seed });
+  state.source = new Cluster(Node, { size, seed, decode: decodeMessage, history: true });
   state.selected = state.source.members()[0];
+  state.message = null;
+  goLive();
   refresh(true);
+}
+
+// ----- the history slider: scrubbing back shows recorded snapshots -------------------------------
+
+function syncScrub() {
+  const h = state.source?.history;
+  if (!h || !h.length) return;
+  const s = $('scrub');
+  const min = String(h[0].now - (h[0].now % SNAPSHOT_MS));
+  const max = String(Math.ceil(h[h.length - 1].now / SNAPSHOT_MS) * SNAPSHOT_MS);
+  if (s.min !== min) s.min = min;
+  if (s.max !== max) s.max = max;
+  if (!state.replay && s.value !== max) s.value = max;
+  const text = state.replay ? `${(state.replay.now / 1000).toFixed(1)} s (past)` : 'live';
+  if ($('scrub-label').textContent !== text) {
+    $('scrub-label').textContent = text;
+    s.setAttribute('aria-valuetext', text);
+  }
+  $('live').disabled = !state.replay;
+  document.body.classList.toggle('replaying', !!state.replay);
+}
+
+/** Shows the simulation as it was at `t` (ms); at or past the newest snapshot: live. */
+function showAt(t) {
+  const h = state.source.history;
+  if (!h.length || t >= h[h.length - 1].now) return goLive();
+  setPaused(true);
+  state.replay = state.source.snapshotAt(t) ?? h[0];
+  refresh(true);
+}
+
+function goLive() {
+  if (!state.replay) return;
+  state.replay = null;
+  refresh(true);
+}
+
+// ----- messages in flight: select one to see it decoded ------------------------------------------
+
+function pickMessage(seq) {
+  const m = shownView(state).messages.find((x) => String(x.seq) === String(seq));
+  if (!m) return;
+  state.message = { ...m, decoded: state.source.decode(m.bytes) };
+  refresh(true);
+}
+
+/** Selects the next message still in flight (keyboard: m). */
+function nextMessage() {
+  const flying = shownView(state).messages.filter((m) => m.fate === 'flying' || m.fate === 'blocked');
+  if (!flying.length) return;
+  const i = flying.findIndex((m) => m.seq === state.message?.seq);
+  pickMessage(flying[(i + 1) % flying.length].seq);
 }
 
 /** Renders now (the animation frame also calls this). `full` also rebuilds the slow parts. */
 function refresh(full = false) {
   render(state, full);
+  if (full && mode === 'sim') syncScrub();
   if (mode === 'tabs' && state.source) {
     const me = state.source.selfView();
     Object.assign(document.body.dataset, { selfId: me.id, selfRole: me.role, selfTerm: String(me.term), selfLeader: me.leader ?? '' });
@@ -77,18 +138,46 @@ function wire() {
     if (id) fn(id);
     refresh(true);
   };
+  const select = (id) => {
+    state.selected = id;
+    refresh(true);
+  };
   const pick = (e) => {
     const el = e.target.closest('[data-id]');
-    if (el) {
-      state.selected = el.dataset.id;
-      refresh(true);
-    }
+    if (el) select(el.dataset.id);
   };
   $('stage').addEventListener('pointerdown', (e) => {
-    pick(e);
+    const msg = e.target.closest('.msg[data-seq]');
+    if (msg && msg.dataset.seq) {
+      pickMessage(msg.dataset.seq);
+      return;
+    }
+    // Look the node up before selecting it: selecting re-renders the shape under the pointer.
     const el = e.target.closest('[data-id]');
-    if (el && mode === 'sim') state.drag = { id: el.dataset.id, sx: e.clientX, sy: e.clientY, active: false };
+    pick(e);
+    if (el && mode === 'sim' && !state.replay) state.drag = { id: el.dataset.id, sx: e.clientX, sy: e.clientY, active: false };
   });
+  // Keyboard: nodes (SVG and table rows) are focusable; Enter or Space selects, arrows move.
+  const nodeKeys = (e) => {
+    const el = e.target.closest('[data-id]');
+    if (!el) return;
+    const ids = stageOrder();
+    const i = ids.indexOf(el.dataset.id);
+    let to = null;
+    if (e.key === 'Enter' || e.key === ' ') to = el.dataset.id;
+    else if (e.key === 'ArrowRight' || e.key === 'ArrowDown') to = ids[(i + 1) % ids.length];
+    else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') to = ids[(i - 1 + ids.length) % ids.length];
+    if (to === null) return;
+    e.preventDefault();
+    e.stopPropagation();
+    select(to);
+    if (to !== el.dataset.id) {
+      if (el.tagName === 'TR') el.parentElement.querySelector(`tr[data-id="${CSS.escape(to)}"]`)?.focus();
+      else focusNode(to);
+    }
+  };
+  $('stage').addEventListener('keydown', nodeKeys);
+  $('nodes').addEventListener('keydown', nodeKeys);
   // Dragging a node partitions: drop it on another node to join that node's group, or on empty
   // space to cut it off into a group of its own.
   const svgPoint = (e) => {
@@ -96,8 +185,9 @@ function wire() {
     return { x: p.x, y: p.y };
   };
   const dropTarget = (dragged, p) => {
-    const pos = positions(state.source.view().nodes);
-    for (const [id, q] of pos) if (id !== dragged && Math.hypot(q.x - p.x, q.y - p.y) <= NODE_R + 6) return id;
+    const nodes = state.source.view().nodes;
+    const pos = positions(nodes);
+    for (const [id, q] of pos) if (id !== dragged && Math.hypot(q.x - p.x, q.y - p.y) <= nodeRadius(nodes.length) + 6) return id;
     return null;
   };
   addEventListener('pointermove', (e) => {
@@ -127,7 +217,14 @@ function wire() {
   $('nodes').addEventListener('pointerdown', pick);
   $('pause').addEventListener('click', () => setPaused(!state.paused));
   $('step').addEventListener('click', () => {
+    goLive();
     state.source.step();
+    refresh(true);
+  });
+  $('scrub').addEventListener('input', () => showAt(Number($('scrub').value)));
+  $('live').addEventListener('click', goLive);
+  $('message-close').addEventListener('click', () => {
+    state.message = null;
     refresh(true);
   });
   $('speed').addEventListener('input', () => setSpeed(10 ** Number($('speed').value)));
@@ -159,7 +256,10 @@ function wire() {
   });
   addEventListener('keydown', (e) => {
     if (mode !== 'sim' || e.target.closest('input, select, textarea') || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === 'm') nextMessage();
+    if (state.replay) return; // the past is read-only
     if (e.key === ' ') {
+      if (e.target.closest('button, a, summary, [data-id], [tabindex]')) return; // Space activates the focused control
       e.preventDefault();
       setPaused(!state.paused);
     } else if (e.key === 's' && state.paused) {
@@ -176,6 +276,10 @@ function wire() {
     refresh(true);
   });
   $('crash').addEventListener('click', act((id) => state.source.crash(id)));
+  $('timeout-now').addEventListener('click', act((id) => {
+    const err = state.source.timeoutNow(id);
+    if (err) state.source.emit(`time out now refused: ${err}`, 'fault', id);
+  }));
   $('restart-durable').addEventListener('click', act((id) => state.source.restart(id, true)));
   $('restart-wiped').addEventListener('click', act((id) => state.source.restart(id, false)));
   $('leave').addEventListener('click', act((id) => state.source.leave(id)));
@@ -228,16 +332,38 @@ function wire() {
     state.source.partition(groups);
     refresh(true);
   });
-  $('split').addEventListener('click', () => {
+  const split = () => {
     const ids = state.source.members();
     const leader = state.source.leaders()[0] ?? ids[0];
     const other = ids.find((i) => i !== leader);
     state.source.partition(Object.fromEntries(ids.map((i) => [i, i === leader || i === other ? 'B' : 'A'])));
     refresh(true);
-  });
+  };
+  $('split').addEventListener('click', split);
   $('heal').addEventListener('click', () => {
     state.source.heal();
     refresh(true);
+  });
+  const selectRole = (role) => {
+    const n = state.source.view().nodes.find((x) => x.role === role);
+    if (n) select(n.id);
+    return n?.id ?? null;
+  };
+  return new Tour({
+    crashLeader: () => {
+      goLive();
+      crashLeader();
+    },
+    split: () => {
+      goLive();
+      split();
+    },
+    selectFollower: () => selectRole('follower'),
+    timeoutNow: () => $('timeout-now').click(),
+    selectLeader: () => selectRole('leader'),
+    transfer: () => $('transfer').click(),
+    rewind: (ms) => showAt(state.source.now - ms),
+    pickMessage: nextMessage,
   });
 }
 
@@ -246,7 +372,9 @@ async function main() {
   $(mode === 'tabs' ? 'mode-tabs' : 'mode-sim').setAttribute('aria-current', 'page');
   await init({ module_or_path: new URL('../pkg/tenure_wasm_bg.wasm', import.meta.url) });
   renderLegend();
-  wire();
+  // On a narrow screen the explainer starts folded, so the controls stay near the cluster.
+  if (matchMedia('(max-width: 1000px)').matches) $('explainer').open = false;
+  const tour = wire();
   setSpeed(state.speed);
   if (mode === 'sim') {
     setPaused(state.paused);
@@ -263,6 +391,7 @@ async function main() {
       id: params.get('id') ?? undefined,
       speed: state.speed,
       onChange: () => refresh(true),
+      decode: decodeMessage,
     });
     state.source = tab;
     state.selected = tab.id;
@@ -290,6 +419,17 @@ async function main() {
     select(id) {
       state.selected = id;
       refresh(true);
+    },
+    /** Shows the recorded snapshot at `ms` (the history slider), or live when at the end. */
+    showAt,
+    goLive,
+    pickMessage,
+    tour,
+    get replay() {
+      return state.replay;
+    },
+    get message() {
+      return state.message;
     },
     render: () => refresh(true),
   };

@@ -6,6 +6,9 @@ export const TIMING = { electionTimeoutMin: 1500, electionTimeoutMax: 3000, hear
 export const CLUSTER_ID = 'demo';
 const KEY = 'the-demo-cluster-key';
 const WRONG_KEY = 'a-key-nobody-else-has';
+/** The history slider's resolution (simulated ms between recorded snapshots) and depth. */
+export const SNAPSHOT_MS = 100;
+export const HISTORY_LEN = 600;
 
 /** Small deterministic PRNG (mulberry32), so that a `?seed=` replays the same run. */
 export function rng(seed) {
@@ -22,10 +25,17 @@ export function rng(seed) {
 export class Cluster {
   /**
    * @param {typeof import('../pkg/tenure_wasm.js').Node} Node the wasm class
-   * @param {{size?: number, seed?: number}} opts
+   * @param {{size?: number, seed?: number, decode?: (bytes: Uint8Array, key?: Uint8Array) => object, history?: boolean}} opts
+   *   `decode`: the module's `decodeMessage` (shows a message in flight as the core reads it);
+   *   `history`: record a snapshot every SNAPSHOT_MS for the history slider (the page does; the
+   *   benchmark does not, so that it measures the cluster alone)
    */
-  constructor(Node, { size = 5, seed = 1 } = {}) {
+  constructor(Node, { size = 5, seed = 1, decode = null, history = false } = {}) {
     this.Node = Node;
+    this.decodeFn = decode;
+    /** Recorded view snapshots, oldest first, one per SNAPSHOT_MS of simulated time. */
+    this.history = [];
+    this.nextSnapshot = history ? 0 : Infinity;
     this.random = rng(seed);
     this.now = 0;
     this.seq = 0;
@@ -45,13 +55,23 @@ export class Cluster {
     for (let i = 0; i < size; i++) this.counter++, this.nodes.set(`n${this.counter}`, this.blank(`n${this.counter}`));
     for (const id of this.nodes.keys()) this.start(id, false);
     this.emit(`cluster of ${size} started: ${this.members().join(', ')}`);
+    if (history) this.record();
+  }
+
+  /**
+   * A node's own clock. Nodes never compare instants with each other (every deadline and echo is
+   * local), so each may have its own origin: `skew` is how far this node's clock runs ahead of the
+   * simulation's. "Time out now" moves it forward to the node's election deadline.
+   */
+  clockOf(s) {
+    return this.now + s.skew;
   }
 
   blank(id) {
     return {
       id, node: null, crashed: false, disk: null, denyConfirm: false, wrongKey: false,
       timerStart: 0, timerDeadline: null, lastHeartbeat: null, lastRole: 'unclustered', lastTerm: 0,
-      sent: 0, received: 0, dropped: 0,
+      sent: 0, received: 0, dropped: 0, skew: 0,
     };
   }
 
@@ -81,7 +101,7 @@ export class Cluster {
     if (!keepDisk) s.disk = null;
     const config = { id, cluster: CLUSTER_ID, bootstrap: this.members(), ...TIMING, durable: true };
     if (this.auth) config.key = s.wrongKey ? WRONG_KEY : KEY;
-    s.node = new this.Node(config, { seed: Math.floor(this.random() * 2 ** 32), now: this.now, restored: s.disk });
+    s.node = new this.Node(config, { seed: Math.floor(this.random() * 2 ** 32), now: this.clockOf(s), restored: s.disk });
     s.crashed = false;
     s.lastRole = s.node.role;
     s.lastTerm = s.node.term;
@@ -124,7 +144,7 @@ export class Cluster {
     this.start(id, false);
     for (const s of this.alive()) {
       if (s.id !== id) {
-        s.node.join(this.now, id);
+        s.node.join(this.clockOf(s), id);
         this.flush(s);
       }
     }
@@ -142,7 +162,7 @@ export class Cluster {
     this.groups.delete(id);
     for (const o of this.alive()) {
       try {
-        o.node.leave(this.now, id);
+        o.node.leave(this.clockOf(o), id);
       } catch {
         // already not a member of that node's view
       }
@@ -155,13 +175,42 @@ export class Cluster {
     const s = this.nodes.get(from);
     if (!s?.node) return `${from} is not running`;
     try {
-      s.node.transferLeadership(this.now, to);
+      s.node.transferLeadership(this.clockOf(s), to);
     } catch (e) {
       return `${e.code}: ${e.message}`;
     }
     this.emit(`${from} hands leadership to ${to}`, 'member', from);
     this.flush(s);
     return null;
+  }
+
+  /**
+   * Makes `id`'s election timer fire now, as if its random timeout had been as short as possible:
+   * its clock jumps to its deadline and the core handles the timeout (a pre-vote or an election).
+   * Returns null, or why not.
+   */
+  timeoutNow(id) {
+    const s = this.nodes.get(id);
+    if (!s?.node) return `${id} is not running`;
+    if (s.node.role === 'leader') return `${id} leads: it has no election timer`;
+    const deadline = s.node.pollTimeout();
+    if (deadline === undefined || deadline === null) return `${id} has no election timer armed`;
+    const jump = Math.max(0, deadline - this.clockOf(s));
+    s.skew += jump;
+    this.emit(`${id}'s election timer fires now (${(jump / 1000).toFixed(1)} s early)`, 'fault', id);
+    s.node.handleTimeout(this.clockOf(s));
+    this.flush(s);
+    return null;
+  }
+
+  /** Decodes a message in flight with the module's decoder (the cluster key in authenticated mode). */
+  decode(bytes) {
+    if (!this.decodeFn) return { error: 'no decoder' };
+    try {
+      return this.decodeFn(bytes, this.auth ? new TextEncoder().encode(KEY) : undefined);
+    } catch (e) {
+      return { error: e.code ?? 'error', message: e.message };
+    }
   }
 
   setDenyConfirm(id, on) {
@@ -240,7 +289,7 @@ export class Cluster {
     } else if (out.event === 'confirm_leader') {
       const grant = !s.denyConfirm;
       if (!grant) this.emit(`${s.id} won term ${out.term}; its host denied leadership`, 'deny', s.id);
-      s.node.confirmLeader(this.now, out.term, grant);
+      s.node.confirmLeader(this.clockOf(s), out.term, grant);
     } else if (out.event === 'became_leader') {
       this.emit(`${s.id} became leader of term ${out.term}`, 'leader', s.id);
       this.terms.push({ term: out.term, id: s.id, start: this.now, end: null });
@@ -275,10 +324,16 @@ export class Cluster {
     });
   }
 
-  noteTimer(s) {
+  /** The node's next deadline on the simulation's clock, or null. */
+  deadlineOf(s) {
     const t = s.node?.pollTimeout();
+    return t === undefined || t === null ? null : t - s.skew;
+  }
+
+  noteTimer(s) {
+    const t = this.deadlineOf(s);
     if (t !== s.timerDeadline) {
-      s.timerDeadline = t ?? null;
+      s.timerDeadline = t;
       s.timerStart = this.now;
     }
   }
@@ -295,8 +350,8 @@ export class Cluster {
     let next = Infinity;
     for (const m of this.inFlight) if (m.fate === 'flying' || m.fate === 'lost') next = Math.min(next, m.deliverAt);
     for (const s of this.nodes.values()) {
-      const t = s.node?.pollTimeout();
-      if (t !== undefined && t !== null) next = Math.min(next, Math.max(t, this.now));
+      const t = this.deadlineOf(s);
+      if (t !== null) next = Math.min(next, Math.max(t, this.now));
     }
     return next;
   }
@@ -307,9 +362,9 @@ export class Cluster {
     due.sort((a, b) => a.deliverAt - b.deliverAt || a.seq - b.seq);
     for (const m of due) this.deliver(m);
     for (const s of this.nodes.values()) {
-      const t = s.node?.pollTimeout();
-      if (t !== undefined && t <= this.now) {
-        s.node.handleTimeout(this.now);
+      const t = this.deadlineOf(s);
+      if (t !== null && t <= this.now) {
+        s.node.handleTimeout(this.clockOf(s));
         this.flush(s);
       }
     }
@@ -334,7 +389,7 @@ export class Cluster {
     m.fate = 'delivered';
     dst.received++;
     try {
-      dst.node.handleMessage(this.now, m.from, m.bytes);
+      dst.node.handleMessage(this.clockOf(dst), m.from, m.bytes);
       if (m.kind === 'heartbeat') dst.lastHeartbeat = this.now;
     } catch (e) {
       m.fate = 'rejected';
@@ -347,13 +402,35 @@ export class Cluster {
   /** Runs the simulation until `until` (ms), event by event. */
   advanceTo(until) {
     for (let guard = 0; guard < 1_000_000; guard++) {
-      const next = this.nextEventAt();
+      const next = Math.min(this.nextEventAt(), this.nextSnapshot);
       if (next > until) break;
       this.now = Math.max(this.now, next);
       this.processDue();
+      if (this.now >= this.nextSnapshot) this.record();
     }
     this.now = Math.max(this.now, until);
     this.processDue();
+  }
+
+  /** Records the current view (with every node's inspect()) for the history slider. */
+  record() {
+    const v = this.view();
+    v.terms = v.terms.map((t) => ({ ...t }));
+    v.log = null; // the log is append-only: the page filters it by time
+    v.inspect = Object.fromEntries(this.members().map((id) => [id, this.inspect(id)]));
+    this.history.push(v);
+    if (this.history.length > HISTORY_LEN) this.history.shift();
+    this.nextSnapshot = (Math.floor(this.now / SNAPSHOT_MS) + 1) * SNAPSHOT_MS;
+  }
+
+  /** The latest snapshot taken at or before `t`, or null. */
+  snapshotAt(t) {
+    let found = null;
+    for (const v of this.history) {
+      if (v.now > t) break;
+      found = v;
+    }
+    return found;
   }
 
   advance(ms) {
@@ -366,6 +443,7 @@ export class Cluster {
     if (next === Infinity) return;
     this.now = Math.max(this.now, next);
     this.processDue();
+    if (this.now >= this.nextSnapshot) this.record();
   }
 
   // ----- what the page shows ------------------------------------------------------------------
@@ -377,8 +455,13 @@ export class Cluster {
       votedFor: n ? (n.votedFor ?? null) : null, leader: n ? (n.leader ?? null) : null,
       group: this.groupOf(s.id), denyConfirm: s.denyConfirm, wrongKey: this.auth && s.wrongKey,
       hbAgo: s.lastHeartbeat === null ? null : this.now - s.lastHeartbeat, timer: null,
-      timerLabel: null, sent: s.sent, received: s.received, dropped: s.dropped,
+      timerLabel: null, sent: s.sent, received: s.received, dropped: s.dropped, votes: null,
     };
+    if (n && n.role === 'candidate') {
+      // The tally of the campaign in progress, as the core counts it (self included).
+      const i = n.inspect();
+      base.votes = { count: i.votes_count, needed: i.quorum, from: i.votes_granted };
+    }
     if (n && s.timerDeadline !== null) {
       const span = Math.max(1, s.timerDeadline - s.timerStart);
       base.timer = Math.min(1, Math.max(0, (this.now - s.timerStart) / span));

@@ -16,8 +16,11 @@ function randomId() {
 }
 
 export class TabNode {
-  constructor(Node, { cluster = 'tabs', id, speed = 1, onChange = () => {} }) {
+  constructor(Node, { cluster = 'tabs', id, speed = 1, onChange = () => {}, decode = null }) {
     this.Node = Node;
+    this.decodeFn = decode;
+    this.skew = 0; // how far "time out now" moved this node's clock ahead (see Cluster.clockOf)
+    this.seq = 0;
     this.id = id ?? sessionStorage.getItem('tenure-tab-id') ?? randomId();
     sessionStorage.setItem('tenure-tab-id', this.id);
     this.speed = speed;
@@ -53,7 +56,7 @@ export class TabNode {
 
   /** This node's clock: ms since the tab opened, times the speed factor. */
   get now() {
-    return Math.floor((performance.now() - this.t0) * this.speed);
+    return Math.floor((performance.now() - this.t0) * this.speed) + this.skew;
   }
 
   wallAt() {
@@ -156,7 +159,7 @@ export class TabNode {
     }
     const delay = Math.max(1, this.net.latency + (Math.random() * 2 - 1) * this.net.jitter);
     const msg = {
-      t: 'msg', from: this.id, to, bytes, kind: info.kind, term: info.term, granted: info.granted,
+      t: 'msg', seq: `${this.id}-${++this.seq}`, from: this.id, to, bytes, kind: info.kind, term: info.term, granted: info.granted,
       sentWall: Date.now(), delayReal: delay / this.speed, lost: Math.random() < this.net.loss,
     };
     this.track(msg);
@@ -279,6 +282,28 @@ export class TabNode {
     return null;
   }
 
+  /** Fires this tab's election timer now (see Cluster.timeoutNow). Returns null, or why not. */
+  timeoutNow(id) {
+    if (id !== this.id || !this.node) return 'only this tab\'s running node can time out here';
+    if (this.node.role === 'leader') return `${id} leads: it has no election timer`;
+    const deadline = this.node.pollTimeout();
+    if (deadline === undefined || deadline === null) return `${id} has no election timer armed`;
+    const jump = Math.max(0, deadline - this.now);
+    this.skew += jump;
+    this.emit(`${id}'s election timer fires now (${(jump / 1000).toFixed(1)} s early)`, 'fault');
+    this.node.handleTimeout(this.now);
+    this.flush();
+    return null;
+  }
+
+  decode(bytes) {
+    try {
+      return this.decodeFn ? this.decodeFn(bytes) : { error: 'no decoder' };
+    } catch (e) {
+      return { error: e.code ?? 'error', message: e.message };
+    }
+  }
+
   setDenyConfirm(id, on) {
     if (id !== this.id) return;
     this.denyConfirm = on;
@@ -317,7 +342,11 @@ export class TabNode {
       v.timer = Math.min(1, Math.max(0, (now - this.timerStart) / span));
       v.timerLabel = n.role === 'leader' ? 'next heartbeat' : 'election timer';
     }
-    if (n) v.dropped = Object.values(n.inspect().dropped_by_reason).reduce((a, b) => a + b, 0);
+    if (n) {
+      const i = n.inspect();
+      v.dropped = Object.values(i.dropped_by_reason).reduce((a, b) => a + b, 0);
+      if (n.role === 'candidate') v.votes = { count: i.votes_count, needed: i.quorum, from: i.votes_granted };
+    }
     return v;
   }
 

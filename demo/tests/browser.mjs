@@ -33,3 +33,16 @@ export async function open(context, url, errors) {
   await page.waitForFunction(() => document.body.dataset.ready !== '0', null, { timeout: 15000 });
   return page;
 }
+
+/** Every node row of the table, as the DOM shows it. */
+export async function rows(page) {
+  return page.$$eval('#nodes tbody tr', (trs) =>
+    trs.map((tr) => ({ id: tr.dataset.id, role: tr.dataset.role, term: Number(tr.dataset.term), leader: tr.dataset.leader, group: tr.dataset.group })),
+  );
+}
+
+export const leadersOf = (rs) => rs.filter((r) => r.role === 'leader');
+
+export async function advance(page, ms) {
+  await page.evaluate((t) => window.tenureDemo.advance(t), ms);
+}

@@ -3,7 +3,7 @@
 // runs on real timers at 5× speed. Screenshots of every state go to test-output/web/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, serve, open, OUT } from './browser.mjs';
+import { launch, serve, open, OUT, rows, leadersOf, advance } from './browser.mjs';
 
 let server;
 let url;
@@ -19,19 +19,6 @@ after(async () => {
   await browser?.close();
   server?.close();
 });
-
-/** Every node row of the table, as the DOM shows it. */
-async function rows(page) {
-  return page.$$eval('#nodes tbody tr', (trs) =>
-    trs.map((tr) => ({ id: tr.dataset.id, role: tr.dataset.role, term: Number(tr.dataset.term), leader: tr.dataset.leader, group: tr.dataset.group })),
-  );
-}
-
-const leadersOf = (rs) => rs.filter((r) => r.role === 'leader');
-
-async function advance(page, ms) {
-  await page.evaluate((t) => window.tenureDemo.advance(t), ms);
-}
 
 async function shot(page, name) {
   await page.screenshot({ path: `${OUT}${name}.png`, fullPage: true });

@@ -8,7 +8,7 @@
  *   `not_leader`, `payload_too_large`, `no_pending_confirm`, `not_leader_in_term`).
  * - {@link DroppedError}: an inbound message that was dropped; `code` is the drop reason
  *   (`oversized`, `malformed`, `unknown_version`, `wrong_cluster`, `bad_mac`, `sender_mismatch`,
- *   `from_self`, `removed_peer`).
+ *   `from_self`, `removed_peer`, `unknown_peer`, `view_full`, `implausible_term`, `replay`).
  * - {@link StateFileError}: a state file that exists but cannot be read (`state_file_corrupt`,
  *   `state_file_unreadable`) or written (`state_file_write_failed`).
  * - {@link UsageError}: a bad command line (`usage`).

@@ -246,11 +246,11 @@ test('authenticated mode: a message without the key is bad_mac', () => {
   const plain = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } })
   assert.throws(() => n.handleMessage(1, 'b', plain), { code: 'bad_mac' })
   const signed = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } }, key)
-  n.handleMessage(2, 'b', signed)
+  // After the boot promise (a node grants nothing for electionTimeoutMin after it starts).
+  n.handleMessage(200, 'b', signed)
   const reply = n.drain().find((o) => o.type === 'send')
   assert.ok(reply)
-  // (granted or not: a node that just started may refuse; the reply is what is authenticated)
-  assert.equal(wire.decode(reply.bytes, 's3cret').message.kind, 'pre_vote_reply')
+  assert.deepEqual(wire.decode(reply.bytes, 's3cret').message, { kind: 'pre_vote_reply', granted: true })
   assert.throws(() => wire.decode(reply.bytes, 'wrong'), (e) => e instanceof DroppedError && e.code === 'bad_mac')
 })
 
@@ -363,19 +363,19 @@ test('wire: every message kind round-trips, with and without a key', () => {
     { kind: 'heartbeat', sentAt: 123456 },
     { kind: 'heartbeat_ack', echo: 99 },
     { kind: 'timeout_now' },
-    { kind: 'app', seq: 0, payload: Buffer.from([1, 2, 3]) },
+    { kind: 'app', seq: 300, payload: Buffer.from([1, 2, 3]) },
   ]
   for (const message of messages) {
     for (const key of [null, Buffer.from('k')]) {
-      const env = { cluster: 'c', from: 'a', term: 7, incarnation: 0, message }
+      const env = { cluster: 'c', from: 'a', term: 7, incarnation: 5, message }
       const bytes = wire.encode(env, key)
       assert.deepEqual(wire.decode(bytes, key), env)
     }
   }
-  // Terms are bounded (MAX_TERM = 2^53 - 1); other u64 fields cross as bigint beyond 2^53.
-  const huge = { cluster: 'c', from: 'a', term: Number.MAX_SAFE_INTEGER, incarnation: 0, message: { kind: 'heartbeat', sentAt: 2n ** 63n } }
+  const huge = { cluster: 'c', from: 'a', term: 2 ** 53 - 1, incarnation: 2n ** 64n - 1n, message: { kind: 'heartbeat', sentAt: 2n ** 63n } }
   assert.deepEqual(wire.decode(wire.encode(huge)), huge)
-  assert.throws(() => wire.encode({ ...huge, term: 2n ** 64n - 1n }), { code: 'malformed' })
+  // Terms above MAX_TERM (2^53 - 1) would be dropped as malformed by every receiver.
+  assert.throws(() => wire.encode({ ...huge, term: 2n ** 53n }), { code: 'malformed' })
   assert.throws(() => wire.decode(Buffer.alloc(0)), { code: 'malformed' })
   assert.throws(() => wire.encode({ cluster: 'c', from: 'a', term: 1, message: { kind: 'nope' } }), TypeError)
   assert.throws(() => wire.encode({ cluster: 'c', from: 'a', term: 1, message: { kind: 'app', payload: Buffer.alloc(70000) } }), {

@@ -19,6 +19,7 @@ use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, Runt
 pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT ...] --cluster NAME
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--ghost-ttl MS] [--state-file PATH] [--key-file PATH]
+    [--admit-unknown-peers] [--max-peers N]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -41,6 +42,9 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
   --ghost-ttl MS               default 5000
   --state-file PATH            make term and vote durable in PATH (locked: one node per file)
   --key-file PATH              authenticate every message with the key in PATH
+  --admit-unknown-peers        admit a sender missing from --peer on its first valid message
+                               (default: membership is closed; such messages are dropped)
+  --max-peers N                most peers the view may hold (default 64)
   --help, --version
 
 Exit status: 0 stopped by a signal, 1 fatal error while running, 2 usage error or bad value,
@@ -74,6 +78,10 @@ pub struct RunOptions {
     pub state_file: Option<String>,
     /// `--key-file`.
     pub key_file: Option<String>,
+    /// `--admit-unknown-peers`.
+    pub admit_unknown_peers: bool,
+    /// `--max-peers`.
+    pub max_peers: Option<u32>,
 }
 
 /// What the command line asked for.
@@ -130,7 +138,17 @@ where
         if !name.starts_with("--") {
             return Err(format!("unexpected argument \"{flag}\""));
         }
-        const KNOWN: [&str; 11] = [
+        if name == "--admit-unknown-peers" {
+            if inline.is_some() {
+                return Err(format!("{name} takes no value"));
+            }
+            if o.admit_unknown_peers {
+                return Err(format!("{name} given more than once"));
+            }
+            o.admit_unknown_peers = true;
+            continue;
+        }
+        const KNOWN: [&str; 12] = [
             "--id",
             "--peer",
             "--cluster",
@@ -142,6 +160,7 @@ where
             "--ghost-ttl",
             "--state-file",
             "--key-file",
+            "--max-peers",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -161,6 +180,7 @@ where
             "--heartbeat-interval" => once(&mut o.heartbeat_interval, name, number(name, &value)?)?,
             "--ghost-ttl" => once(&mut o.ghost_ttl, name, number(name, &value)?)?,
             "--state-file" => once(&mut o.state_file, name, value)?,
+            "--max-peers" => once(&mut o.max_peers, name, number(name, &value)?)?,
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -186,6 +206,10 @@ impl RunOptions {
         }
         if let Some(g) = self.ghost_ttl {
             c.ghost_ttl = g;
+        }
+        c.admit_unknown_peers = self.admit_unknown_peers;
+        if let Some(n) = self.max_peers {
+            c.max_peers = n;
         }
         let mut r = RuntimeConfig::new(c);
         r.bind = self.bind.clone();
@@ -437,6 +461,43 @@ mod tests {
         assert!(parse_args(["run", "stray"]).unwrap_err().contains("stray"));
         assert!(parse_args(["run", "--id"]).unwrap_err().contains("needs a value"));
         assert!(parse_args(["start"]).unwrap_err().contains("start"));
+        let Command::Run(o) = parse_args([
+            "run",
+            "--id",
+            "a:1",
+            "--peer",
+            "b:1",
+            "--cluster",
+            "c",
+            "--admit-unknown-peers",
+            "--max-peers",
+            "4",
+        ])
+        .unwrap() else {
+            panic!("not run")
+        };
+        let c = o.runtime_config();
+        assert!(c.node.admit_unknown_peers);
+        assert_eq!(c.node.max_peers, 4);
+        assert!(parse_args(["run", "--admit-unknown-peers", "--admit-unknown-peers"])
+            .unwrap_err()
+            .contains("more than once"));
+        assert!(parse_args(["run", "--admit-unknown-peers=yes"]).unwrap_err().contains("takes no value"));
+    }
+
+    #[test]
+    fn the_help_quotes_the_cores_defaults() {
+        for (flag, default) in [
+            ("--min-cluster-size N ", u64::from(tenure::DEFAULT_MIN_CLUSTER_SIZE)),
+            ("--election-timeout-min MS ", tenure::DEFAULT_ELECTION_TIMEOUT_MIN),
+            ("--election-timeout-max MS ", tenure::DEFAULT_ELECTION_TIMEOUT_MAX),
+            ("--heartbeat-interval MS ", tenure::DEFAULT_HEARTBEAT_INTERVAL),
+            ("--ghost-ttl MS ", tenure::DEFAULT_GHOST_TTL),
+            ("--max-peers N ", u64::from(tenure::DEFAULT_MAX_PEERS)),
+        ] {
+            let line = USAGE.lines().find(|l| l.trim_start().starts_with(flag)).unwrap_or_else(|| panic!("{flag}"));
+            assert!(line.contains(&format!("default {default}")), "{line}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
 use std::thread::{JoinHandle, ThreadId};
 use std::time::Instant;
 
@@ -79,6 +79,8 @@ pub(crate) struct Shared {
     pub(crate) waker: Arc<mio::Waker>,
     pub(crate) snapshot: Snapshot,
     pub(crate) running: AtomicBool,
+    /// Set (and notified) when the runtime thread has ended, its socket and lock released.
+    pub(crate) ended: (Mutex<bool>, Condvar),
     pub(crate) thread: Mutex<Option<JoinHandle<()>>>,
     pub(crate) thread_id: OnceLock<ThreadId>,
     pub(crate) fatal: Mutex<Option<RuntimeError>>,
@@ -95,6 +97,10 @@ pub(crate) struct Shared {
 /// carrying the error's code; [`Handle::inspect`] returns [`RuntimeError::OnRuntimeThread`]
 /// there, and [`Handle::stop`] only requests the stop.
 ///
+/// Snapshot reads (`is_leader`, `term`, `leader`, `lease_deadline`) are published after every
+/// round and before a `Leader` or `Follower` event is delivered, so a handler (or a thread woken
+/// by it) sees them agree with the event.
+///
 /// After the runtime stopped, commands return [`RuntimeError::Stopped`].
 #[derive(Clone)]
 pub struct Handle {
@@ -108,6 +114,19 @@ impl std::fmt::Debug for Handle {
             .field("bound_addr", &self.shared.bound)
             .field("running", &self.is_running())
             .finish()
+    }
+}
+
+/// Marks the runtime ended when dropped: at the end of the runtime thread, after the loop (and with
+/// it the socket and the state file's lock) was dropped, or while unwinding from a panic.
+pub(crate) struct EndGuard(pub(crate) Arc<Shared>);
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        self.0.running.store(false, Ordering::Release);
+        let (lock, cvar) = &self.0.ended;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        cvar.notify_all();
     }
 }
 
@@ -257,14 +276,14 @@ impl Handle {
         if self.on_runtime_thread() {
             return;
         }
-        let thread = self.shared.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(t) = thread {
+        let (lock, cvar) = &self.shared.ended;
+        let mut ended = lock.lock().unwrap_or_else(|p| p.into_inner());
+        while !*ended {
+            ended = cvar.wait(ended).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(ended);
+        if let Some(t) = self.shared.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = t.join();
-        } else {
-            // Another thread is joining: wait for it to finish.
-            while self.is_running() {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
         }
     }
 }

@@ -79,6 +79,7 @@ mod event;
 mod handle;
 mod resolve;
 mod runloop;
+mod start;
 pub mod state;
 mod warn;
 
@@ -89,7 +90,7 @@ pub use engine::{native, Engine, EngineInit};
 pub use error::{AddressProblem, RuntimeError};
 pub use event::{Confirm, Handler, RuntimeEvent};
 pub use handle::Handle;
-pub use runloop::spawn;
+pub use start::spawn;
 
 use std::time::Instant;
 

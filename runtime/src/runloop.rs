@@ -1,207 +1,58 @@
-//! [`spawn`] and the run loop: one thread owning the engine and the socket.
+//! The run loop: one thread owning the engine and the socket (see the crate docs).
 
 use std::io::ErrorKind;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use mio::net::UdpSocket;
-use mio::{Events, Interest, Poll, Token, Waker};
+use mio::{Events, Poll, Token};
 use tenure::{DropReason, DurableState, Event, Output, PeerDownReason, Role};
 
-use crate::config::{parse_bind, parse_id, Host};
-use crate::handle::{Command, Reply, Shared, Snapshot};
-use crate::resolve::{Family, Peers, Resolver, Update};
+use crate::config::Host;
+use crate::handle::{Command, Reply, Shared};
+use crate::resolve::{Family, Peers, Update};
 use crate::state::StateFile;
-use crate::warn::Warner;
-use crate::{Clock, Confirm, Engine, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
+use crate::warn::{explain_drop, Warner};
+use crate::{Confirm, Engine, Handler, RuntimeError, RuntimeEvent};
 
-const SOCKET: Token = Token(0);
-const WAKER: Token = Token(1);
+pub(crate) const SOCKET: Token = Token(0);
+pub(crate) const WAKER: Token = Token(1);
 /// Larger than any datagram the core accepts (`tenure::MAX_MESSAGE_SIZE`), so oversized input is
 /// seen whole and counted as such.
-const RECV_BUFFER: usize = 65_536;
+pub(crate) const RECV_BUFFER: usize = 65_536;
 /// Datagrams handled per wake-up before timers and commands get their turn (a flood cannot
 /// starve the heartbeat timer); the rest are read on the next turn.
 const RECV_BATCH: usize = 256;
 
-fn io_err(context: &str) -> impl Fn(std::io::Error) -> RuntimeError + '_ {
-    move |e| RuntimeError::Io { context: context.to_string(), message: e.to_string() }
-}
-
-fn bind_socket(candidates: &[SocketAddr]) -> Result<std::net::UdpSocket, RuntimeError> {
-    let mut last = None;
-    for addr in candidates {
-        match std::net::UdpSocket::bind(addr) {
-            Ok(s) => return Ok(s),
-            Err(e) if e.kind() == ErrorKind::AddrInUse => {
-                return Err(RuntimeError::AddressInUse { addr: addr.to_string() });
-            }
-            Err(e) => last = Some(RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() }),
-        }
-    }
-    Err(last.unwrap_or(RuntimeError::Bind { addr: String::new(), message: "no address to bind".into() }))
-}
-
-/// Starts a runtime: checks everything, binds the socket, opens and locks the state file, builds
-/// the engine with `engine_factory` (on the calling thread), then starts the runtime thread,
-/// which delivers [`RuntimeEvent::Started`] first. Returns an error, with nothing left running,
-/// when any of that fails.
-pub fn spawn<E, F, H>(config: RuntimeConfig, engine_factory: F, handler: H) -> Result<Handle, RuntimeError>
-where
-    E: Engine,
-    F: FnOnce(EngineInit) -> Result<E, RuntimeError>,
-    H: Handler,
-{
-    config.validate()?;
-    let RuntimeConfig {
-        mut node,
-        bind,
-        state_file,
-        key_file,
-        confirm_timeout,
-        handover_timeout,
-        resolve_interval,
-        log,
-    } = config;
-    let id_addr = parse_id(&node.id)?;
-    if let Some(path) = &key_file {
-        let bytes =
-            std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.clone(), message: e.to_string() })?;
-        node.key = Some(crate::cli::key_from_file(&bytes));
-    }
-    node.durable = state_file.is_some();
-    let valid = node.validate()?;
-    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    let confirm_timeout = confirm_timeout.map_or(valid.election_timeout_min, ms);
-    let handover_timeout = handover_timeout.map_or(valid.election_timeout_max, ms);
-
-    let candidates = match (&bind, &id_addr.host) {
-        (Some(b), _) => vec![parse_bind(b, id_addr.port)?],
-        (None, Host::Ip(ip)) => vec![SocketAddr::new(*ip, id_addr.port)],
-        (None, Host::Name(_)) => vec![
-            SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), id_addr.port),
-            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), id_addr.port),
-        ],
-    };
-    let (state, restored) = match &state_file {
-        Some(path) => {
-            let (f, r) = StateFile::open(path)?;
-            (Some(f), r)
-        }
-        None => (None, None),
-    };
-    let std_socket = bind_socket(&candidates)?;
-    let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
-    std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
-
-    let clock = Clock::new();
-    let start_term = restored.as_ref().map_or(0, |s| s.term);
-    let id = node.id.clone();
-    let bootstrap = node.bootstrap.clone();
-    let engine = engine_factory(EngineInit {
-        config: node,
-        seed: tenure::os_seed().map_err(|_| RuntimeError::NoRandomness)?,
-        restored,
-        now: clock.now(),
-    })?;
-
-    let poll = Poll::new().map_err(io_err("creating the event loop"))?;
-    let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(io_err("creating the event loop"))?);
-    let mut socket = UdpSocket::from_std(std_socket);
-    poll.registry().register(&mut socket, SOCKET, Interest::READABLE).map_err(io_err("registering the socket"))?;
-    let (tx, rx) = mpsc::channel();
-    let resolver = Resolver::start(tx.clone(), waker.clone()).map_err(io_err("starting the resolver thread"))?;
-    let mut peers = Peers::new(Family { v6: bound.is_ipv6() }, resolver, ms(resolve_interval));
-    for p in bootstrap.iter().filter(|p| **p != id) {
-        peers.add(p, true, clock.now());
-        if let Some(entry) = peers.by_id.get_mut(p) {
-            entry.in_view = true;
-        }
-    }
-
-    let shared = Arc::new(Shared {
-        id: id.clone(),
-        bound,
-        clock,
-        tx,
-        waker,
-        snapshot: Snapshot::new(start_term),
-        running: std::sync::atomic::AtomicBool::new(true),
-        thread: Mutex::new(None),
-        thread_id: OnceLock::new(),
-        fatal: Mutex::new(None),
-    });
-    let mut runner = Loop {
-        engine,
-        handler,
-        shared: shared.clone(),
-        poll,
-        socket,
-        rx,
-        state,
-        peers,
-        warner: Warner::default(),
-        log,
-        id,
-        config_warnings: valid.warnings.iter().map(|w| (w.code().to_string(), w.to_string())).collect(),
-        confirm_timeout,
-        handover_timeout,
-        confirm_pending: None,
-        stopping: None,
-        exit: None,
-        pending_persist: None,
-        buf: vec![0; RECV_BUFFER],
-        start_term,
-        readable: false,
-    };
-    let thread = std::thread::Builder::new()
-        .name("tenure-runtime".into())
-        .spawn(move || runner.run())
-        .map_err(io_err("starting the runtime thread"))?;
-    let _ = shared.thread_id.set(thread.thread().id());
-    *shared.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
-    Ok(Handle { shared })
-}
-
-struct Loop<E, H> {
-    engine: E,
-    handler: H,
-    shared: Arc<Shared>,
-    poll: Poll,
-    socket: UdpSocket,
-    rx: mpsc::Receiver<Command>,
-    state: Option<StateFile>,
-    peers: Peers,
-    warner: Warner,
-    log: bool,
-    id: String,
-    config_warnings: Vec<(String, String)>,
-    confirm_timeout: u64,
-    handover_timeout: u64,
+pub(crate) struct Loop<E, H> {
+    pub(crate) engine: E,
+    pub(crate) handler: H,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) poll: Poll,
+    pub(crate) socket: UdpSocket,
+    pub(crate) rx: mpsc::Receiver<Command>,
+    pub(crate) state: Option<StateFile>,
+    pub(crate) peers: Peers,
+    pub(crate) warner: Warner,
+    pub(crate) log: bool,
+    pub(crate) id: String,
+    pub(crate) config_warnings: Vec<(String, String)>,
+    pub(crate) confirm_timeout: u64,
+    pub(crate) handover_timeout: u64,
     /// A deferred confirmation: (term, deadline).
-    confirm_pending: Option<(u64, u64)>,
+    pub(crate) confirm_pending: Option<(u64, u64)>,
     /// Stopping gracefully: the handover deadline.
-    stopping: Option<u64>,
+    pub(crate) stopping: Option<u64>,
     /// Set when the loop must end: `Some(None)` graceful, `Some(Some(e))` fatal.
-    exit: Option<Option<RuntimeError>>,
-    pending_persist: Option<DurableState>,
-    buf: Vec<u8>,
-    start_term: u64,
+    pub(crate) exit: Option<Option<RuntimeError>>,
+    pub(crate) pending_persist: Option<DurableState>,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) start_term: u64,
     /// The last `receive` stopped at a batch limit: read again without waiting.
-    readable: bool,
-}
-
-/// Sets `running` to false however the thread ends (a panic included), so that handles waiting
-/// on replies or on `is_running` never hang.
-struct RunningGuard(Arc<Shared>);
-
-impl Drop for RunningGuard {
-    fn drop(&mut self) {
-        self.0.running.store(false, Ordering::Release);
-    }
+    pub(crate) readable: bool,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -209,8 +60,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         self.shared.clock.now()
     }
 
-    fn run(&mut self) {
-        let _guard = RunningGuard(self.shared.clone());
+    pub(crate) fn run(&mut self) {
         let _ = self.shared.thread_id.set(std::thread::current().id());
         if self.log {
             log::info!(target: "tenure", "{}: started on {} in term {}", self.id, self.shared.bound, self.start_term);
@@ -262,6 +112,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
         self.shared.snapshot.publish(Role::Follower, term, None, None);
         self.emit(RuntimeEvent::Stopped { term });
+        self.shared.running.store(false, Ordering::Release);
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
@@ -288,11 +139,13 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                             source.to_string()
                         }
                     };
-                    // A declared peer whose ghost expired is back: declare it again.
+                    // A declared peer whose ghost expired is back: declare it again (its own input,
+                    // drained before the datagram's).
                     if let Some(p) = self.peers.by_id.get_mut(&from) {
                         if p.declared && !p.in_view {
                             p.in_view = true;
                             let _ = self.engine.join(now, &from);
+                            self.drain();
                         }
                     }
                     let len = n.min(self.buf.len());
@@ -420,6 +273,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                                     p.in_view = true;
                                 }
                                 let _ = self.engine.join(now, &id);
+                                self.drain();
                             }
                         }
                         Update::Failed { error } => {
@@ -577,12 +431,15 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 if self.log {
                     log::info!(target: "tenure", "{}: leader of term {term}", self.id);
                 }
+                // The handler sees the handle's snapshot agree with the event.
+                self.publish();
                 self.emit(RuntimeEvent::Leader { term });
             }
             Event::BecameFollower { term, leader } => {
                 if self.log {
                     log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
                 }
+                self.publish();
                 self.emit(RuntimeEvent::Follower { term, leader });
             }
             Event::PeerJoined { peer } => {
@@ -635,39 +492,9 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     }
 
     fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, now: u64) {
-        let name = reason.as_str();
-        let code = format!("dropped_{name}");
+        let code = format!("dropped_{}", reason.as_str());
         let id = self.id.clone();
-        self.warn(now, &code, "", || {
-            let what = match name {
-                "wrong_cluster" => format!(
-                    "messages from {source} are for another cluster: the sender runs with a different --cluster"
-                ),
-                "bad_mac" => format!(
-                    "messages from {source} fail authentication: the sender uses a different key (--key-file), or only one side has a key"
-                ),
-                "sender_mismatch" => format!(
-                    "a message from {source} (peer {from}) names another sender: a node's --id must be the address it sends from (listen elsewhere with --bind; check for NAT)"
-                ),
-                "unknown_peer" => format!(
-                    "messages from {from} ({source}), which is not a declared peer: add it with --peer here, or check the sender's --id"
-                ),
-                "from_self" => format!(
-                    "a message from {source} claims to come from this node ({id}): this node is listed in --peer under another name, or two nodes share one --id"
-                ),
-                "removed_peer" => format!("messages from {from}, removed less than one election timeout ago (in flight)"),
-                "view_full" => format!("messages from {from} ({source}): the view already holds max_peers peers"),
-                "implausible_term" => format!(
-                    "messages from {from} ({source}) with a term too far ahead of this node's: a corrupt or hostile sender"
-                ),
-                "replay" => format!("replayed or very late duplicate messages from {from} ({source})"),
-                "oversized" | "malformed" | "unknown_version" => format!(
-                    "{name} datagrams from {source}: not a tenure message of this version (another program, or another tenure version)"
-                ),
-                other => format!("messages from {source} dropped: {other}"),
-            };
-            format!("dropped {what}")
-        });
+        self.warn(now, &code, "", || explain_drop(reason, from, source, &id));
     }
 
     // ----- after every round -----------------------------------------------------------------
@@ -679,10 +506,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             }
             return;
         }
-        let role = self.engine.role();
-        let term = self.engine.term();
-        let leader = self.engine.leader();
-        let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
+        let (role, leader) = self.publish();
         let now = self.now();
         if let Some(deadline) = self.stopping {
             if self.exit.is_none() {
@@ -711,7 +535,16 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 self.emit_warning("view_too_small".into(), m);
             }
         }
-        self.shared.snapshot.publish(role, term, leader, lease);
+    }
+
+    /// Publishes the engine's state for the handles' snapshot reads; returns role and leader.
+    fn publish(&mut self) -> (Role, Option<String>) {
+        let role = self.engine.role();
+        let term = self.engine.term();
+        let leader = self.engine.leader();
+        let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
+        self.shared.snapshot.publish(role, term, leader.clone(), lease);
+        (role, leader)
     }
 
     // ----- delivery --------------------------------------------------------------------------

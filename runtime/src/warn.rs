@@ -2,13 +2,18 @@
 //! of the occurrences since the last one reported.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use tenure::DropReason;
 
 /// The minimum time between two warnings with the same code and subject.
 pub(crate) const WARN_INTERVAL_MS: u64 = 10_000;
 
 #[derive(Default)]
 pub(crate) struct Warner {
-    last: HashMap<(String, String), (u64, u64)>,
+    /// code → subject → (last reported at, suppressed since). Nested so that a rate-limited
+    /// occurrence (one per datagram, in a flood) allocates nothing.
+    last: HashMap<String, HashMap<String, (u64, u64)>>,
 }
 
 impl Warner {
@@ -21,8 +26,7 @@ impl Warner {
         subject: &str,
         message: impl FnOnce() -> String,
     ) -> Option<String> {
-        let key = (code.to_string(), subject.to_string());
-        match self.last.get_mut(&key) {
+        match self.last.get_mut(code).and_then(|m| m.get_mut(subject)) {
             Some((at, suppressed)) if now.saturating_sub(*at) < WARN_INTERVAL_MS => {
                 *suppressed += 1;
                 None
@@ -37,11 +41,44 @@ impl Warner {
                 Some(m)
             }
             None => {
-                self.last.insert(key, (now, 0));
+                self.last.entry(code.to_string()).or_default().insert(subject.to_string(), (now, 0));
                 Some(message())
             }
         }
     }
+}
+
+/// The warning for datagrams dropped for `reason`: what happened and the likely cause.
+pub(crate) fn explain_drop(reason: DropReason, from: &str, source: SocketAddr, id: &str) -> String {
+    let name = reason.as_str();
+    let what = match name {
+        "wrong_cluster" => format!(
+            "messages from {source} are for another cluster: the sender runs with a different --cluster"
+        ),
+        "bad_mac" => format!(
+            "messages from {source} fail authentication: the sender uses a different key (--key-file), or only one side has a key"
+        ),
+        "sender_mismatch" => format!(
+            "a message from {source} (peer {from}) names another sender: a node's --id must be the address it sends from (listen elsewhere with --bind; check for NAT)"
+        ),
+        "unknown_peer" => format!(
+            "messages from {from} ({source}), which is not a declared peer: add it with --peer here, or check the sender's --id"
+        ),
+        "from_self" => format!(
+            "a message from {source} claims to come from this node ({id}): this node is listed in --peer under another name, or two nodes share one --id"
+        ),
+        "removed_peer" => format!("messages from {from}, removed less than one election timeout ago (in flight)"),
+        "view_full" => format!("messages from {from} ({source}): the view already holds max_peers peers"),
+        "implausible_term" => format!(
+            "messages from {from} ({source}) with a term too far ahead of this node's: a corrupt or hostile sender"
+        ),
+        "replay" => format!("replayed or very late duplicate messages from {from} ({source})"),
+        "oversized" | "malformed" | "unknown_version" => format!(
+            "{name} datagrams from {source}: not a tenure message of this version (another program, or another tenure version)"
+        ),
+        other => format!("messages from {source} dropped: {other}"),
+    };
+    format!("dropped {what}")
 }
 
 #[cfg(test)]
@@ -61,5 +98,14 @@ mod tests {
             Some("m (2 more since the last report)")
         );
         assert_eq!(w.note(WARN_INTERVAL_MS + 1, "a", "x", || "m".into()), None);
+    }
+
+    #[test]
+    fn every_drop_reason_has_an_explanation() {
+        let source: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        for r in DropReason::ALL {
+            let m = explain_drop(r, "127.0.0.1:9", source, "127.0.0.1:1");
+            assert!(!m.contains(" dropped: "), "{r:?} falls back to the generic text: {m}");
+        }
     }
 }

@@ -152,7 +152,9 @@ fn bad_inputs_fail_at_spawn_with_typed_errors() {
     // Two runtimes can never share a state file.
     let e = try_spawn(config(&all[1], &all).state_file(dir.path().join("s.json")));
     assert_eq!(e.code(), "state_locked");
+    // Released as soon as stop() returns.
     h.stop();
+    spawn(config(&all[1], &all).state_file(dir.path().join("s.json")), native, |_| {}).unwrap().stop();
     let e = try_spawn(config(&all[1], &all).state_file(dir.path().join("missing").join("s.json")));
     assert_eq!(e.code(), "state_dir_missing");
 }
@@ -280,5 +282,71 @@ impl ShortTimeouts for RuntimeConfig {
         self.node.election_timeout_min = Some(ms);
         self.node.heartbeat_interval = ms / 4;
         self
+    }
+}
+
+#[test]
+fn failed_leader_work_steps_down_and_stop_is_safe_from_many_threads() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let handles: Vec<Handle> =
+        all.iter().map(|id| spawn(config(id, &all), native, forward(id, &tx)).unwrap()).collect();
+    let (first, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    let leader = handles.iter().find(|h| h.id() == first).unwrap();
+    assert_eq!(leader.leader_work_failed(term + 1).unwrap_err().code(), "not_leader_in_term");
+    leader.leader_work_failed(term).unwrap();
+    wait_for(&rx, Duration::from_secs(5), |id, e| id == first && matches!(e, RuntimeEvent::Follower { .. }));
+    assert!(!leader.is_leader());
+    // The cluster elects again in a later term (the failed node backs off first).
+    wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { term: t } if *t > term));
+
+    // Every handle stopped from several threads at once: each call returns after the end.
+    let threads: Vec<_> = (0..4)
+        .flat_map(|_| handles.iter().cloned())
+        .map(|h| {
+            std::thread::spawn(move || {
+                h.stop();
+                assert!(!h.is_running());
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut stopped = 0;
+    while let Ok((_, e)) = rx.recv_timeout(Duration::from_millis(200)) {
+        stopped += usize::from(matches!(e, RuntimeEvent::Stopped { .. }));
+    }
+    assert_eq!(stopped, 3, "one Stopped per runtime");
+}
+
+#[test]
+fn a_declared_peer_whose_ghost_expired_is_declared_again_when_heard_from() {
+    let all = ids(4);
+    let (tx, rx) = channel();
+    let start = |id: &String| {
+        let mut c = config(id, &all);
+        c.node.ghost_ttl = 200;
+        spawn(c, native, forward(id, &tx)).unwrap()
+    };
+    // Node 3 is declared everywhere but not running yet.
+    let mut handles: Vec<Handle> = all[..3].iter().map(start).collect();
+    // Node 0 is told node 3 is unreachable (as after failed sends): a ghost for 200 ms, then gone.
+    handles[0].peer_down(&all[3], tenure::PeerDownReason::NoConnection).unwrap();
+    wait_for(&rx, Duration::from_secs(5), |id, e| {
+        id == all[0] && matches!(e, RuntimeEvent::PeerLeft { peer } if *peer == all[3])
+    });
+    assert_eq!(handles[0].inspect().unwrap().view_size, 3);
+    // Node 3 starts and talks to node 0 (a follower hears from a follower only when it has
+    // something to say: a broadcast here): the runtime declares it again.
+    handles.push(start(&all[3]));
+    handles[3].broadcast(b"back").unwrap();
+    wait_for(&rx, Duration::from_secs(5), |id, e| {
+        id == all[0] && matches!(e, RuntimeEvent::PeerJoined { peer } if *peer == all[3])
+    });
+    assert_eq!(handles[0].inspect().unwrap().view_size, 4);
+    for h in &handles {
+        h.stop();
     }
 }

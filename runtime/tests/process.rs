@@ -170,10 +170,12 @@ fn silent_misconfiguration_is_explained_in_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("key");
     std::fs::write(&key, "outsider key\n").unwrap();
-    let ids: Vec<String> = free_ports(3).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let mut ids: Vec<String> = free_ports(4).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let outsider = ids.pop().unwrap();
     let mut lines = Lines::default();
     // Node 0 is configured right; node 1 runs another cluster id; node 2 has a key the others do
-    // not. Nobody can form a quorum, and node 0 says why.
+    // not; an outsider names them all as peers, but nobody declared it. Nobody can form a quorum,
+    // and node 0 says why.
     let _a = start_cmd(&ids[0], run_cmd(&ids[0], &ids, &[]), &lines);
     let mut other = Command::new(BIN);
     other.args(["run", "--id", &ids[1], "--cluster", "another"]);
@@ -182,6 +184,7 @@ fn silent_misconfiguration_is_explained_in_warnings() {
     }
     let _b = start_cmd(&ids[1], other, &lines);
     let _c = start_cmd(&ids[2], run_cmd(&ids[2], &ids, &["--key-file", key.to_str().unwrap()]), &lines);
+    let _d = start_cmd(&outsider, run_cmd(&outsider, &ids, &[]), &lines);
     let mine = |code: &'static str| {
         let id = ids[0].clone();
         move |v: &serde_json::Value| v["event"] == "warning" && v["id"] == id.as_str() && v["code"] == code
@@ -190,9 +193,12 @@ fn silent_misconfiguration_is_explained_in_warnings() {
     assert!(w["message"].as_str().unwrap().contains("different --cluster"), "{w}");
     let w = lines.wait(LIMIT, mine("dropped_bad_mac"));
     assert!(w["message"].as_str().unwrap().contains("different key"), "{w}");
+    let w = lines.wait(LIMIT, mine("dropped_unknown_peer"));
+    assert!(w["message"].as_str().unwrap().contains(&format!("{outsider} ")), "{w}");
+    assert!(w["message"].as_str().unwrap().contains("--peer"), "{w}");
     // Rate-limited: one of each per 10 s, however many datagrams were dropped meanwhile.
     lines.collect(Duration::from_millis(1500));
-    for code in ["dropped_wrong_cluster", "dropped_bad_mac"] {
+    for code in ["dropped_wrong_cluster", "dropped_bad_mac", "dropped_unknown_peer"] {
         assert_eq!(lines.seen.iter().filter(|v| mine(code)(v)).count(), 1, "{code}: {:#?}", lines.seen);
     }
     assert!(lines.seen.iter().all(|v| v["event"] != "leader"));

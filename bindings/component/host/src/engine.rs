@@ -126,12 +126,21 @@ fn node_error(e: &NodeError, a: Args<'_>) -> tenure::Error {
         NodeErrorCode::NotLeader => tenure::Error::NotLeader,
         NodeErrorCode::PayloadTooLarge => {
             // The limit is in the component's message ("... maximum of N bytes").
-            let max = e.message.split_whitespace().rev().find_map(|w| w.parse().ok()).unwrap_or(0);
-            tenure::Error::PayloadTooLarge { size: a.size.unwrap_or_default(), max }
+            tenure::Error::PayloadTooLarge { size: a.size.unwrap_or_default(), max: last_number(&e.message) }
         }
+        NodeErrorCode::ViewFull => tenure::Error::ViewFull {
+            peer: peer(),
+            // "... max_peers (N) peers"
+            max_peers: u32::try_from(last_number(&e.message)).unwrap_or(u32::MAX),
+        },
         NodeErrorCode::NoPendingConfirm => tenure::Error::NoPendingConfirm { term },
         NodeErrorCode::NotLeaderInTerm => tenure::Error::NotLeaderInTerm { term },
     }
+}
+
+/// The last run of digits in `s` (a limit the component's error message names), or 0.
+fn last_number(s: &str) -> usize {
+    s.split(|c: char| !c.is_ascii_digit()).rev().find_map(|w| w.parse().ok()).unwrap_or(0)
 }
 
 fn drop_reason(r: DropReason) -> tenure::DropReason {

@@ -26,13 +26,14 @@ fn free_ports(n: usize) -> Vec<u16> {
     sockets.iter().map(|s| s.local_addr().unwrap().port()).collect()
 }
 
-/// Starts one node per id; every JSON line goes to one channel.
-fn start(ids: &[String], tx: &std::sync::mpsc::Sender<Value>, dir: &std::path::Path) -> Vec<Proc> {
+/// Starts one node per id in `ids`, each declaring every node of `all` as a peer (membership is
+/// closed); every JSON line goes to one channel.
+fn start(ids: &[String], all: &[String], tx: &std::sync::mpsc::Sender<Value>, dir: &std::path::Path) -> Vec<Proc> {
     ids.iter()
         .map(|id| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_tenure-wasmtime"));
             cmd.args(["run", "--id", id, "--cluster", "wasmtime-procs", "--election-timeout-min", "150"]);
-            for p in ids {
+            for p in all {
                 cmd.args(["--peer", p]);
             }
             cmd.arg("--state-file").arg(dir.join(id.replace(':', "_")));
@@ -82,7 +83,7 @@ fn three_processes_elect_hand_over_on_sigterm_and_fail_over_on_kill() {
     std::fs::write(dir.join("cluster.key"), b"component process test key\n").unwrap();
     let ids: Vec<String> = free_ports(3).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
     let (tx, rx) = channel();
-    let mut procs = start(&ids, &tx, &dir);
+    let mut procs = start(&ids, &ids, &tx, &dir);
     let mut seen = Vec::new();
     // Compiling the component at start-up takes a few seconds in a debug build.
     let limit = Duration::from_secs(60);
@@ -115,7 +116,7 @@ fn three_processes_elect_hand_over_on_sigterm_and_fail_over_on_kill() {
 
     // Restart the stopped node (its term and vote come back from its state file), then SIGKILL
     // the new leader: no handover, the two left elect a third leader.
-    procs.extend(start(std::slice::from_ref(&leader), &tx, &dir));
+    procs.extend(start(std::slice::from_ref(&leader), &ids, &tx, &dir));
     wait_for(&rx, &mut seen, limit, |v| {
         v["event"] == "started" && v["id"] == leader.as_str() && v["ts_ms"].as_u64() > Some(stopped_at)
     });

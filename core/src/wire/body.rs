@@ -1,0 +1,241 @@
+//! The body codec, written out by hand: LEB128 varints, length-prefixed byte strings, one-byte
+//! booleans and the message kind as a varint index (`docs/wire.md`).
+//!
+//! It is canonical (every value has exactly one encoding: over-long varints, values past `u64`,
+//! booleans other than 0/1, unknown kinds and trailing bytes are refused) and total (any input
+//! is a value or a [`DropReason::Malformed`]; nothing here indexes a slice, overflows or formats).
+
+use alloc::vec::Vec;
+
+use super::{DropReason, EnvelopeRef, Message, RawEnvelope, MAX_TERM};
+
+// Message kind indices on the wire. Never renumber: append.
+const PRE_VOTE: u64 = 0;
+const PRE_VOTE_REPLY: u64 = 1;
+const VOTE: u64 = 2;
+const VOTE_REPLY: u64 = 3;
+const HEARTBEAT: u64 = 4;
+const HEARTBEAT_ACK: u64 = 5;
+const TIMEOUT_NOW: u64 = 6;
+const APP: u64 = 7;
+
+/// Bytes in the LEB128 encoding of `v` (1 to 10).
+fn varint_len(v: u64) -> usize {
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    bits.div_ceil(7)
+}
+
+fn bytes_len(b: &[u8]) -> usize {
+    varint_len(b.len() as u64).saturating_add(b.len())
+}
+
+fn message_len(m: &Message) -> usize {
+    1 + match m {
+        Message::PreVote | Message::TimeoutNow => 0,
+        Message::PreVoteReply { .. } | Message::Vote { .. } | Message::VoteReply { .. } => 1,
+        Message::Heartbeat { sent_at: v } | Message::HeartbeatAck { echo: v } => varint_len(*v),
+        Message::App { seq, payload } => varint_len(*seq).saturating_add(bytes_len(payload)),
+    }
+}
+
+/// The exact length of the body [`write`] produces.
+pub(super) fn encoded_len(e: &EnvelopeRef<'_>) -> usize {
+    bytes_len(e.cluster.as_bytes())
+        .saturating_add(bytes_len(e.from.as_bytes()))
+        .saturating_add(varint_len(e.term))
+        .saturating_add(varint_len(e.incarnation))
+        .saturating_add(message_len(e.message))
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// Appends the body of `e` to `out`.
+pub(super) fn write(out: &mut Vec<u8>, e: &EnvelopeRef<'_>) {
+    put_bytes(out, e.cluster.as_bytes());
+    put_bytes(out, e.from.as_bytes());
+    put_varint(out, e.term);
+    put_varint(out, e.incarnation);
+    match e.message {
+        Message::PreVote => put_varint(out, PRE_VOTE),
+        Message::PreVoteReply { granted } => {
+            put_varint(out, PRE_VOTE_REPLY);
+            out.push(u8::from(*granted));
+        }
+        Message::Vote { transfer } => {
+            put_varint(out, VOTE);
+            out.push(u8::from(*transfer));
+        }
+        Message::VoteReply { granted } => {
+            put_varint(out, VOTE_REPLY);
+            out.push(u8::from(*granted));
+        }
+        Message::Heartbeat { sent_at } => {
+            put_varint(out, HEARTBEAT);
+            put_varint(out, *sent_at);
+        }
+        Message::HeartbeatAck { echo } => {
+            put_varint(out, HEARTBEAT_ACK);
+            put_varint(out, *echo);
+        }
+        Message::TimeoutNow => put_varint(out, TIMEOUT_NOW),
+        Message::App { seq, payload } => {
+            put_varint(out, APP);
+            put_varint(out, *seq);
+            put_bytes(out, payload);
+        }
+    }
+}
+
+/// A cursor over the body; every read either consumes a whole canonical value or fails.
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn byte(&mut self) -> Result<u8, DropReason> {
+        let (&b, rest) = self.rest.split_first().ok_or(DropReason::Malformed)?;
+        self.rest = rest;
+        Ok(b)
+    }
+
+    /// A canonical LEB128 `u64`: at most ten bytes, the tenth holding only bit 63, and no
+    /// over-long form (a final byte of zero after the first).
+    fn varint(&mut self) -> Result<u64, DropReason> {
+        let mut value = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                return Err(DropReason::Malformed);
+            }
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                if b == 0 && shift > 0 {
+                    return Err(DropReason::Malformed);
+                }
+                return Ok(value);
+            }
+            shift += 7;
+        }
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8], DropReason> {
+        let len = usize::try_from(self.varint()?).map_err(|_| DropReason::Malformed)?;
+        let (b, rest) = self.rest.split_at_checked(len).ok_or(DropReason::Malformed)?;
+        self.rest = rest;
+        Ok(b)
+    }
+
+    fn bool(&mut self) -> Result<bool, DropReason> {
+        match self.byte()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(DropReason::Malformed),
+        }
+    }
+
+    fn message(&mut self) -> Result<Message, DropReason> {
+        Ok(match self.varint()? {
+            PRE_VOTE => Message::PreVote,
+            PRE_VOTE_REPLY => Message::PreVoteReply { granted: self.bool()? },
+            VOTE => Message::Vote { transfer: self.bool()? },
+            VOTE_REPLY => Message::VoteReply { granted: self.bool()? },
+            HEARTBEAT => Message::Heartbeat { sent_at: self.varint()? },
+            HEARTBEAT_ACK => Message::HeartbeatAck { echo: self.varint()? },
+            TIMEOUT_NOW => Message::TimeoutNow,
+            APP => Message::App { seq: self.varint()?, payload: self.bytes()?.to_vec() },
+            _ => return Err(DropReason::Malformed),
+        })
+    }
+}
+
+/// Decodes a whole body, borrowing the ids from it. Allocates only for an `App` payload.
+pub(super) fn read(body: &[u8]) -> Result<RawEnvelope<'_>, DropReason> {
+    let mut r = Reader { rest: body };
+    let cluster = r.bytes()?;
+    let from = r.bytes()?;
+    let term = r.varint()?;
+    if term > MAX_TERM {
+        return Err(DropReason::Malformed);
+    }
+    let incarnation = r.varint()?;
+    let message = r.message()?;
+    if !r.rest.is_empty() {
+        return Err(DropReason::Malformed);
+    }
+    Ok(RawEnvelope { cluster, from, term, incarnation, message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn varint(bytes: &[u8]) -> Result<u64, DropReason> {
+        let mut r = Reader { rest: bytes };
+        let v = r.varint()?;
+        if r.rest.is_empty() {
+            Ok(v)
+        } else {
+            Err(DropReason::Malformed)
+        }
+    }
+
+    #[test]
+    fn varints_round_trip_at_every_length_boundary() {
+        let mut values = vec![0, 1, u64::MAX, MAX_TERM];
+        for bits in 1..64 {
+            values.extend([(1u64 << bits) - 1, 1u64 << bits, (1u64 << bits) + 1]);
+        }
+        for v in values {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(out.len(), varint_len(v), "length of {v}");
+            assert_eq!(varint(&out), Ok(v), "{v} from {out:02x?}");
+        }
+    }
+
+    #[test]
+    fn only_the_canonical_varint_is_accepted() {
+        assert_eq!(varint(&[0x00]), Ok(0));
+        assert_eq!(varint(&[0x80, 0x00]), Err(DropReason::Malformed), "0 in two bytes");
+        assert_eq!(varint(&[0x81, 0x00]), Err(DropReason::Malformed), "1 in two bytes");
+        assert_eq!(varint(&[0xff, 0x80, 0x00]), Err(DropReason::Malformed), "127 in three bytes");
+        let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert_eq!(varint(&max), Ok(u64::MAX));
+        let mut past = max;
+        past[9] = 0x02;
+        assert_eq!(varint(&past), Err(DropReason::Malformed), "2^64 and above");
+        past[9] = 0x81;
+        assert_eq!(varint(&[&past[..], &[0x00]].concat()), Err(DropReason::Malformed), "eleven bytes");
+        assert_eq!(varint(&[0x80]), Err(DropReason::Malformed), "continuation with nothing after");
+        assert_eq!(varint(&[]), Err(DropReason::Malformed));
+    }
+
+    #[test]
+    fn bools_are_one_byte_zero_or_one() {
+        for (b, want) in
+            [(0u8, Ok(false)), (1, Ok(true)), (2, Err(DropReason::Malformed)), (0xff, Err(DropReason::Malformed))]
+        {
+            assert_eq!(Reader { rest: &[b] }.bool(), want);
+        }
+    }
+
+    #[test]
+    fn a_length_past_the_end_is_malformed() {
+        assert_eq!(Reader { rest: &[0x03, b'a', b'b'] }.bytes(), Err(DropReason::Malformed));
+        let huge = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert_eq!(Reader { rest: &huge }.bytes(), Err(DropReason::Malformed));
+    }
+}

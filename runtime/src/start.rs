@@ -1,0 +1,160 @@
+//! [`spawn`]: every check before anything runs, then the runtime thread.
+
+use std::io::ErrorKind;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use mio::net::UdpSocket;
+use mio::{Interest, Poll, Waker};
+
+use crate::config::{parse_bind, parse_id, Host};
+use crate::handle::{EndGuard, Shared, Snapshot};
+use crate::resolve::{Family, Peers, Resolver};
+use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
+use crate::state::StateFile;
+use crate::warn::Warner;
+use crate::{Clock, Engine, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError};
+
+fn io_err(context: &str) -> impl Fn(std::io::Error) -> RuntimeError + '_ {
+    move |e| RuntimeError::Io { context: context.to_string(), message: e.to_string() }
+}
+
+fn bind_socket(candidates: &[SocketAddr]) -> Result<std::net::UdpSocket, RuntimeError> {
+    let mut last = None;
+    for addr in candidates {
+        match std::net::UdpSocket::bind(addr) {
+            Ok(s) => return Ok(s),
+            Err(e) if e.kind() == ErrorKind::AddrInUse => {
+                return Err(RuntimeError::AddressInUse { addr: addr.to_string() });
+            }
+            Err(e) => last = Some(RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() }),
+        }
+    }
+    Err(last.unwrap_or(RuntimeError::Bind { addr: String::new(), message: "no address to bind".into() }))
+}
+
+/// Starts a runtime: checks everything, binds the socket, opens and locks the state file, builds
+/// the engine with `engine_factory` (on the calling thread), then starts the runtime thread,
+/// which delivers [`RuntimeEvent::Started`] first. Returns an error, with nothing left running,
+/// when any of that fails.
+pub fn spawn<E, F, H>(config: RuntimeConfig, engine_factory: F, handler: H) -> Result<Handle, RuntimeError>
+where
+    E: Engine,
+    F: FnOnce(EngineInit) -> Result<E, RuntimeError>,
+    H: Handler,
+{
+    config.validate()?;
+    let RuntimeConfig {
+        mut node,
+        bind,
+        state_file,
+        key_file,
+        confirm_timeout,
+        handover_timeout,
+        resolve_interval,
+        log,
+    } = config;
+    let id_addr = parse_id(&node.id)?;
+    if let Some(path) = &key_file {
+        let bytes =
+            std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.clone(), message: e.to_string() })?;
+        node.key = Some(crate::cli::key_from_file(&bytes));
+    }
+    node.durable = state_file.is_some();
+    let valid = node.validate()?;
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let confirm_timeout = confirm_timeout.map_or(valid.election_timeout_min, ms);
+    let handover_timeout = handover_timeout.map_or(valid.election_timeout_max, ms);
+
+    let candidates = match (&bind, &id_addr.host) {
+        (Some(b), _) => vec![parse_bind(b, id_addr.port)?],
+        (None, Host::Ip(ip)) => vec![SocketAddr::new(*ip, id_addr.port)],
+        (None, Host::Name(_)) => vec![
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), id_addr.port),
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), id_addr.port),
+        ],
+    };
+    let (state, restored) = match &state_file {
+        Some(path) => {
+            let (f, r) = StateFile::open(path)?;
+            (Some(f), r)
+        }
+        None => (None, None),
+    };
+    let std_socket = bind_socket(&candidates)?;
+    let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
+    std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
+
+    let clock = Clock::new();
+    let start_term = restored.as_ref().map_or(0, |s| s.term);
+    let id = node.id.clone();
+    let bootstrap = node.bootstrap.clone();
+    let seed = tenure::os_seed()
+        .map_err(|e| RuntimeError::Io { context: "seeding the election timers".into(), message: e.to_string() })?;
+    // Wall-clock milliseconds: incarnations grow across restarts (the core's freshness rule).
+    node.incarnation = node.incarnation.or(Some(crate::cli::wall_ms()));
+    let engine = engine_factory(EngineInit { config: node, seed, restored, now: clock.now() })?;
+
+    let poll = Poll::new().map_err(io_err("creating the event loop"))?;
+    let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(io_err("creating the event loop"))?);
+    let mut socket = UdpSocket::from_std(std_socket);
+    poll.registry().register(&mut socket, SOCKET, Interest::READABLE).map_err(io_err("registering the socket"))?;
+    let (tx, rx) = mpsc::channel();
+    let resolver = Resolver::start(tx.clone(), waker.clone()).map_err(io_err("starting the resolver thread"))?;
+    let mut peers = Peers::new(Family { v6: bound.is_ipv6() }, resolver, ms(resolve_interval));
+    for p in bootstrap.iter().filter(|p| **p != id) {
+        peers.add(p, true, clock.now());
+        if let Some(entry) = peers.by_id.get_mut(p) {
+            entry.in_view = true;
+        }
+    }
+
+    let shared = Arc::new(Shared {
+        id: id.clone(),
+        bound,
+        clock,
+        tx,
+        waker,
+        snapshot: Snapshot::new(start_term),
+        running: std::sync::atomic::AtomicBool::new(true),
+        ended: Default::default(),
+        thread: Mutex::new(None),
+        thread_id: OnceLock::new(),
+        fatal: Mutex::new(None),
+    });
+    let mut runner = Loop {
+        engine,
+        handler,
+        shared: shared.clone(),
+        poll,
+        socket,
+        rx,
+        state,
+        peers,
+        warner: Warner::default(),
+        log,
+        id,
+        config_warnings: valid.warnings.iter().map(|w| (w.code().to_string(), w.to_string())).collect(),
+        confirm_timeout,
+        handover_timeout,
+        confirm_pending: None,
+        stopping: None,
+        exit: None,
+        pending_persist: None,
+        buf: vec![0; RECV_BUFFER],
+        start_term,
+        readable: false,
+    };
+    let thread = std::thread::Builder::new()
+        .name("tenure-runtime".into())
+        .spawn(move || {
+            let _ended = EndGuard(runner.shared.clone());
+            runner.run();
+            drop(runner);
+        })
+        .map_err(io_err("starting the runtime thread"))?;
+    let _ = shared.thread_id.set(thread.thread().id());
+    *shared.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
+    Ok(Handle { shared })
+}
