@@ -33,14 +33,16 @@ export DEBIAN_FRONTEND := noninteractive
 # Tool lists (extension points)
 # ---------------------------------------------------------------------------------------------------
 
-RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 thumbv7em-none-eabihf
+RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
+# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI).
+DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
 RUSTUP_COMPONENTS ?= rustfmt clippy
 # Debian packages. python3-venv and a C toolchain are added automatically when missing.
 APT_PACKAGES ?= chromium
 # Directories where `npm ci` runs when they hold a package-lock.json.
 NPM_DIRS ?= node demo tests bindings/component/js
 # Directories linted by ruff when they hold .py files.
-PY_DIRS ?= python bindings/python tests demo bindings/component
+PY_DIRS ?= python bindings/python tests demo bindings/component scripts
 REQUIREMENTS := requirements-dev.txt
 CARGO_FUZZ_VERSION ?= 0.13.2
 FUZZ_DIR ?= $(patsubst %/Cargo.toml,%,$(firstword $(wildcard fuzz/Cargo.toml core/fuzz/Cargo.toml)))
@@ -59,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -68,13 +70,15 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 help:
 	@echo "tenure make targets:"
-	@echo "  demo            set up, build, run a 5-process mixed-language cluster under faults
-	@echo "  demo-sim        the same story in the deterministic simulator""
+	@echo "  demo            set up, build, run a 5-process mixed-language cluster under faults"
+	@echo "  demo-sim        the same story in the deterministic simulator"
 	@echo "  demo-web        build the browser module and serve the interactive demo on 127.0.0.1"
 	@echo "  web             build the browser module (bindings/wasm -> demo/pkg) and print its size"
 	@echo "  bench-web       per-call cost of the browser build in headless Chromium"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
+	@echo "  dist            portable wheels, npm packages, browser package and component into dist/"
+	@echo "  test-dist       install dist/'s wheel and npm tarballs without any compiler, run clusters"
 	@echo "  bench           run benchmarks that exist"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
@@ -288,6 +292,28 @@ runtimes: python-dev node-addon component
 # fault schedule, plus the authenticated variant with a wrong-key outsider.
 test-e2e: setup runtimes
 	python -m pytest -q -s tests/e2e
+
+# ---------------------------------------------------------------------------------------------------
+# dist: installable artefacts (issue 17; scripts/dist/README.md)
+# ---------------------------------------------------------------------------------------------------
+
+# dist/: manylinux2014 x86_64 + aarch64 and musllinux_1_2 abi3 wheels and the sdist; the npm main
+# package and its per-platform addon packages (npm/linux-*); the browser package; the component
+# with name/version metadata; dist/ARTEFACTS.md lists them with size and platform tag.
+# DIST_ONLY=part,part rebuilds a subset (parts: python scripts/dist/build.py --help).
+DIST_DIR ?= $(ROOT)/dist
+DIST_ONLY ?=
+dist: setup component
+	python scripts/dist/build.py --out "$(DIST_DIR)" --component "$(COMPONENT_WASM)" $(if $(DIST_ONLY),--only $(DIST_ONLY))
+
+# Installs dist/'s wheel and npm tarballs into a fresh venv / npm project whose PATH has python,
+# node, npm and coreutils only (no cargo, rustc or C compiler), runs a 3-node cluster through
+# `python -m tenure run` and `npx tenure run` (plus CommonJS and ESM imports), and checks every
+# artefact: aarch64 architecture and glibc floor, versions, licenses, metadata.
+test-dist: setup dist
+	python -m pytest -q tests/dist
+
+.PHONY: dist test-dist
 
 # ---------------------------------------------------------------------------------------------------
 # demo, bench, fuzz

@@ -4,8 +4,9 @@ Two layers, one core:
 
 - :class:`Node`: the sans-IO state machine. You move bytes and pass the time; it returns what to
   send, what to persist and what happened (``drain()``).
-- :class:`Elector`: a ready asyncio runtime that runs a node over UDP, with callbacks, leader-only
-  work that is cancelled when leadership is lost, durable state and graceful handover.
+- :class:`Elector`: the ready runtime (``tenure-runtime``: UDP, timers, state file, DNS, graceful
+  handover) driven from asyncio, with callbacks and leader-only work cancelled when leadership is
+  lost; :class:`SyncElector` is the same for threaded code.
 
 See ``python -m tenure --help`` for the command-line runtime, and the package README.
 """
@@ -33,28 +34,52 @@ from ._types import (
     ValidConfig,
 )
 from .errors import (
+    AddressInUseError,
+    BindError,
     ConfigError,
     DecodeError,
+    InvalidAddressError,
+    InvalidBindError,
+    InvalidIdError,
     InvalidPeerError,
+    KeyFileError,
     LeadershipLost,
+    LeaderWorkError,
     NoPendingConfirmError,
     NotLeaderError,
     NotLeaderInTermError,
-    RandomSourceError,
-    ViewFullError,
+    NoTransferTargetError,
     PayloadTooLargeError,
+    RandomSourceError,
+    RuntimeFailure,
     SelfPeerError,
     StateFileError,
+    StoppedError,
     TenureError,
     UnknownPeerError,
     UsageError,
+    ViewFullError,
 )
-from .runtime import Elector, LeaderWork, Lease, now_ms
+from .runtime import Elector, FailurePolicy, LeaderWork, Lease, now_ms
+from .sync import SyncElector, SyncLease
 
 __version__: str = VERSION
 """The package version (the version of the tenure core it contains)."""
 
 __all__ = [
+    "SyncLease",
+    "SyncElector",
+    "FailurePolicy",
+    "StoppedError",
+    "RuntimeFailure",
+    "NoTransferTargetError",
+    "LeaderWorkError",
+    "KeyFileError",
+    "InvalidIdError",
+    "InvalidBindError",
+    "InvalidAddressError",
+    "BindError",
+    "AddressInUseError",
     "BecameFollower",
     "BecameLeader",
     "Config",

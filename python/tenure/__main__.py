@@ -1,8 +1,8 @@
-"""``python -m tenure``: see :mod:`tenure.cli`."""
+"""``python -m tenure``: the runtime's command line (see :mod:`tenure.cli`)."""
 
 import sys
 
 from .cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m tenure"))

@@ -21,6 +21,17 @@ __all__ = [
     "StateFileError",
     "UsageError",
     "LeadershipLost",
+    "InvalidAddressError",
+    "InvalidIdError",
+    "InvalidBindError",
+    "BindError",
+    "AddressInUseError",
+    "KeyFileError",
+    "StoppedError",
+    "NoTransferTargetError",
+    "LeaderWorkError",
+    "RuntimeFailure",
+    "from_runtime",
 ]
 
 
@@ -125,8 +136,9 @@ class RandomSourceError(TenureError):
 
 
 class StateFileError(TenureError):
-    """The runtime's ``state_file`` exists but does not hold a valid ``term voted_for`` line
-    (``state_file``)."""
+    """The ``state_file`` cannot be used. ``code`` says why: ``state_dir_missing`` (its directory
+    does not exist), ``state_unwritable``, ``state_not_utf8``, ``state_corrupt``,
+    ``state_locked`` (another process holds it), ``state_read_failed``."""
 
     code = "state_file"
 
@@ -142,3 +154,92 @@ class LeadershipLost(TenureError):
     (``leadership_lost``): the block was cancelled at that moment."""
 
     code = "leadership_lost"
+
+
+class InvalidAddressError(TenureError, ValueError):
+    """A ``HOST:PORT`` the runtime refused; the message names the value and the problem (no port,
+    port 0 or above 65535, ``0.0.0.0``/``::`` as an id: use ``bind=``)."""
+
+    code = "invalid_address"
+
+
+class InvalidIdError(InvalidAddressError):
+    """The node id is not a usable ``HOST:PORT`` (``invalid_id``)."""
+
+    code = "invalid_id"
+
+
+class InvalidBindError(InvalidAddressError):
+    """The ``bind`` address is not an ``IP`` or ``IP:PORT`` (``invalid_bind``)."""
+
+    code = "invalid_bind"
+
+
+class BindError(TenureError, OSError):
+    """The UDP socket could not be bound (``bind_failed``)."""
+
+    code = "bind_failed"
+
+
+class AddressInUseError(BindError):
+    """Another socket holds the address (``address_in_use``)."""
+
+    code = "address_in_use"
+
+
+class KeyFileError(TenureError):
+    """The key file cannot be read (``key_file``)."""
+
+    code = "key_file"
+
+
+class StoppedError(TenureError):
+    """The elector was used after it stopped (``stopped``)."""
+
+    code = "stopped"
+
+
+class NoTransferTargetError(TenureError):
+    """A transfer without a target found no peer to hand leadership to (``no_transfer_target``)."""
+
+    code = "no_transfer_target"
+
+
+class LeaderWorkError(TenureError):
+    """Leader-only work kept failing: after ``max_leader_failures`` consecutive failed
+    leaderships the elector stopped rather than churn terms (``leader_work_failed``)."""
+
+    code = "leader_work_failed"
+
+
+class RuntimeFailure(TenureError):
+    """The runtime failed in a way no narrower class describes (``io``, ``engine_failed``, ...)."""
+
+    code = "runtime_failure"
+
+
+_BY_CODE = {
+    "invalid_id": InvalidIdError,
+    "invalid_peer": InvalidPeerError,
+    "invalid_bind": InvalidBindError,
+    "address_in_use": AddressInUseError,
+    "bind_failed": BindError,
+    "key_file": KeyFileError,
+    "stopped": StoppedError,
+    "no_transfer_target": NoTransferTargetError,
+    "no_randomness": RandomSourceError,
+    "self_peer": SelfPeerError,
+    "unknown_peer": UnknownPeerError,
+    "not_leader": NotLeaderError,
+    "payload_too_large": PayloadTooLargeError,
+    "no_pending_confirm": NoPendingConfirmError,
+    "not_leader_in_term": NotLeaderInTermError,
+    "view_full": ViewFullError,
+}
+_BY_KIND = {"config": ConfigError, "state_file": StateFileError, "address": InvalidAddressError}
+
+
+def from_runtime(message: str, code: str, kind: str) -> TenureError:
+    """The typed exception for an error of the runtime (its stable ``code`` and family ``kind``)."""
+    cls = _BY_CODE.get(code) or _BY_KIND.get(kind) or RuntimeFailure
+    return cls(message, code)

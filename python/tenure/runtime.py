@@ -1,13 +1,21 @@
-"""The asyncio runtime: one tenure node over UDP, with real timers and your callbacks.
+"""The asyncio runtime: :class:`Elector` runs one tenure node over UDP through ``tenure-runtime``.
 
-:class:`Elector` binds a datagram endpoint on the node's ``HOST:PORT`` id, feeds every datagram and
-every deadline to a sans-IO :class:`tenure.Node`, drains its outputs after every input (writing
-``Persist`` to the state file with fsync before any later send) and delivers events to callbacks.
+Everything below the callbacks — the UDP socket, the timers, the state file, DNS names, graceful
+handover, logging — is the Rust runtime (the same one behind ``tenure run``, the Node.js package and
+``tenure-wasmtime``). This module only carries its events to your asyncio loop
+(``loop.call_soon_threadsafe``) and runs your callbacks and leader-only work there.
 
-User code never runs inside the datagram or timer path: callbacks are queued and run by a separate
-task, in order; a plain (sync) callback runs in a worker thread, so even a blocking one cannot stall
+User code never runs on the runtime thread: callbacks are queued and run by a separate task, in
+order; a plain (sync) callback runs in a worker thread, so even a blocking one cannot stall
 heartbeats. Leader-only work (:meth:`Elector.while_leader`, :meth:`Elector.leadership`) is cancelled
 the moment leadership is lost.
+
+Leader-work failure policy (:class:`FailurePolicy`): leader-only work that raises is restarted in
+the same leadership after a backoff (0.1 s, doubling, at most 5 s); after ``max_failures``
+consecutive failures the node steps down (``leader_work_failed``: the core rolls leadership back
+and backs off before campaigning again); after ``max_step_downs`` consecutive leaderships ended that
+way the elector stops with :class:`tenure.LeaderWorkError` instead of churning terms forever. An
+``on_leader`` callback that raises steps down at once (one such leadership).
 """
 
 from __future__ import annotations
@@ -15,11 +23,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import ipaddress
 import logging
 import os
-import socket
+import signal
 import time
+from dataclasses import dataclass
 from typing import (
     Any,
     AsyncIterator,
@@ -33,32 +41,11 @@ from typing import (
     Union,
 )
 
-from ._native import Node
-from ._types import (
-    BecameFollower,
-    BecameLeader,
-    Config,
-    ConfirmLeader,
-    DurableState,
-    Event,
-    Message,
-    PeerDownReason,
-    PeerJoined,
-    PeerLeft,
-    Persist,
-    Role,
-    Send,
-)
-from .errors import (
-    DecodeError,
-    LeadershipLost,
-    NoPendingConfirmError,
-    NotLeaderInTermError,
-    StateFileError,
-    TenureError,
-)
+from . import _native
+from ._types import Config, PeerDownReason, Role
+from .errors import LeadershipLost, LeaderWorkError, StoppedError, TenureError
 
-__all__ = ["Elector", "Lease", "LeaderWork", "now_ms", "read_state_file", "write_state_file"]
+__all__ = ["Elector", "FailurePolicy", "Lease", "LeaderWork", "now_ms"]
 
 log = logging.getLogger("tenure")
 
@@ -67,71 +54,118 @@ TermCallback = Callable[[int], Union[Awaitable[None], None]]
 FollowerCallback = Callable[[int, Optional[str]], Union[Awaitable[None], None]]
 PeerCallback = Callable[[str], Union[Awaitable[None], None]]
 MessageCallback = Callable[[str, bytes], Union[Awaitable[None], None]]
+WarningCallback = Callable[[str, str], Union[Awaitable[None], None]]
 ConfirmCallback = Callable[[int], Union[Awaitable[bool], bool]]
 LeaderWorkFn = Callable[["Lease"], Awaitable[Any]]
-EventHook = Callable[[Event], None]
+RuntimeEvent = Tuple[Any, ...]
 
 
 def now_ms() -> int:
-    """The monotonic clock every tenure input takes, in whole milliseconds."""
+    """The monotonic clock every :class:`tenure.Node` input takes, in whole milliseconds."""
     return time.monotonic_ns() // 1_000_000
 
 
-def parse_address(node_id: str) -> Address:
-    """Splits a ``HOST:PORT`` (or ``[IPv6]:PORT``) node id into ``(host, port)``."""
-    host, sep, port = node_id.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"node id {node_id!r} is not HOST:PORT")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host, int(port)
+@dataclass(frozen=True)
+class FailurePolicy:
+    """What happens when leader-only work keeps failing (see the module docs)."""
+
+    max_failures: int = 3
+    """Consecutive failures of leader-only work in one leadership before stepping down."""
+    max_step_downs: int = 3
+    """Consecutive leaderships ended by failing work before the elector stops."""
+    backoff: float = 0.1
+    """The first restart delay in seconds; doubles after each failure."""
+    max_backoff: float = 5.0
+    """The longest restart delay in seconds."""
+
+    def __post_init__(self) -> None:
+        if self.max_failures < 1 or self.max_step_downs < 1:
+            raise ValueError("FailurePolicy: max_failures and max_step_downs must be at least 1")
+        if not 0 <= self.backoff <= self.max_backoff:
+            raise ValueError("FailurePolicy: need 0 <= backoff <= max_backoff")
+
+    def delay(self, failures: int) -> float:
+        """The restart delay after ``failures`` consecutive failures."""
+        return float(min(self.backoff * 2 ** max(failures - 1, 0), self.max_backoff))
 
 
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
+def _bind_str(bind: Union[str, Address, None]) -> Optional[str]:
+    if bind is None or isinstance(bind, str):
+        return bind
+    host, port = bind
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def read_state_file(path: Union[str, os.PathLike[str]]) -> Optional[DurableState]:
-    """Reads a state file written by :func:`write_state_file`; ``None`` when it does not exist.
+@dataclass
+class _Options:
+    """The arguments shared by :class:`Elector` and :class:`tenure.SyncElector`, checked."""
 
-    Raises :class:`tenure.StateFileError` when it exists but is not a valid state line.
-    """
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        return None
-    state = DurableState.decode(text)
-    if state is None:
-        raise StateFileError(f"state file {os.fspath(path)!r} does not hold a 'term voted_for' line: {text[:80]!r}")
-    return state
+    config: Config
+    bind: Optional[str]
+    state_file: Optional[str]
+    key_file: Optional[str]
+    confirm_timeout: Optional[float]
+    handover_timeout: Optional[float]
+    seed: Optional[int]
+    log: bool
+
+    def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
+        return _native.spawn_runtime(
+            self.config,
+            callback,
+            bind=self.bind,
+            state_file=self.state_file,
+            key_file=self.key_file,
+            confirm_timeout=self.confirm_timeout,
+            handover_timeout=self.handover_timeout,
+            defer_confirm=defer_confirm,
+            seed=self.seed,
+            log=self.log,
+        )
 
 
-def write_state_file(path: Union[str, os.PathLike[str]], state: DurableState) -> None:
-    """Atomically replaces the state file with ``state``, durably: the data and the rename are
-    both fsynced before this returns."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, state.encode().encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+def _options(
+    id: Optional[str],
+    peers: Iterable[str],
+    *,
+    cluster: Optional[str],
+    config: Optional[Config],
+    key: Union[bytes, str, None],
+    state_file: Union[str, os.PathLike[str], None],
+    key_file: Union[str, os.PathLike[str], None],
+    bind: Union[str, Address, None],
+    confirm_timeout: Optional[float],
+    handover_timeout: Optional[float],
+    seed: Optional[int],
+    log: bool,
+    **timing: Any,
+) -> _Options:
+    if config is None:
+        if id is None or cluster is None:
+            raise TypeError("Elector needs id and cluster (or config=)")
+        if isinstance(peers, str):
+            raise TypeError("peers must be a list of HOST:PORT strings, not a single str")
+        config = Config(id=id, cluster=cluster, bootstrap=tuple(peers), key=key, **timing)  # type: ignore[arg-type]
+    elif key is not None:
+        raise TypeError("pass key= inside config= when config= is given")
+    fields = {f: getattr(config, f) for f in config.__dataclass_fields__}
+    config = Config(**{**fields, "durable": False, "confirm_leader": True})
+    config.validate()
+    bind_s = _bind_str(bind)
+    _native.check_addresses(config.id, list(config.bootstrap), bind_s)
+    for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
+    return _Options(
+        config=config,
+        bind=bind_s,
+        state_file=os.fspath(state_file) if state_file is not None else None,
+        key_file=os.fspath(key_file) if key_file is not None else None,
+        confirm_timeout=confirm_timeout,
+        handover_timeout=handover_timeout,
+        seed=seed,
+        log=log,
+    )
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -169,22 +203,21 @@ class Lease:
 
     @property
     def deadline(self) -> Optional[int]:
-        """The last instant (``tenure.now_ms()`` clock) at which this node can be sure that no
-        other leader has been elected, from the heartbeats a quorum acknowledged; ``None`` once
-        the lease is lost or before a quorum has acknowledged a heartbeat."""
-        if self._lost.is_set():
+        """The last instant (on :meth:`Elector.now_ms`'s clock) at which this node can be sure
+        that no other leader has been elected; ``None`` once the lease is lost or before a quorum
+        has acknowledged a heartbeat."""
+        rt = self._elector._rt
+        if self._lost.is_set() or rt is None or not rt.is_leader or rt.term != self._term:
             return None
-        node = self._elector._node
-        if not node.is_leader or node.term != self._term:
-            return None
-        return node.lease_deadline
+        return rt.lease_deadline
 
     @property
     def valid(self) -> bool:
         """Whether leadership still holds and the deadline has not passed. Check it before each
         irreversible step."""
         deadline = self.deadline
-        return deadline is not None and now_ms() < deadline
+        rt = self._elector._rt
+        return deadline is not None and rt is not None and rt.now_ms() < deadline
 
     @property
     def lost(self) -> bool:
@@ -194,6 +227,15 @@ class Lease:
     async def wait_lost(self) -> None:
         """Returns when this leadership ends."""
         await self._lost.wait()
+
+    async def wait_valid(self) -> None:
+        """Returns once the lease is valid (a quorum acknowledged a heartbeat of this term);
+        raises :class:`tenure.LeadershipLost` if leadership ends first."""
+        interval = self._elector._options.config.heartbeat_interval / 2000
+        while not self.valid:
+            if self.lost:
+                raise LeadershipLost(f"leadership of term {self._term} was lost")
+            await asyncio.sleep(interval)
 
     def _lose(self) -> None:
         self._lost.set()
@@ -219,36 +261,25 @@ class LeaderWork:
             self.task.cancel()
 
 
-class _Protocol(asyncio.DatagramProtocol):
-    def __init__(self, elector: Elector) -> None:
-        self._elector = elector
-
-    def datagram_received(self, data: bytes, addr: Any) -> None:
-        self._elector._on_datagram(data, addr)
-
-    def error_received(self, exc: Exception) -> None:
-        log.debug("tenure: UDP error: %s", exc)
-
-
 class Elector:
-    """Runs one tenure node over UDP with asyncio.
+    """Runs one tenure node over UDP with asyncio, through the Rust runtime.
 
     ``Elector("127.0.0.1:7001", ["127.0.0.1:7002", "127.0.0.1:7003"], cluster="jobs",
     on_leader=start, on_follower=stop)``; then ``await elector.start()`` (or ``async with``)
-    and ``await elector.stop()``.
+    and ``await elector.stop()``, or ``await elector.run_until_signal()``.
 
-    - ``id`` is this node's ``HOST:PORT``: the UDP address it binds (``bind=`` overrides) and its
-      name for the peers, which are listed the same way.
+    - ``id`` is this node's ``HOST:PORT`` (an IP or a DNS name): its name for the peers, which are
+      listed the same way, and the address bound unless ``bind=`` (``IP`` or ``IP:PORT``) says
+      otherwise. Bad ids, peers and bind addresses raise typed errors here, at construction.
     - Timing, ``min_cluster_size`` and ``pre_vote`` are as in :class:`tenure.Config`; or pass a
       whole ``config=`` (its ``id`` and ``bootstrap`` then replace ``id`` and ``peers``).
-    - ``state_file=`` makes term and vote durable: written atomically with fsync before any
-      later datagram leaves. ``key=`` (bytes or str) authenticates every message.
+    - ``state_file=`` makes term and vote durable (one JSON file, locked while running);
+      ``key=`` (bytes or str) or ``key_file=`` authenticates every message.
     - Callbacks may be plain functions or ``async def``. They run in order, outside the network
-      path (plain ones in a worker thread). ``on_leader`` raising rolls leadership back.
-      ``confirm_leader(term)`` returning false, raising or not answering within
-      ``confirm_timeout`` seconds (default: ``election_timeout_min``) denies leadership.
-    - ``event_hook`` is called synchronously, inside the network path, with every event: it must
-      be fast and must not block (the command-line runtime prints with it).
+      path (plain ones in a worker thread). ``confirm_leader(term)`` returning false, raising or
+      not answering within ``confirm_timeout`` seconds (default: ``election_timeout_min``) denies
+      leadership. ``on_warning(code, message)`` receives the runtime's rate-limited warnings.
+    - ``failure_policy=`` governs leader-only work that keeps failing (see :class:`FailurePolicy`).
     """
 
     def __init__(
@@ -266,144 +297,115 @@ class Elector:
         pre_vote: bool = True,
         state_file: Union[str, os.PathLike[str], None] = None,
         key: Union[bytes, str, None] = None,
+        key_file: Union[str, os.PathLike[str], None] = None,
         on_leader: Optional[TermCallback] = None,
         on_follower: Optional[FollowerCallback] = None,
         on_peer_joined: Optional[PeerCallback] = None,
         on_peer_left: Optional[PeerCallback] = None,
         on_message: Optional[MessageCallback] = None,
+        on_warning: Optional[WarningCallback] = None,
         confirm_leader: Optional[ConfirmCallback] = None,
         confirm_timeout: Optional[float] = None,
-        event_hook: Optional[EventHook] = None,
-        bind: Optional[Address] = None,
+        handover_timeout: Optional[float] = None,
+        failure_policy: Optional[FailurePolicy] = None,
+        bind: Union[str, Address, None] = None,
         seed: Optional[int] = None,
+        log: bool = False,
     ) -> None:
-        if config is None:
-            if id is None or cluster is None:
-                raise TypeError("Elector needs id and cluster (or config=)")
-            if isinstance(peers, str):
-                raise TypeError("peers must be a list of HOST:PORT strings, not a single str")
-            config = Config(
-                id=id,
-                cluster=cluster,
-                bootstrap=tuple(peers),
-                min_cluster_size=min_cluster_size,
-                election_timeout_min=election_timeout_min,
-                election_timeout_max=election_timeout_max,
-                heartbeat_interval=heartbeat_interval,
-                ghost_ttl=ghost_ttl,
-                pre_vote=pre_vote,
-                key=key,  # type: ignore[arg-type]  # Config.__post_init__ encodes str keys
-            )
-        elif key is not None:
-            raise TypeError("pass key= inside config= when config= is given")
-        config = Config(
-            **{
-                **{f: getattr(config, f) for f in config.__dataclass_fields__},
-                "confirm_leader": True,
-                "durable": state_file is not None,
-            }
+        self._options = _options(
+            id,
+            peers,
+            cluster=cluster,
+            config=config,
+            key=key,
+            state_file=state_file,
+            key_file=key_file,
+            bind=bind,
+            confirm_timeout=confirm_timeout,
+            handover_timeout=handover_timeout,
+            seed=seed,
+            log=log,
+            min_cluster_size=min_cluster_size,
+            election_timeout_min=election_timeout_min,
+            election_timeout_max=election_timeout_max,
+            heartbeat_interval=heartbeat_interval,
+            ghost_ttl=ghost_ttl,
+            pre_vote=pre_vote,
         )
-        self._config = config
-        self._valid = config.validate()
-        self._state_file = os.fspath(state_file) if state_file is not None else None
-        restored = read_state_file(self._state_file) if self._state_file is not None else None
-        self._restored = restored
-        self._seed = seed
-        self._node = Node(config, now=now_ms(), seed=seed, restored=restored)
-        self._bind = bind if bind is not None else parse_address(config.id)
         self._on_leader = on_leader
         self._on_follower = on_follower
         self._on_peer_joined = on_peer_joined
         self._on_peer_left = on_peer_left
         self._on_message = on_message
+        self._on_warning = on_warning
         self._confirm = confirm_leader
-        ms = self._valid.election_timeout_min
-        self._confirm_timeout = confirm_timeout if confirm_timeout is not None else ms / 1000
-        self._event_hook = event_hook
+        self._policy = failure_policy if failure_policy is not None else FailurePolicy()
 
+        self._rt: Optional[_native.Runtime] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._transport: Optional[asyncio.DatagramTransport] = None
-        self._timer: Optional[asyncio.TimerHandle] = None
-        self._timer_at: Optional[int] = None
-        self._addr_of: Dict[str, Address] = {}
-        self._id_of: Dict[Address, str] = {}
         self._callbacks: Optional[asyncio.Queue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]]] = None
         self._dispatcher: Optional[asyncio.Task[None]] = None
         self._tasks: Set[asyncio.Task[Any]] = set()
         self._work: Set[LeaderWork] = set()
         self._lease: Optional[Lease] = None
         self._leader_event: Optional[asyncio.Event] = None
-        self._known_leader: Optional[asyncio.Event] = None
-        self._family = socket.AF_INET
-        self._stopped: Optional[asyncio.Event] = None
+        self._stopped_event: Optional[asyncio.Event] = None
+        self._stop_task: Optional[asyncio.Task[None]] = None
         self._state = "new"
         self._failure: Optional[BaseException] = None
+        self._last_term = 0
+        self._failures = 0  # consecutive failures of leader-only work
+        self._failed_term: Optional[int] = None  # the term stepped down from for failing work
+        self._step_downs = 0  # consecutive leaderships ended by failing work
 
     # ----- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Binds the UDP endpoint and starts the node. Raises ``OSError`` if the address is taken
-        or the state file cannot be written (it is written once here, so that a bad path fails
-        now rather than at the first election)."""
+        """Starts the runtime: binds the UDP socket, reads and locks the state file, runs the node.
+        Raises a typed error (nothing left running): :class:`tenure.AddressInUseError`,
+        :class:`tenure.StateFileError` (missing directory, unwritable, not UTF-8, corrupt, locked
+        by another process), :class:`tenure.KeyFileError`, ..."""
+        if self._state == "stopped":
+            raise StoppedError("this Elector was stopped; create a new one")
         if self._state != "new":
-            raise RuntimeError(f"Elector already {self._state}")
-        if self._state_file is not None:
-            write_state_file(self._state_file, DurableState(self._node.term, self._node.voted_for))
+            raise TenureError(f"Elector already {self._state}", "already_started")
         loop = asyncio.get_running_loop()
         self._loop = loop
         self._callbacks = asyncio.Queue()
         self._leader_event = asyncio.Event()
-        self._known_leader = asyncio.Event()
-        host, _ = self._bind
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._family = family
-        for peer in self._node.view:
-            if peer != self._node.id:
-                await self._resolve(peer, family)
-        transport, _ = await loop.create_datagram_endpoint(
-            lambda: _Protocol(self), local_addr=self._bind, family=family
-        )
-        self._transport = transport
-        self._dispatcher = loop.create_task(self._dispatch())
+        self._stopped_event = asyncio.Event()
+
+        def deliver(*event: Any) -> None:  # on the runtime thread
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody is listening
+                loop.call_soon_threadsafe(self._on_event, event)
+
+        self._rt = self._options.spawn(deliver, defer_confirm=self._confirm is not None)
         self._state = "running"
-        self._pump()
+        self._dispatcher = loop.create_task(self._dispatch())
 
     async def stop(self, handover_timeout: Optional[float] = None, callback_timeout: float = 1.0) -> None:
-        """Stops the node. A leader first transfers leadership to the peer the core picks
-        (:meth:`Node.transfer_target`: answered, reachable, heard from most recently) and waits
-        (up to ``handover_timeout`` seconds, default one ``election_timeout_max``) for a new
-        leader to be known, so the cluster is leaderless for about one round trip instead of an
-        election timeout. Callbacks already queued get
-        ``callback_timeout`` seconds to run; then the rest are dropped (a plain callback still
-        running in its thread is left to finish on its own).
-        """
-        if self._state == "stopping":
-            assert self._stopped is not None
-            await self._stopped.wait()  # another stop() is under way: wait for it
-            return
-        if self._state not in ("running", "failed"):
+        """Stops the node gracefully: a leader hands leadership to the peer the core picks and
+        waits (up to ``handover_timeout`` seconds, default one ``election_timeout_max``) for a new
+        leader to be known. Callbacks already queued get ``callback_timeout`` seconds to run; then
+        the rest are dropped. Idempotent; later use of the elector raises
+        :class:`tenure.StoppedError`."""
+        if self._state == "new":
             self._state = "stopped"
             return
-        was_running = self._state == "running"
+        if self._state == "stopped":
+            return
+        if self._stop_task is None:
+            self._stop_task = asyncio.get_running_loop().create_task(self._stop(handover_timeout, callback_timeout))
+        await asyncio.shield(self._stop_task)
+
+    async def _stop(self, handover_timeout: Optional[float], callback_timeout: float) -> None:
         self._state = "stopping"
-        self._stopped = asyncio.Event()
-        node = self._node
-        if was_running and node.is_leader:
-            target = self._transfer_target()
-            if target is not None:
-                try:
-                    node.transfer_leadership(now_ms(), target)
-                except TenureError as e:  # pragma: no cover - the target is a member by construction
-                    log.warning("tenure: leadership transfer to %s failed: %s", target, e)
-                self._pump()
-                timeout = handover_timeout
-                if timeout is None:
-                    timeout = self._valid.election_timeout_max / 1000
-                assert self._known_leader is not None
-                self._known_leader.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._known_leader.wait(), timeout)
-        self._close()
+        rt = self._rt
+        assert rt is not None and self._stopped_event is not None
+        await asyncio.get_running_loop().run_in_executor(None, rt.stop, handover_timeout)
+        with contextlib.suppress(asyncio.TimeoutError):  # the 'stopped' event is queued behind the others
+            await asyncio.wait_for(self._stopped_event.wait(), 1.0)
+        self._lose_leadership()
         if self._callbacks is not None and self._dispatcher is not None:
             self._callbacks.put_nowait(None)
             done, _ = await asyncio.wait({self._dispatcher}, timeout=callback_timeout)
@@ -416,16 +418,40 @@ class Elector:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self._state = "stopped"
-        self._stopped.set()
 
-    def _close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._lose_leadership()
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+    async def wait_stopped(self) -> None:
+        """Returns when the runtime has stopped (by :meth:`stop`, a fatal error or the failure
+        policy); raises the error that stopped it, if any."""
+        if self._stopped_event is not None:
+            await self._stopped_event.wait()
+        if self._stop_task is not None:
+            await asyncio.shield(self._stop_task)
+        if self._failure is not None:
+            raise self._failure
+
+    async def run_until_signal(self, signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)) -> None:
+        """Starts (if needed) and runs until one of ``signals`` arrives, then stops gracefully
+        (hands leadership over). Raises the error that stopped the node on its own, if one did."""
+        if self._state == "new":
+            await self.start()
+        loop = asyncio.get_running_loop()
+        got = asyncio.Event()
+        installed = []
+        for sig in signals:
+            loop.add_signal_handler(sig, got.set)
+            installed.append(sig)
+        try:
+            assert self._stopped_event is not None
+            waiters = {loop.create_task(got.wait()), loop.create_task(self._stopped_event.wait())}
+            _, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            for t in pending:
+                t.cancel()
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+        await self.stop()
+        if self._failure is not None:
+            raise self._failure
 
     async def __aenter__(self) -> Elector:
         await self.start()
@@ -439,32 +465,32 @@ class Elector:
     @property
     def id(self) -> str:
         """This node's id (``HOST:PORT``)."""
-        return self._node.id
+        return self._options.config.id
 
     @property
-    def node(self) -> Node:
-        """The underlying sans-IO node (read it; feeding it inputs directly bypasses the runtime)."""
-        return self._node
+    def bound_addr(self) -> Optional[str]:
+        """The local address the socket is bound to (``None`` before :meth:`start`)."""
+        return self._rt.bound_addr if self._rt is not None else None
 
     @property
     def role(self) -> Role:
         """The current role."""
-        return self._node.role
+        return Role(self._rt.role) if self._rt is not None else Role.FOLLOWER
 
     @property
     def term(self) -> int:
         """The current term."""
-        return self._node.term
+        return self._rt.term if self._rt is not None else 0
 
     @property
     def leader(self) -> Optional[str]:
         """The leader known in the current term (this node's id when leading)."""
-        return self._node.leader
+        return self._rt.leader if self._rt is not None else None
 
     @property
     def is_leader(self) -> bool:
         """Whether this node leads."""
-        return self._node.is_leader
+        return self._rt is not None and self._rt.is_leader
 
     @property
     def lease(self) -> Optional[Lease]:
@@ -474,56 +500,62 @@ class Elector:
     @property
     def running(self) -> bool:
         """Whether the elector is started and not stopped."""
-        return self._state == "running"
+        return self._state == "running" and self._rt is not None and self._rt.running
 
     @property
     def error(self) -> Optional[BaseException]:
-        """The error that stopped the node on its own (the state file could not be written), or
-        ``None``. Such a node sends nothing more; ``stop()`` still cleans up."""
+        """The error that stopped the node on its own (the state file could not be written, or
+        leader-only work kept failing), or ``None``."""
         return self._failure
+
+    def now_ms(self) -> int:
+        """The runtime's clock (monotonic milliseconds), the clock of :attr:`Lease.deadline`."""
+        return self._running().now_ms()
 
     def inspect(self) -> Dict[str, Any]:
         """The whole election state (every key listed in the SPEC)."""
-        return self._node.inspect()
+        return self._running().inspect()
 
     # ----- inputs ----------------------------------------------------------------------------------
 
+    def _running(self) -> _native.Runtime:
+        if self._rt is None:
+            if self._state == "stopped":
+                raise StoppedError("this Elector was stopped")
+            raise TenureError("the Elector is not started (await start() first)", "not_started")
+        if self._state == "stopped":
+            raise StoppedError("this Elector was stopped")
+        return self._rt
+
     def broadcast(self, payload: bytes) -> None:
         """Sends ``payload`` to every member of the view (received by their ``on_message``)."""
-        self._node.broadcast(now_ms(), payload)
-        self._pump()
+        self._running().broadcast(bytes(payload))
 
-    def transfer_leadership(self, peer: str) -> None:
-        """Hands leadership to ``peer`` at once (it campaigns without waiting for its timeout);
-        this node stops leading now. Raises :class:`tenure.NotLeaderError` when not leading."""
-        self._node.transfer_leadership(now_ms(), peer)
-        self._pump()
+    def transfer_leadership(self, peer: Optional[str] = None) -> None:
+        """Hands leadership to ``peer`` (default: the peer the core picks) at once. Raises
+        :class:`tenure.NotLeaderError` when not leading."""
+        self._running().transfer(peer)
 
     def join(self, peer: str) -> None:
         """Declares a peer ``HOST:PORT`` (idempotent)."""
-        addr = parse_address(peer)
-        self._node.join(now_ms(), peer)
-        if _is_ip(addr[0]):
-            self._remember(peer, addr)
-        elif self._loop is not None:
-            self._spawn(self._resolve(peer, self._family))
-        self._pump()
+        self._running().join(peer)
 
     def leave(self, peer: str) -> None:
         """Withdraws a peer from the view (lowers the quorum: see the README's guarantees)."""
-        self._node.leave(now_ms(), peer)
-        self._pump()
+        self._running().leave(peer)
 
     def peer_down(self, peer: str, reason: Union[PeerDownReason, str] = PeerDownReason.NO_CONNECTION) -> None:
         """Reports a peer down (see :meth:`tenure.Node.peer_down`)."""
-        self._node.peer_down(now_ms(), peer, reason)
-        self._pump()
+        self._running().peer_down(peer, PeerDownReason(reason).value)
 
     # ----- leader-only work ------------------------------------------------------------------------
 
     def while_leader(self, fn: LeaderWorkFn) -> LeaderWork:
         """Runs ``await fn(lease)`` every time this node becomes leader, as a task that is cancelled
-        the moment leadership is lost (or the elector stops). Returns a handle to withdraw it."""
+        the moment leadership is lost (or the elector stops). Returns a handle to withdraw it.
+        Failures follow the elector's :class:`FailurePolicy`."""
+        if self._state == "stopped":
+            raise StoppedError("this Elector was stopped")
         if not callable(fn):
             raise TypeError("while_leader needs an async function taking a Lease")
         work = LeaderWork(self, fn)
@@ -537,9 +569,17 @@ class Elector:
         while True:
             if self._lease is not None:
                 return self._lease
-            if self._leader_event is None or self._state != "running":
-                raise RuntimeError("the elector is not running")
-            await self._leader_event.wait()
+            if self._state == "stopped" or (self._stopped_event is not None and self._stopped_event.is_set()):
+                raise StoppedError("the elector stopped")
+            if self._leader_event is None or self._stopped_event is None:
+                raise TenureError("the Elector is not started (await start() first)", "not_started")
+            waiters = {
+                asyncio.ensure_future(self._leader_event.wait()),
+                asyncio.ensure_future(self._stopped_event.wait()),
+            }
+            _, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            for t in pending:
+                t.cancel()
 
     @contextlib.asynccontextmanager
     async def leadership(self) -> AsyncIterator[Lease]:
@@ -571,149 +611,44 @@ class Elector:
         finally:
             watcher.cancel()
 
-    # ----- internals: the network path ------------------------------------------------------------
+    # ----- internals: events from the runtime thread -----------------------------------------------
 
-    def _remember(self, peer: str, addr: Address) -> None:
-        self._addr_of[peer] = addr
-        self._id_of[addr] = peer
-
-    async def _resolve(self, peer: str, family: int) -> None:
-        host, port = parse_address(peer)
-        if _is_ip(host):
-            self._remember(peer, (host, port))
-            return
-        assert self._loop is not None
-        try:
-            infos = await self._loop.getaddrinfo(host, port, family=family, type=socket.SOCK_DGRAM)
-        except OSError as e:
-            log.warning("tenure: cannot resolve peer %s: %s", peer, e)
-            return
-        if infos:
-            sockaddr = infos[0][4]
-            self._remember(peer, (str(sockaddr[0]), int(sockaddr[1])))
-
-    def _on_datagram(self, data: bytes, addr: Any) -> None:
-        if self._state not in ("running", "stopping"):
-            return
-        key = (addr[0], addr[1])
-        sender = self._id_of.get(key)
-        if sender is None:
-            sender = f"[{key[0]}]:{key[1]}" if ":" in key[0] else f"{key[0]}:{key[1]}"
-            self._addr_of.setdefault(sender, key)
-        try:
-            self._node.handle_message(now_ms(), sender, data)
-        except DecodeError:
-            return
-        self._pump()
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._timer_at = None
-        if self._state not in ("running", "stopping"):
-            return
-        self._node.handle_timeout(now_ms())
-        self._pump()
-
-    def _pump(self) -> None:
-        """Drains every output in order, then re-arms the timer."""
-        node = self._node
-        while True:
-            out = node.poll_output()
-            if out is None:
-                break
-            kind = type(out)
-            if kind is Send:
-                self._send(out.to, out.data)  # type: ignore[union-attr]
-            elif kind is Persist:
-                if not self._persist(out):  # type: ignore[arg-type]
-                    return
-            else:
-                self._on_event(out)  # type: ignore[arg-type]
-        self._arm()
-
-    def _send(self, to: str, data: bytes) -> None:
-        transport = self._transport
-        if transport is None:
-            return
-        addr = self._addr_of.get(to)
-        if addr is None:
-            try:
-                addr = parse_address(to)
-            except ValueError:
-                return
-            if not _is_ip(addr[0]):
-                return  # still resolving; the protocol tolerates loss
-        try:
-            transport.sendto(data, addr)
-        except OSError as e:  # pragma: no cover - sendto on UDP rarely fails
-            log.debug("tenure: send to %s failed: %s", to, e)
-
-    def _persist(self, out: Persist) -> bool:
-        if self._state_file is None:
-            return True
-        try:
-            write_state_file(self._state_file, out.state)
-        except OSError as e:
-            # Nothing that depends on this state may leave: stop the node where it stands.
-            log.error("tenure: cannot write state file %s: %s; stopping", self._state_file, e)
-            self._failure = e
-            self._state = "failed"
-            self._close()
-            return False
-        return True
-
-    def _arm(self) -> None:
-        loop = self._loop
-        if loop is None or self._state not in ("running", "stopping"):
-            return
-        deadline = self._node.poll_timeout()
-        if deadline == self._timer_at and self._timer is not None:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._timer_at = deadline
-        if deadline is not None:
-            delay = max(0, deadline - now_ms()) / 1000
-            self._timer = loop.call_later(delay, self._on_timer)
-
-    def _on_event(self, event: Event) -> None:
-        if self._event_hook is not None and not isinstance(event, ConfirmLeader):
-            try:
-                self._event_hook(event)
-            except Exception:
-                log.exception("tenure: event_hook failed")
-        if isinstance(event, ConfirmLeader):
-            if self._confirm is None:
-                try:
-                    self._node.confirm_leader(now_ms(), event.term, True)
-                except NoPendingConfirmError:  # pragma: no cover - answered at once
-                    pass
-            else:
-                self._spawn(self._confirm_task(event.term))
-        elif isinstance(event, BecameLeader):
-            self._gain_leadership(event.term)
-            assert self._known_leader is not None
-            self._known_leader.set()
+    def _on_event(self, event: RuntimeEvent) -> None:
+        kind = event[0]
+        if kind == "leader":
+            self._gain_leadership(event[1])
             if self._on_leader is not None:
-                self._queue(self._leader_callback, event.term)
-        elif isinstance(event, BecameFollower):
+                self._queue(self._leader_callback, event[1])
+        elif kind == "follower":
             self._lose_leadership()
-            if event.leader is not None and self._known_leader is not None:
-                self._known_leader.set()
             if self._on_follower is not None:
-                self._queue(self._on_follower, event.term, event.leader)
-        elif isinstance(event, PeerJoined):
+                self._queue(self._on_follower, event[1], event[2])
+        elif kind == "confirm":
+            self._spawn(self._confirm_task(event[1]))
+        elif kind == "peer_joined":
             if self._on_peer_joined is not None:
-                self._queue(self._on_peer_joined, event.peer)
-        elif isinstance(event, PeerLeft):
+                self._queue(self._on_peer_joined, event[1])
+        elif kind == "peer_left":
             if self._on_peer_left is not None:
-                self._queue(self._on_peer_left, event.peer)
-        elif isinstance(event, Message):
+                self._queue(self._on_peer_left, event[1])
+        elif kind == "message":
             if self._on_message is not None:
-                self._queue(self._on_message, event.sender, event.payload)
+                self._queue(self._on_message, event[1], event[2])
+        elif kind == "warning":
+            if self._on_warning is not None:
+                self._queue(self._on_warning, event[1], event[2])
+        elif kind == "fatal":
+            self._failure = event[1]
+            log.error("tenure: the runtime stopped: %s", event[1])
+        elif kind == "stopped":
+            self._last_term = event[1]
+            self._lose_leadership()
+            if self._stopped_event is not None:
+                self._stopped_event.set()
+            if self._state == "running" and self._loop is not None:  # stopped on its own
+                self._stop_task = self._loop.create_task(self._stop(None, 1.0))
 
-    # ----- internals: leadership -------------------------------------------------------------------
+    # ----- internals: leadership and the failure policy --------------------------------------------
 
     def _gain_leadership(self, term: int) -> None:
         self._lose_leadership()
@@ -736,45 +671,69 @@ class Elector:
             if work.task is not None:
                 work.task.cancel()
                 work.task = None
+        if self._failed_term != lease.term:  # a leadership that ended without failing work
+            self._step_downs = 0
+            self._failures = 0
 
     def _start_work(self, work: LeaderWork, lease: Lease) -> None:
         async def run() -> None:
-            try:
-                await work.fn(lease)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("tenure: leader-only work failed")
+            while True:
+                try:
+                    await work.fn(lease)
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("tenure: leader-only work failed (term %d)", lease.term)
+                if not self._work_failed(lease.term):
+                    return
+                await asyncio.sleep(self._policy.delay(self._failures))
+                if lease.lost:
+                    return
 
         work.task = self._spawn(run())
 
-    def _transfer_target(self) -> Optional[str]:
-        """The core's choice (the freshest answered, reachable peer), else the first other peer
-        of the view, else ``None``."""
-        target = self._node.transfer_target()
-        if target is not None:
-            return target
-        return next((p for p in self._node.view if p != self._node.id), None)
+    def _work_failed(self, term: int, at_once: bool = False) -> bool:
+        """Counts a failure of leader-only work in ``term``; true when it should be retried."""
+        if self._failed_term == term:
+            return False  # already stepping down from this term
+        self._failures += 1
+        if not at_once and self._failures < self._policy.max_failures:
+            return True
+        self._failed_term = term
+        self._failures = 0
+        self._step_downs += 1
+        rt = self._rt
+        if self._step_downs >= self._policy.max_step_downs:
+            self._failure = LeaderWorkError(
+                f"leader-only work failed in {self._step_downs} consecutive leaderships (last term {term}): "
+                "the elector stopped instead of churning terms"
+            )
+            log.error("tenure: %s", self._failure)
+            if rt is not None:
+                rt.request_stop()
+            return False
+        log.warning("tenure: leader-only work keeps failing in term %d: stepping down", term)
+        if rt is not None:
+            with contextlib.suppress(TenureError):  # no longer leading that term: nothing to roll back
+                rt.leader_work_failed(term)
+        return False
 
     async def _confirm_task(self, term: int) -> None:
+        """Asks ``confirm_leader``; the runtime denies on its own when the answer comes later than
+        ``confirm_timeout`` (the answer is then dropped)."""
         assert self._confirm is not None
         try:
-            granted = bool(await asyncio.wait_for(_call(self._confirm, term), self._confirm_timeout))
+            granted = bool(await _call(self._confirm, term))
         except asyncio.CancelledError:
             raise
-        except asyncio.TimeoutError:
-            log.warning("tenure: confirm_leader(%d) did not answer in %.3f s: denied", term, self._confirm_timeout)
-            granted = False
         except Exception:
             log.exception("tenure: confirm_leader(%d) failed: denied", term)
             granted = False
-        if self._state != "running":
+        if self._rt is None or self._state != "running":
             return
-        try:
-            self._node.confirm_leader(now_ms(), term, granted)
-        except NoPendingConfirmError:
-            return
-        self._pump()
+        with contextlib.suppress(TenureError):  # answered too late: the runtime denied it already
+            self._rt.confirm_leader(term, granted)
 
     async def _leader_callback(self, term: int) -> None:
         assert self._on_leader is not None
@@ -783,11 +742,7 @@ class Elector:
         except Exception:
             log.exception("tenure: on_leader(%d) failed: leadership rolled back", term)
             if self._state == "running":
-                try:
-                    self._node.leader_handler_failed(now_ms(), term)
-                except NotLeaderInTermError:
-                    return
-                self._pump()
+                self._work_failed(term, at_once=True)
 
     # ----- internals: callbacks --------------------------------------------------------------------
 
@@ -819,6 +774,3 @@ class Elector:
 
     def __repr__(self) -> str:
         return f"<tenure.Elector id={self.id!r} role={self.role.value} term={self.term} {self._state}>"
-
-
-__all__ += ["parse_address"]

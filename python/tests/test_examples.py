@@ -50,3 +50,9 @@ def test_leader_only_work_example_cancels_on_handover() -> None:
 def test_asyncio_runtime_example_demo() -> None:
     out = run("asyncio_runtime.py", "--demo")
     assert out.count("I lead term") >= 1
+
+
+def test_threaded_worker_example_hands_over() -> None:
+    out = run("threaded_worker.py")
+    assert "batch 2 written with fencing token" in out
+    assert "handed over:" in out and "(on tenure-callbacks)" in out

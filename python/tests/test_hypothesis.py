@@ -123,7 +123,6 @@ class NodeMachine(RuleBasedStateMachine):
         call(
             lambda *a: Node(Config(id="a", cluster="c"), now=a[0] if a else 0, seed=a[1] if len(a) > 1 else None), *args
         )
-        call(tenure.cli.parse_args, [str(a) for a in args])
 
     @invariant()
     def state_is_consistent(self) -> None:

@@ -56,6 +56,7 @@ def test_pip_install_from_source_and_wheel_install(tmp_path: Path) -> None:
     run([py, "-m", "pip", "install", "-q", str(PYTHON_DIR)], work, env)
     assert run([py, "-c", SMOKE], work, env).startswith("ok 0.1.0")
     assert run([py, "-m", "tenure", "--help"], work, env).startswith("usage: python -m tenure run")
+    assert run([str(env_dir / "bin" / "tenure"), "--version"], work, env).startswith("tenure 0.1.0")
 
     # 2. The wheel maturin builds: one abi3 wheel with the stubs and py.typed.
     wheels = tmp_path / "wheels"

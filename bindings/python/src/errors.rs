@@ -1,0 +1,45 @@
+//! Errors: the core's errors as `tenure.errors` exceptions (typed, carrying the stable code).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Builds `tenure.errors.<class_name>(*args)` as a raisable error. If even that fails (the
+/// package is broken), the failure itself is raised, so nothing is ever swallowed.
+pub(crate) fn raise<'py, A>(py: Python<'py>, class_name: &str, args: A) -> PyErr
+where
+    A: pyo3::call::PyCallArgs<'py>,
+{
+    match errors_module(py).and_then(|m| m.getattr(class_name)).and_then(|c| c.call1(args)) {
+        Ok(value) => PyErr::from_value(value),
+        Err(e) => e,
+    }
+}
+
+pub(crate) fn node_error(py: Python<'_>, e: Error) -> PyErr {
+    let class = match e {
+        Error::InvalidPeer { .. } => "InvalidPeerError",
+        Error::SelfPeer => "SelfPeerError",
+        Error::UnknownPeer { .. } => "UnknownPeerError",
+        Error::NotLeader => "NotLeaderError",
+        Error::PayloadTooLarge { .. } => "PayloadTooLargeError",
+        Error::NoPendingConfirm { .. } => "NoPendingConfirmError",
+        Error::NotLeaderInTerm { .. } => "NotLeaderInTermError",
+        Error::ViewFull { .. } => "ViewFullError",
+    };
+    raise(py, class, (e.to_string(), e.code()))
+}
+
+pub(crate) fn config_error(py: Python<'_>, e: ConfigError) -> PyErr {
+    raise(py, "ConfigError", (e.to_string(), e.code()))
+}
+
+pub(crate) fn drop_reason<'py>(py: Python<'py>, r: DropReason) -> PyResult<Bound<'py, PyAny>> {
+    cls_drop_reason(py)?.call1((r.as_str(),))
+}
+
+pub(crate) fn decode_error(py: Python<'_>, r: DropReason) -> PyErr {
+    match drop_reason(py, r) {
+        Ok(reason) => raise(py, "DecodeError", (format!("message dropped: {r}"), reason)),
+        Err(e) => e,
+    }
+}

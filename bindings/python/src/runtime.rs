@@ -1,0 +1,274 @@
+//! The runtime: `tenure-runtime` driven from Python. Converts arguments, events and errors and
+//! nothing else; the policy (socket, timers, state file, DNS, handover, logging) is the crate's.
+//!
+//! Events reach Python on the runtime thread, which takes the GIL only to call the handler given
+//! to `spawn_runtime` (the `tenure` package forwards them to its asyncio loop or its own thread).
+//! Every blocking call releases the GIL, so that thread can always deliver.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use tenure::PeerDownReason;
+use tenure_runtime::{native, Confirm, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
+
+use crate::{config_from, errors_module, json_loads};
+
+/// `tenure.errors.from_runtime(message, code, kind)`: the typed exception for a runtime error.
+pub(crate) fn runtime_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
+    let made = errors_module(py)
+        .and_then(|m| m.getattr("from_runtime"))
+        .and_then(|f| f.call1((e.to_string(), e.code(), e.kind())));
+    match made {
+        Ok(value) => PyErr::from_value(value),
+        Err(err) => err,
+    }
+}
+
+/// Forwards every event to a Python callable as a tuple `(kind, ...)`; a deferred confirmation
+/// when asked to (Python answers with `Runtime.confirm_leader`).
+struct PyHandler {
+    callback: Py<PyAny>,
+    defer_confirm: bool,
+}
+
+fn event_tuple<'py>(py: Python<'py>, event: RuntimeEvent) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let t = match event {
+        RuntimeEvent::Started { id, bound_addr, term } => {
+            ("started", id, bound_addr.to_string(), term).into_pyobject(py)?
+        }
+        RuntimeEvent::Leader { term } => ("leader", term).into_pyobject(py)?,
+        RuntimeEvent::Follower { term, leader } => ("follower", term, leader).into_pyobject(py)?,
+        RuntimeEvent::PeerJoined { peer } => ("peer_joined", peer).into_pyobject(py)?,
+        RuntimeEvent::PeerLeft { peer } => ("peer_left", peer).into_pyobject(py)?,
+        RuntimeEvent::Message { from, payload } => ("message", from, PyBytes::new(py, &payload)).into_pyobject(py)?,
+        RuntimeEvent::Warning { code, message } => ("warning", code, message).into_pyobject(py)?,
+        RuntimeEvent::Fatal { error } => ("fatal", runtime_error(py, &error).into_value(py)).into_pyobject(py)?,
+        RuntimeEvent::Stopped { term } => ("stopped", term).into_pyobject(py)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(t))
+}
+
+impl Handler for PyHandler {
+    fn on_event(&mut self, event: RuntimeEvent) {
+        Python::attach(|py| {
+            let result = event_tuple(py, event).and_then(|t| t.map(|t| self.callback.call1(py, t)).transpose());
+            if let Err(e) = result {
+                e.write_unraisable(py, Some(self.callback.bind(py)));
+            }
+        });
+    }
+
+    fn confirm_leader(&mut self, term: u64) -> Confirm {
+        if !self.defer_confirm {
+            return Confirm::Grant;
+        }
+        Python::attach(|py| {
+            if let Err(e) = self.callback.call1(py, ("confirm", term)) {
+                e.write_unraisable(py, Some(self.callback.bind(py)));
+            }
+        });
+        Confirm::Defer
+    }
+}
+
+fn ms(seconds: Option<f64>, what: &str) -> PyResult<Option<Duration>> {
+    seconds
+        .map(|s| {
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "{what} must be a non-negative number of seconds, got {s}"
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// A running runtime (see `tenure.Elector`); every method may be called from any thread.
+#[pyclass(module = "tenure._native", name = "Runtime", frozen)]
+pub(crate) struct PyRuntime {
+    handle: Handle,
+}
+
+/// Starts the runtime: validates everything (typed errors, nothing left running on failure),
+/// binds, reads and locks the state file, then delivers events to `callback` on its thread.
+#[pyfunction]
+#[pyo3(signature = (config, callback, *, bind=None, state_file=None, key_file=None, confirm_timeout=None,
+    handover_timeout=None, defer_confirm=false, seed=None, log=false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn spawn_runtime(
+    py: Python<'_>,
+    config: &Bound<'_, PyAny>,
+    callback: Py<PyAny>,
+    bind: Option<String>,
+    state_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    confirm_timeout: Option<f64>,
+    handover_timeout: Option<f64>,
+    defer_confirm: bool,
+    seed: Option<u64>,
+    log: bool,
+) -> PyResult<PyRuntime> {
+    let mut rc = RuntimeConfig::new(config_from(config)?).log(log);
+    rc.bind = bind;
+    rc.state_file = state_file;
+    rc.key_file = key_file;
+    rc.confirm_timeout = ms(confirm_timeout, "confirm_timeout")?;
+    rc.handover_timeout = ms(handover_timeout, "handover_timeout")?;
+    let handler = PyHandler { callback, defer_confirm };
+    let factory = move |mut init: EngineInit| {
+        if let Some(seed) = seed {
+            init.seed = seed;
+        }
+        native(init)
+    };
+    py.detach(|| tenure_runtime::spawn(rc, factory, handler))
+        .map(|handle| PyRuntime { handle })
+        .map_err(|e| runtime_error(py, &e))
+}
+
+fn peer_down_reason(reason: &str) -> PyResult<PeerDownReason> {
+    match reason {
+        "terminated" => Ok(PeerDownReason::Terminated),
+        "no_connection" => Ok(PeerDownReason::NoConnection),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "peer_down reason must be 'terminated' or 'no_connection', got {other:?}"
+        ))),
+    }
+}
+
+impl PyRuntime {
+    /// Runs a blocking handle call without the GIL and converts its error.
+    fn call<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&Handle) -> Result<T, RuntimeError> + Send) -> PyResult<T> {
+        let handle = &self.handle;
+        py.detach(|| f(handle)).map_err(|e| runtime_error(py, &e))
+    }
+}
+
+#[pymethods]
+impl PyRuntime {
+    /// The node id.
+    #[getter]
+    fn id(&self) -> &str {
+        self.handle.id()
+    }
+    /// The local address the socket is bound to, `HOST:PORT`.
+    #[getter]
+    fn bound_addr(&self) -> String {
+        self.handle.bound_addr().to_string()
+    }
+    /// Whether the runtime thread still runs.
+    #[getter]
+    fn running(&self) -> bool {
+        self.handle.is_running()
+    }
+    /// The role (`unclustered`, `follower`, `candidate`, `leader`) after the last round.
+    #[getter]
+    fn role(&self) -> &'static str {
+        match self.handle.role() {
+            tenure::Role::Unclustered => "unclustered",
+            tenure::Role::Follower => "follower",
+            tenure::Role::Candidate => "candidate",
+            tenure::Role::Leader => "leader",
+        }
+    }
+    #[getter]
+    fn is_leader(&self) -> bool {
+        self.handle.is_leader()
+    }
+    #[getter]
+    fn term(&self) -> u64 {
+        self.handle.term()
+    }
+    #[getter]
+    fn leader(&self) -> Option<String> {
+        self.handle.leader()
+    }
+    /// The lease deadline on the runtime clock (`now_ms()`), or None.
+    #[getter]
+    fn lease_deadline(&self) -> Option<u64> {
+        self.handle.lease_deadline_ms()
+    }
+    /// The runtime clock: monotonic milliseconds since the runtime started.
+    fn now_ms(&self) -> u64 {
+        self.handle.now_ms()
+    }
+    /// The error that stopped the runtime, if a fatal one did.
+    fn fatal_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.handle.fatal_error().map(|e| runtime_error(py, &e).into_value(py).into_any())
+    }
+    #[pyo3(signature = (peer=None))]
+    fn transfer(&self, py: Python<'_>, peer: Option<String>) -> PyResult<()> {
+        self.call(py, |h| h.transfer(peer.as_deref()))
+    }
+    fn inspect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let state = self.call(py, |h| h.inspect())?;
+        json_loads(py)?.call1((state.to_string(),))
+    }
+    fn broadcast(&self, py: Python<'_>, payload: Vec<u8>) -> PyResult<()> {
+        self.call(py, |h| h.broadcast(&payload))
+    }
+    fn join(&self, py: Python<'_>, peer: String) -> PyResult<()> {
+        self.call(py, |h| h.join(&peer))
+    }
+    fn leave(&self, py: Python<'_>, peer: String) -> PyResult<()> {
+        self.call(py, |h| h.leave(&peer))
+    }
+    fn peer_down(&self, py: Python<'_>, peer: String, reason: &str) -> PyResult<()> {
+        let reason = peer_down_reason(reason)?;
+        self.call(py, |h| h.peer_down(&peer, reason))
+    }
+    fn confirm_leader(&self, py: Python<'_>, term: u64, granted: bool) -> PyResult<()> {
+        self.call(py, |h| h.confirm_leader(term, granted))
+    }
+    fn leader_work_failed(&self, py: Python<'_>, term: u64) -> PyResult<()> {
+        self.call(py, |h| h.leader_work_failed(term))
+    }
+    /// Asks for a graceful stop without waiting.
+    fn request_stop(&self) {
+        self.handle.request_stop()
+    }
+    /// Stops gracefully (hand over, wait for the new leader up to the bound) and returns once the
+    /// runtime thread ended. `handover_timeout` in seconds overrides the configured bound.
+    #[pyo3(signature = (handover_timeout=None))]
+    fn stop(&self, py: Python<'_>, handover_timeout: Option<f64>) -> PyResult<()> {
+        let bound = ms(handover_timeout, "handover_timeout")?;
+        let handle = &self.handle;
+        py.detach(|| match bound {
+            Some(t) => handle.stop_with(t),
+            None => handle.stop(),
+        });
+        Ok(())
+    }
+    fn __repr__(&self) -> String {
+        format!("<tenure._native.Runtime id={:?} running={}>", self.handle.id(), self.handle.is_running())
+    }
+}
+
+/// The runtime's command line (`tenure run ...`): returns the exit status. Runs without the GIL;
+/// SIGTERM/SIGINT stop it gracefully.
+#[pyfunction]
+pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| tenure_runtime::cli::main(argv, native))
+}
+
+/// Checks an id, its peers and a bind address as the runtime will (typed errors naming the bad
+/// value), so that `tenure.Elector` refuses them at construction.
+#[pyfunction]
+#[pyo3(signature = (id, peers, bind=None))]
+pub(crate) fn check_addresses(py: Python<'_>, id: &str, peers: Vec<String>, bind: Option<&str>) -> PyResult<()> {
+    let check = || -> Result<(), RuntimeError> {
+        let addr = tenure_runtime::parse_id(id)?;
+        for p in &peers {
+            tenure_runtime::parse_peer(p)?;
+        }
+        if let Some(b) = bind {
+            tenure_runtime::parse_bind(b, addr.port)?;
+        }
+        Ok(())
+    };
+    check().map_err(|e| runtime_error(py, &e))
+}

@@ -1,0 +1,52 @@
+"""One version (issue 17): every manifest in the repository agrees with `[workspace.package]
+version` in Cargo.toml. Needs no build."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tomllib
+
+from conftest import ROOT, VERSION
+
+
+def tracked(pattern: str) -> list[str]:
+    out = subprocess.run(["git", "ls-files", pattern, f"**/{pattern}"], cwd=ROOT, capture_output=True, text=True,
+                         check=True)
+    return sorted(set(out.stdout.split()))
+
+
+def test_every_cargo_manifest_takes_the_workspace_version() -> None:
+    ws = tomllib.loads((ROOT / "Cargo.toml").read_text())
+    assert ws["workspace"]["dependencies"]["tenure"]["version"] == VERSION
+    wrong = []
+    for path in tracked("Cargo.toml"):
+        package = tomllib.loads((ROOT / path).read_text()).get("package")
+        if package is None or path.startswith("fuzz/"):  # the workspace root; cargo-fuzz's own crate
+            continue
+        if package.get("version") not in ({"workspace": True}, VERSION):
+            wrong.append(f"{path}: {package.get('version')}")
+    assert not wrong, wrong
+
+
+def test_every_package_json_of_ours_has_the_workspace_version() -> None:
+    wrong = []
+    seen = []
+    for path in tracked("package.json"):
+        manifest = json.loads((ROOT / path).read_text())
+        name = manifest.get("name", "")
+        if not name.startswith("tenure"):
+            continue  # private test and demo projects
+        seen.append(name)
+        if manifest.get("version") != VERSION:
+            wrong.append(f"{path}: {manifest.get('version')}")
+        lock = ROOT / path.replace("package.json", "package-lock.json")
+        if lock.exists() and json.loads(lock.read_text()).get("version") != VERSION:
+            wrong.append(f"{lock.relative_to(ROOT)}: {json.loads(lock.read_text()).get('version')}")
+    assert not wrong, wrong
+    assert {"tenure", "tenure-linux-x64-gnu", "tenure-linux-arm64-gnu", "tenure-linux-x64-musl", "tenure-web"} <= set(seen)
+
+
+def test_pyproject_has_the_workspace_version() -> None:
+    project = tomllib.loads((ROOT / "python" / "pyproject.toml").read_text())["project"]
+    assert project.get("version") == VERSION or "version" in project.get("dynamic", [])
