@@ -285,7 +285,28 @@ export class DroppedError extends TenureError {
 }
 /** The state file could not be read or written. */
 export class StateFileError extends TenureError {
-  readonly code: 'state_file_corrupt' | 'state_file_unreadable' | 'state_file_write_failed'
+  readonly code:
+    | 'state_file_corrupt'
+    | 'state_file_unreadable'
+    | 'state_file_write_failed'
+    | 'state_dir_missing'
+    | 'state_unwritable'
+    | 'state_not_utf8'
+    | 'state_corrupt'
+    | 'state_locked'
+    | 'state_read_failed'
+}
+/** The elector's UDP socket could not be bound (`address_in_use` is EADDRINUSE). */
+export class BindError extends TenureError {
+  readonly code: 'address_in_use' | 'bind_failed'
+}
+/** A call on an elector that is not running. */
+export class StoppedError extends TenureError {
+  readonly code: 'stopped'
+}
+/** Leader-only work failed in `maxLeaderFailures` leaderships in a row: the elector stopped. */
+export class LeaderWorkError extends TenureError {
+  readonly code: 'leader_work_failed'
 }
 /** A bad `tenure run` command line. */
 export class UsageError extends TenureError {
@@ -398,9 +419,12 @@ export declare const DROP_REASONS: readonly DropReason[]
 
 /** Options of an {@link Elector}. Only `id`, `peers` and `cluster` are required. */
 export interface ElectorOptions {
-  /** This node's `IP:PORT` (or `[IPv6]:PORT`): the UDP address it binds and its name. */
+  /**
+   * This node's `HOST:PORT` as peers reach it: an IP (`[v6]:PORT` for IPv6) or a DNS name
+   * (resolved and re-resolved by the runtime). Not `0.0.0.0`/`::`: use `bind` for that.
+   */
   id: string
-  /** The other members' `IP:PORT`s. */
+  /** The other members' `HOST:PORT`s (IPs or DNS names). */
   peers: string[]
   /** The cluster id. */
   cluster: string
@@ -410,44 +434,54 @@ export interface ElectorOptions {
   heartbeatInterval?: U64
   ghostTtl?: U64
   preVote?: boolean
+  admitUnknownPeers?: boolean
+  maxPeers?: number
+  maxClockDriftPpm?: number
+  incarnation?: U64 | null
   /**
-   * Makes term and vote durable in this file: written (temp file, fsync, rename) before any
-   * datagram that depends on it leaves. Read back at construction.
+   * Makes term and vote durable in this file (JSON; temp file, fsync, rename, fsync of the
+   * directory), locked exclusively while the elector runs.
    */
   stateFile?: string
   /** Shared cluster key: every message is authenticated. */
   key?: Uint8Array | string | null
+  /** A file holding the cluster key (trailing whitespace trimmed). Exclusive with `key`. */
+  keyFile?: string
   /**
    * Asked before leadership is published; `false`, a throw, a rejection or no answer within
    * `confirmTimeout` is a denial (the node backs off and campaigns again later).
    */
-  confirmLeader?: (info: { term: U64 }) => boolean | Promise<boolean>
+  confirmLeader?: (info: { term: number }) => boolean | Promise<boolean>
   /** Milliseconds `confirmLeader` may take (default `electionTimeoutMin`). */
   confirmTimeout?: number
-  /**
-   * Called synchronously, inside the network path, with every event output (not
-   * `confirm_leader`). It must be fast; prefer the emitted events.
-   */
-  eventHook?: (event: EventOutput) => void
-  /**
-   * The local `IP:PORT` to bind when it differs from `id` (e.g. `0.0.0.0:7000` behind NAT or in
-   * a container). Peers must see this node's datagrams coming from `id`.
-   */
+  /** How long a graceful stop waits for the new leader (default `electionTimeoutMax`). */
+  handoverTimeout?: number
+  /** How often DNS names are resolved again, in ms (default 10000). */
+  resolveInterval?: number
+  /** The local `IP` or `IP:PORT` to bind when it differs from `id` (e.g. `0.0.0.0`). */
   bind?: string
-  /** PRNG seed (default: from the operating system). */
-  seed?: U64
+  /** Aborting it stops the elector (as {@link Elector.stop}). */
+  signal?: AbortSignal
+  /**
+   * Consecutive failed leaderships (a `'leader'` listener that throws or rejects, a
+   * {@link Elector.whileLeader} function that rejects — not because its signal aborted) after
+   * which the elector stops with a {@link LeaderWorkError}. Each failure before that steps the
+   * node down; the core backs off `electionTimeoutMax` × consecutive failures (at most × 20)
+   * before it campaigns again. Default 5.
+   */
+  maxLeaderFailures?: number
 }
 
 /** The `'leader'` event. */
 export interface LeaderInfo {
   /** The term led: the fencing token. */
-  term: U64
+  term: number
   /** Aborted the moment this leadership ends (loss, step-down, transfer, stop). */
   signal: AbortSignal
 }
 /** The `'follower'` event. */
 export interface FollowerInfo {
-  term: U64
+  term: number
   /** The leader followed, or `null` when none is known. */
   leader: string | null
 }
@@ -459,45 +493,69 @@ export interface ElectorEvents {
   peerJoined: [info: { peer: string }]
   peerLeft: [info: { peer: string }]
   message: [info: { from: string; payload: Buffer }]
+  /** Probably misconfigured or failing (rate-limited by the runtime): `dropped_bad_mac`, ... */
+  warning: [info: { code: string; message: string }]
   error: [error: Error]
+  /** The runtime stopped (after {@link Elector.stop}, the `signal` option, or a fatal error). */
+  close: []
+}
+
+/** One leadership, as leader-only work sees it. */
+export class Lease {
+  /** The term led: the fencing token. */
+  readonly term: number
+  /** Aborted the moment this leadership ends. */
+  readonly signal: AbortSignal
+  /** Milliseconds the lease still holds (0 once expired); `null` once leadership ended. */
+  readonly remaining: number | null
+  /** Whether the lease holds now: check before each irreversible step. */
+  readonly valid: boolean
+  /** Throws the signal's reason when leadership ended, a `TenureError` (`lease_expired`) when the lease expired. */
+  throwIfInvalid(): void
 }
 
 /**
- * Runs one node over UDP (`node:dgram`) with real timers. Events are emitted asynchronously,
- * after the datagrams of the same step were sent: a slow listener never delays a heartbeat.
- * A throwing or rejecting `'leader'` listener rolls that leadership back.
+ * Runs one node on the native runtime (UDP socket, timers, DNS, state file, graceful stop).
+ * Events arrive on the JS thread, after the runtime acted: a slow listener never delays a
+ * heartbeat. Bad options throw at construction (`TypeError`, `RangeError`, {@link ConfigError}).
  */
 export class Elector extends EventEmitter<ElectorEvents> {
   constructor(options: ElectorOptions)
-  /** Binds the socket and starts the election. */
+  /** Binds the socket and starts the election ({@link BindError}, {@link StateFileError}). */
   start(): Promise<void>
   /**
-   * Stops; when leading, first transfers leadership (unless `transfer: false`) to the peer
-   * {@link Node.transferTarget} picks (else the first reachable peer of the view) and waits up to
-   * `electionTimeoutMin` for the new leader.
+   * Stops gracefully: a leader hands over and waits for the new leader (at most
+   * `handoverTimeout`; `transfer: false`: no wait). Resolves after `'close'`.
    */
   stop(options?: { transfer?: boolean }): Promise<void>
+  /** `await using elector = ...`: {@link Elector.stop} at the end of the scope. */
+  [Symbol.asyncDispose](): Promise<void>
+  /**
+   * Runs `fn(lease)` at the start of every leadership until the elector closes (or
+   * `options.signal` aborts); resolves then. A rejection not caused by `lease.signal` is a
+   * failed leadership (see `maxLeaderFailures`).
+   */
+  whileLeader(fn: (lease: Lease) => unknown, options?: { signal?: AbortSignal }): Promise<void>
   /** Sends a payload to every member (they emit `'message'`). */
   broadcast(payload: Uint8Array | string): void
   join(peer: string): void
   leave(peer: string): void
-  transferLeadership(peer: string): void
-  /** The whole election state (times on {@link Elector.now}'s clock). */
-  inspect(): Inspect
-  /** The elector's monotonic clock, whole ms (the clock of `leaseDeadline`). */
-  now(): number
+  /** Hands leadership to `peer` (default: the peer heard from most recently). */
+  transferLeadership(peer?: string): void
+  /** The whole election state, camelCase keys (`leaderId`, `droppedByReason`, ...). */
+  inspect(): Record<string, any>
+  readonly state: 'new' | 'starting' | 'running' | 'stopping' | 'closed'
   readonly id: string
+  readonly boundAddr: string | null
   readonly isLeader: boolean
-  readonly term: U64
+  readonly term: number
   readonly leader: string | null
   readonly role: Role
-  readonly fencingToken: U64 | null
-  /** While leading, the lease deadline on {@link Elector.now}'s clock. */
-  readonly leaseDeadline: U64 | null
+  readonly fencingToken: number | null
+  /** While leading: milliseconds the lease still holds (0 once expired), else `null`. */
+  readonly leaseRemaining: number | null
   /** The signal of the current leadership, or `null`. */
   readonly leaderSignal: AbortSignal | null
-  readonly warnings: ConfigWarning[]
-  readonly config: EffectiveConfig
 }
 
 declare const tenure: {
@@ -516,5 +574,9 @@ declare const tenure: {
   StateFileError: typeof StateFileError
   UsageError: typeof UsageError
   InternalError: typeof InternalError
+  BindError: typeof BindError
+  StoppedError: typeof StoppedError
+  LeaderWorkError: typeof LeaderWorkError
+  Lease: typeof Lease
 }
 export default tenure

@@ -20,5 +20,9 @@ export const {
   StateFileError,
   UsageError,
   InternalError,
+  BindError,
+  StoppedError,
+  LeaderWorkError,
+  Lease,
 } = tenure
 export default tenure

@@ -14,8 +14,8 @@ function write(term: U64, leader: string, row: string): FenceVerdict {
 
 export function writeIfLeading(elector: Elector, row: string): FenceVerdict | 'not_leading' {
   const token = elector.fencingToken
-  const lease = elector.leaseDeadline
-  if (token === null || lease === null || lease <= elector.now()) return 'not_leading'
+  const lease = elector.leaseRemaining
+  if (token === null || lease === null || lease <= 0) return 'not_leading'
   return write(token, elector.id, row)
 }
 

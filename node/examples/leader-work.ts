@@ -13,6 +13,10 @@ async function scheduler(term: U64, signal: AbortSignal): Promise<void> {
 }
 
 export function runWork(elector: Elector): void {
+  // Or, with the lease: runs on every leadership until the elector closes.
+  void elector.whileLeader(async (lease) => {
+    while (lease.valid) await sleep(100, undefined, { signal: lease.signal })
+  })
   elector.on('leader', ({ term, signal }) => {
     void scheduler(term, signal)
   })

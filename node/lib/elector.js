@@ -1,39 +1,29 @@
 'use strict'
 
-const dgram = require('node:dgram')
-const fs = require('node:fs')
-const path = require('node:path')
-const net = require('node:net')
 const { EventEmitter } = require('node:events')
-const { performance } = require('node:perf_hooks')
 
 const native = require('./native')
-const { wrapError, StateFileError, TenureError, NodeError } = require('./errors')
+const { wrapError, TenureError, LeaderWorkError, StoppedError } = require('./errors')
 
-/** Longest delay `setTimeout` accepts without clamping it to 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1
+/** Consecutive failed leaderships after which an elector stops (see `maxLeaderFailures`). */
+const DEFAULT_MAX_LEADER_FAILURES = 5
 
-const OPTION_KEYS = new Set([
-  'id',
-  'peers',
-  'cluster',
+/** Options the native runtime reads: the node's configuration and the runtime's own. */
+const NODE_KEYS = [
   'minClusterSize',
   'electionTimeoutMin',
   'electionTimeoutMax',
   'heartbeatInterval',
   'ghostTtl',
   'preVote',
-  'stateFile',
   'key',
-  'confirmLeader',
-  'confirmTimeout',
-  'eventHook',
-  'bind',
-  'seed',
-])
-
-/** Gives the command-line runtime (bin/tenure.js) the native node, for the shared JSON lines. */
-const kNative = Symbol('tenure.native')
+  'admitUnknownPeers',
+  'maxPeers',
+  'maxClockDriftPpm',
+  'incarnation',
+]
+const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval']
+const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal', 'maxLeaderFailures', ...NODE_KEYS, ...RUNTIME_KEYS])
 
 /**
  * @param {string} what
@@ -44,132 +34,90 @@ function typeError(what, message) {
 }
 
 /**
- * Parses `HOST:PORT` (IPv4, or `[v6]:PORT`) into a socket address.
- * @param {string} addr
- * @returns {{ host: string, port: number, family: 4 | 6 } | null}
+ * snake_case → camelCase, for the keys of `inspect()` (the JSON lines keep snake_case).
+ * @param {any} v
+ * @returns {any}
  */
-function parseAddress(addr) {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d{1,5})$/.exec(addr)
-  if (!m) return null
-  const host = m[1] ?? m[2]
-  const port = Number(m[3])
-  const family = net.isIP(host)
-  if (family === 0 || port < 1 || port > 65535) return null
-  return { host, port, family: family === 6 ? 6 : 4 }
+function camelKeys(v) {
+  if (Array.isArray(v)) return v.map(camelKeys)
+  if (v === null || typeof v !== 'object') return v
+  /** @type {Record<string, any>} */
+  const out = {}
+  for (const [k, x] of Object.entries(v)) out[k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase())] = camelKeys(x)
+  return out
 }
 
 /**
- * The peer id of a datagram's sender, in the same `HOST:PORT` form as the ids.
- * @param {dgram.RemoteInfo} rinfo
+ * Whether `err` is only the consequence of `signal` aborting (work cancelled because its
+ * leadership ended): not a failure.
+ * @param {unknown} err
+ * @param {AbortSignal | undefined} signal
  */
-function senderId(rinfo) {
-  return rinfo.family === 'IPv6' ? `[${rinfo.address}]:${rinfo.port}` : `${rinfo.address}:${rinfo.port}`
+function causedByAbort(err, signal) {
+  if (!signal?.aborted) return false
+  return err === signal.reason || (err instanceof Error && (err.name === 'AbortError' || err.cause === signal.reason))
 }
 
 /**
- * Writes `text` to `file` durably: a temporary file, fsync, rename over the old one, fsync of
- * the directory. Synchronous on purpose: the outputs after a `persist` must not leave before it
- * is on disk.
- * @param {string} file
- * @param {string} text
+ * A leadership as seen by leader-only work: the fencing token, the signal aborted when it ends,
+ * and the lease (whether this node is still certain to lead).
  */
-function writeDurably(file, text) {
-  const tmp = `${file}.tmp-${process.pid}`
-  const fd = fs.openSync(tmp, 'w', 0o600)
-  try {
-    fs.writeSync(fd, text)
-    fs.fsyncSync(fd)
-  } finally {
-    fs.closeSync(fd)
+class Lease {
+  #elector
+  /**
+   * @param {Elector} elector
+   * @param {number} term
+   * @param {AbortSignal} signal
+   */
+  constructor(elector, term, signal) {
+    this.#elector = elector
+    /** The term led: the fencing token. */
+    this.term = term
+    /** Aborted the moment this leadership ends. */
+    this.signal = signal
   }
-  fs.renameSync(tmp, file)
-  let dfd
-  try {
-    dfd = fs.openSync(path.dirname(file), 'r')
-    fs.fsyncSync(dfd)
-  } catch {
-    // Some file systems do not allow fsync on a directory; the rename is still atomic.
-  } finally {
-    if (dfd !== undefined) fs.closeSync(dfd)
+  /** Milliseconds the lease still holds (0 once expired); `null` once leadership ended. */
+  get remaining() {
+    if (this.signal.aborted) return null
+    return this.#elector.leaseRemaining
+  }
+  /** Whether the lease holds now: check before each irreversible step. */
+  get valid() {
+    const r = this.remaining
+    return r !== null && r > 0
+  }
+  /** Throws the signal's reason when leadership ended, a `NodeError` when the lease expired. */
+  throwIfInvalid() {
+    this.signal.throwIfAborted()
+    if (!this.valid) throw new TenureError('the lease is not held (no quorum heard from recently)', 'lease_expired')
   }
 }
 
 /**
- * Whether the persist output at `i` is followed by another persist before any send.
- * @param {any[]} outputs
- * @param {number} i
- */
-function supersededPersist(outputs, i) {
-  for (let j = i + 1; j < outputs.length; j++) {
-    if (outputs[j].type === 'persist') return true
-    if (outputs[j].type === 'send') return false
-  }
-  return false
-}
-
-/**
- * Reads the durable state from `file`: `null` when the file does not exist.
- * @param {string} file
- */
-function readState(file) {
-  let text
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch (e) {
-    if (/** @type {any} */ (e).code === 'ENOENT') return null
-    throw new StateFileError(`cannot read state file ${file}: ${/** @type {Error} */ (e).message}`, 'state_file_unreadable', {
-      cause: e,
-    })
-  }
-  const state = native.decodeDurableState(text)
-  if (state === null) {
-    throw new StateFileError(`state file ${file} is not in the "<term> <voted_for>" format`, 'state_file_corrupt')
-  }
-  return state
-}
-
-/**
- * Runs one tenure node over UDP (`node:dgram`) with real timers, and tells you — as events —
- * when this process leads and when it stops.
+ * Runs one tenure node over UDP on the native runtime (`tenure-runtime`: socket, timers, DNS,
+ * state file, graceful stop) and tells you — as events — when this process leads.
  *
- * Events (all emitted asynchronously, after the datagrams of the same step have been sent, so a
- * slow listener never delays a heartbeat):
- * - `'leader'` `{ term, signal }`: this node leads `term` (the fencing token); `signal` is an
- *   `AbortSignal` aborted the moment that leadership ends.
- * - `'follower'` `{ term, leader }`: this node follows `leader` (or `null`: none known).
- * - `'peerJoined'` `{ peer }`, `'peerLeft'` `{ peer }`: the view changed.
- * - `'message'` `{ from, payload }`: a peer's {@link Elector#broadcast}.
- * - `'error'` (Error): a listener threw, the state file could not be written, or the socket
- *   failed. A throwing (or rejecting) `'leader'` listener also rolls leadership back.
- *
- * @example
- * const elector = new Elector({ id: '127.0.0.1:7001', peers: ['127.0.0.1:7002', '127.0.0.1:7003'], cluster: 'jobs' })
- * elector.on('leader', ({ term, signal }) => runScheduler({ term, signal }))
- * await elector.start()
- * process.once('SIGTERM', () => elector.stop())
+ * Events: `'leader'` `{ term, signal }`, `'follower'` `{ term, leader }`, `'peerJoined'`,
+ * `'peerLeft'`, `'message'` `{ from, payload }`, `'warning'` `{ code, message }`, `'error'`
+ * (a listener failed, or a fatal runtime error) and `'close'` (after the runtime stopped).
  */
 class Elector extends EventEmitter {
-  /** @type {any} */ #n
+  /** @type {any} */ #config
+  /** @type {any} */ #rt = null
   /** @type {string} */ #id
-  /** @type {{ host: string, port: number, family: 4 | 6 }} */ #bind
-  /** @type {dgram.Socket | null} */ #socket = null
-  /** @type {NodeJS.Timeout | null} */ #timer = null
-  /** @type {number | bigint | null} */ #deadline = null
-  /** @type {string | undefined} */ #stateFile
+  /** @type {'new' | 'starting' | 'running' | 'stopping' | 'closed'} */ #state = 'new'
+  /** @type {{ term: number, controller: AbortController, failed: boolean } | null} */ #leadership = null
   /** @type {((info: { term: number }) => boolean | Promise<boolean>) | undefined} */ #confirm
-  /** @type {'new' | 'starting' | 'running' | 'stopping' | 'stopped'} */ #state = 'new'
-  /** @type {AbortController | null} */ #leadership = null
-  /** @type {Map<string, { host: string, port: number, family: 4 | 6 } | null>} */ #addresses = new Map()
-  /** @type {Array<[string, any]>} */ #queue = []
-  #flushScheduled = false
-  /** @type {Promise<void> | null} */ #stopping = null
-  /** @type {Promise<void> | null} */ #starting = null
-  /** @type {((leader: string) => void) | null} */ #onNewLeader = null
-  #electionTimeoutMin = 0
-  #confirmTimeout = 0
-  /** @type {((event: any) => void) | undefined} */ #hook
-  #onTimer = () => this.#timeout()
-  #flush = () => this.#emitQueued()
+  /** @type {AbortSignal | undefined} */ #signal
+  #onAbort = () => void this.stop()
+  #maxFailures = DEFAULT_MAX_LEADER_FAILURES
+  #failures = 0
+  #term = 0
+  /** @type {{ promise: Promise<void>, resolve: () => void, reject: (e: unknown) => void } | null} */ #starting = null
+  /** @type {Promise<void> | null} */ #closed = null
+  /** @type {() => void} */ #resolveClosed = () => {}
+  /** @type {Error | null} */ #fatal = null
+  /** @type {Set<(lease: Lease) => unknown>} */ #workers = new Set()
 
   /**
    * @param {import('..').ElectorOptions} options
@@ -184,472 +132,209 @@ class Elector extends EventEmitter {
         throw typeError('options', `has an unknown property ${JSON.stringify(k)}; expected some of: ${[...OPTION_KEYS].join(', ')}`)
       }
     }
-    const { id, peers, cluster, stateFile, confirmLeader, confirmTimeout, eventHook, key, seed } = options
+    const { id, peers, cluster, confirmLeader, signal, maxLeaderFailures } = options
     if (typeof id !== 'string') throw typeError('options.id', `must be a "HOST:PORT" string, got ${typeof id}`)
-    const bind = parseAddress(id)
-    if (!bind) {
-      throw Object.assign(new TypeError(`options.id must be "IP:PORT" (IPv4) or "[IPv6]:PORT", got ${JSON.stringify(id)}`), {
-        code: 'ERR_INVALID_ARG_VALUE',
-      })
-    }
-    let bindTo = bind
-    if (options.bind !== undefined && options.bind !== null) {
-      if (typeof options.bind !== 'string') throw typeError('options.bind', `must be an "IP:PORT" string, got ${typeof options.bind}`)
-      const b = parseAddress(options.bind)
-      if (!b) {
-        throw Object.assign(new TypeError(`options.bind must be "IP:PORT" or "[IPv6]:PORT", got ${JSON.stringify(options.bind)}`), {
-          code: 'ERR_INVALID_ARG_VALUE',
-        })
-      }
-      bindTo = b
-    }
-    if (!Array.isArray(peers)) throw typeError('options.peers', `must be an array of "HOST:PORT" strings`)
-    if (stateFile !== undefined && stateFile !== null && typeof stateFile !== 'string') {
-      throw typeError('options.stateFile', `must be a path string, got ${typeof stateFile}`)
-    }
-    if (confirmLeader !== undefined && confirmLeader !== null && typeof confirmLeader !== 'function') {
+    if (!Array.isArray(peers)) throw typeError('options.peers', 'must be an array of "HOST:PORT" strings')
+    if (confirmLeader != null && typeof confirmLeader !== 'function') {
       throw typeError('options.confirmLeader', `must be a function, got ${typeof confirmLeader}`)
     }
-    if (eventHook !== undefined && eventHook !== null && typeof eventHook !== 'function') {
-      throw typeError('options.eventHook', `must be a function, got ${typeof eventHook}`)
-    }
-    if (confirmTimeout !== undefined && confirmTimeout !== null) {
-      if (typeof confirmTimeout !== 'number') throw typeError('options.confirmTimeout', `must be a number of ms, got ${typeof confirmTimeout}`)
-      if (!(confirmTimeout >= 0 && confirmTimeout <= MAX_TIMER_MS)) {
-        throw Object.assign(new RangeError(`options.confirmTimeout must be from 0 to ${MAX_TIMER_MS} ms, got ${confirmTimeout}`), {
+    if (signal != null && !(signal instanceof AbortSignal)) throw typeError('options.signal', 'must be an AbortSignal')
+    if (maxLeaderFailures != null) {
+      if (typeof maxLeaderFailures !== 'number') throw typeError('options.maxLeaderFailures', `must be a number, got ${typeof maxLeaderFailures}`)
+      if (!Number.isSafeInteger(maxLeaderFailures) || maxLeaderFailures < 1) {
+        throw Object.assign(new RangeError(`options.maxLeaderFailures must be a whole number from 1, got ${maxLeaderFailures}`), {
           code: 'ERR_OUT_OF_RANGE',
         })
       }
+      this.#maxFailures = maxLeaderFailures
     }
-    this.#id = id
-    this.#bind = bindTo
-    this.#hook = eventHook ?? undefined
-    this.#stateFile = stateFile ?? undefined
-    this.#confirm = confirmLeader ?? undefined
-    const config = {
-      id,
-      cluster,
-      bootstrap: peers,
-      minClusterSize: options.minClusterSize,
-      electionTimeoutMin: options.electionTimeoutMin,
-      electionTimeoutMax: options.electionTimeoutMax,
-      heartbeatInterval: options.heartbeatInterval,
-      ghostTtl: options.ghostTtl,
-      preVote: options.preVote,
-      confirmLeader: this.#confirm !== undefined,
-      durable: this.#stateFile !== undefined,
-      key: key ?? null,
-    }
-    const restored = this.#stateFile !== undefined ? readState(this.#stateFile) : null
+    /** @type {Record<string, any>} */
+    const node = { id, cluster, bootstrap: peers }
+    /** @type {Record<string, any>} */
+    const runtime = { deferConfirm: confirmLeader != null }
+    const o = /** @type {Record<string, any>} */ (options)
+    for (const k of NODE_KEYS) if (o[k] !== undefined) node[k] = o[k]
+    for (const k of RUNTIME_KEYS) if (o[k] != null) runtime[k] = o[k]
     try {
-      this.#n = new native.NativeNode(config, seed, restored, this.now())
+      this.#config = new native.NativeRuntimeConfig(node, runtime)
     } catch (e) {
       throw wrapError(e)
     }
-    this.#electionTimeoutMin = Number(this.#n.effectiveConfig.electionTimeoutMin)
-    this.#confirmTimeout = confirmTimeout ?? this.#electionTimeoutMin
-  }
-
-  /** @returns {any} */
-  get [kNative]() {
-    return this.#n
-  }
-
-  /** The runtime's monotonic clock in whole milliseconds (the `now` of every deadline). */
-  now() {
-    return Math.floor(performance.now())
+    this.#id = id
+    this.#confirm = confirmLeader ?? undefined
+    this.#signal = signal ?? undefined
+    if (this.#signal?.aborted) this.#state = 'closed'
   }
 
   /**
-   * Binds the UDP socket on this node's address and starts the election.
+   * Binds the socket (and locks the state file) and starts the election; resolves once the node
+   * runs. A bind or state-file failure rejects with a typed error (`BindError` with code
+   * `address_in_use` for EADDRINUSE, `StateFileError`, ...).
    * @returns {Promise<void>}
    */
   start() {
     if (this.#state !== 'new') {
       return Promise.reject(new TenureError(`start() called on an elector that is ${this.#state}`, 'already_started'))
     }
-    this.#state = 'starting'
-    this.#starting = this.#doStart()
-    return this.#starting
-  }
-
-  async #doStart() {
-    if (this.#stateFile !== undefined) {
-      // Fail now, not at the first vote, when the state file cannot be written.
-      try {
-        writeDurably(this.#stateFile, native.encodeDurableState({ term: this.#n.term, votedFor: this.#n.votedFor }))
-      } catch (e) {
-        this.#state = 'stopped'
-        throw new StateFileError(`cannot write state file ${this.#stateFile}: ${/** @type {Error} */ (e).message}`, 'state_file_write_failed', {
-          cause: e,
-        })
-      }
+    /** @type {any} */
+    const starting = {}
+    starting.promise = new Promise((resolve, reject) => Object.assign(starting, { resolve, reject }))
+    this.#starting = starting
+    this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve))
+    try {
+      this.#rt = this.#config.spawn((/** @type {any} */ e) => this.#onEvent(e))
+    } catch (e) {
+      starting.reject(wrapError(e))
+      this.#close()
+      return starting.promise
     }
-    const socket = dgram.createSocket({ type: this.#bind.family === 6 ? 'udp6' : 'udp4' })
-    this.#socket = socket
-    await new Promise((resolve, reject) => {
-      const onError = (/** @type {Error} */ err) => {
-        this.#state = 'stopped'
-        this.#socket = null
-        socket.close()
-        reject(err)
-      }
-      socket.once('error', onError)
-      socket.bind(this.#bind.port, this.#bind.host, () => {
-        socket.off('error', onError)
-        resolve(undefined)
-      })
-    })
-    socket.on('message', (msg, rinfo) => this.#message(msg, rinfo))
-    socket.on('error', (err) => this.#queueEvent('error', err))
-    this.#state = 'running'
-    this.#step(this.now())
+    this.#state = 'starting'
+    this.#signal?.addEventListener('abort', this.#onAbort, { once: true })
+    return starting.promise
   }
 
   /**
-   * Stops the node. When leading (and `transfer` is not false) it first hands leadership to the
-   * peer the core picks (`Node.transferTarget`: answered, reachable, heard from most recently)
-   * and waits — at most `electionTimeoutMin` — for the new leader,
-   * so the cluster is leaderless for about one round trip. Aborts the leadership signal.
+   * Stops gracefully: a leader hands leadership to the peer heard from most recently and waits
+   * for the new leader (at most `handoverTimeout`, default `electionTimeoutMax`); a follower stops
+   * at once. Resolves after `'close'`. `{ transfer: false }`: no wait for a new leader.
    * @param {{ transfer?: boolean }} [options]
    * @returns {Promise<void>}
    */
   stop(options) {
-    if (this.#stopping) return this.#stopping
-    const transfer = options?.transfer !== false
-    this.#stopping = this.#doStop(transfer)
-    return this.#stopping
-  }
-
-  /** @param {boolean} transfer */
-  async #doStop(transfer) {
     if (this.#state === 'new') {
-      this.#state = 'stopped'
-      return
+      this.#close()
+      return Promise.resolve()
     }
-    if (this.#state === 'starting') {
-      await this.#starting?.catch(() => {})
-    }
-    if (this.#state !== 'running') {
-      this.#state = 'stopped'
-      return
-    }
-    this.#state = 'stopping'
-    if (transfer && this.#n.isLeader) {
-      const target = this.#transferTarget()
-      if (target !== null) {
-        const now = this.now()
-        const waited = new Promise((resolve) => {
-          const t = setTimeout(resolve, Math.max(1, this.#electionTimeoutMin))
-          this.#onNewLeader = () => {
-            clearTimeout(t)
-            resolve(undefined)
-          }
-        })
-        try {
-          this.#n.transferLeadership(now, target)
-        } catch {
-          // Not leading after all, or the peer just left: nothing to hand over.
-        }
-        this.#step(now)
-        await waited
-        this.#onNewLeader = null
-      }
-    }
-    this.#endLeadership()
-    if (this.#timer) clearTimeout(this.#timer)
-    this.#timer = null
-    this.#state = 'stopped'
-    const socket = this.#socket
-    this.#socket = null
-    if (socket) await new Promise((resolve) => socket.close(() => resolve(undefined)))
-    this.#emitQueued()
-  }
-
-  /**
-   * The core's choice (the freshest answered, reachable peer), else the first peer of the view
-   * that is not failing sends, else `null`.
-   * @returns {string | null}
-   */
-  #transferTarget() {
-    const target = this.#n.transferTarget()
-    if (target !== null) return target
-    const failing = new Set(JSON.parse(this.#n.inspectJson()).send_failing_peers)
-    return this.#n.view.find((/** @type {string} */ peer) => peer !== this.#id && !failing.has(peer)) ?? null
-  }
-
-  /**
-   * @param {Buffer} msg
-   * @param {dgram.RemoteInfo} rinfo
-   */
-  #message(msg, rinfo) {
-    if (this.#state !== 'running' && this.#state !== 'stopping') return
-    const from = senderId(rinfo)
-    const now = this.now()
-    try {
-      this.#n.handleMessage(now, from, msg) // a dropped datagram returns its reason: nothing to do
-    } catch (e) {
-      this.#queueEvent('error', wrapError(e))
-      return
-    }
-    this.#step(now)
-  }
-
-  #timeout() {
-    this.#timer = null
-    this.#deadline = null
-    if (this.#state !== 'running' && this.#state !== 'stopping') return
-    const now = this.now()
-    this.#n.handleTimeout(now)
-    this.#step(now)
-  }
-
-  /**
-   * After every input: carry out every output in order, end leadership if it ended, re-arm the
-   * one timer, and schedule the events.
-   * @param {number} now
-   */
-  #step(now) {
-    /** @type {string[]} */
-    const failed = []
-    const outputs = this.#n.drain()
-    for (let i = 0; i < outputs.length; i++) {
-      const out = outputs[i]
-      if (out.type === 'send') {
-        if (!this.#send(out.to, out.bytes)) failed.push(out.to)
-      } else if (out.type === 'persist') {
-        // Consecutive persists with no send between them: only the last one needs to reach the
-        // disk (nothing can have observed the earlier pair), which saves an fsync per vote.
-        if (supersededPersist(outputs, i)) continue
-        if (!this.#persist(out.term, out.votedFor)) return
-      } else {
-        this.#event(now, out)
-      }
-    }
-    if (this.#leadership !== null && !this.#n.isLeader) this.#endLeadership()
-    for (const peer of failed) {
+    if (this.#state === 'closed') return this.#closed ?? Promise.resolve()
+    if (this.#state !== 'stopping') {
+      this.#state = 'stopping'
       try {
-        this.#n.peerDown(now, peer, 'no_connection')
+        this.#rt.requestStop(options?.transfer === false ? 0 : null)
       } catch {
-        // Not a member (any more).
+        // Already stopped: the 'stopped' event is on its way.
       }
     }
-    if (failed.length > 0) {
-      this.#step(now)
-      return
-    }
-    this.#arm(now)
+    return /** @type {Promise<void>} */ (this.#closed)
   }
 
-  /** @param {number} now */
-  #arm(now) {
-    if (this.#state !== 'running' && this.#state !== 'stopping') return
-    const deadline = this.#n.pollTimeout()
-    if (deadline === this.#deadline && this.#timer !== null) return
-    if (this.#timer !== null) clearTimeout(this.#timer)
-    this.#deadline = deadline
-    if (deadline === null) {
-      this.#timer = null
-      return
-    }
-    const delay = typeof deadline === 'bigint' ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS, Math.max(0, deadline - now))
-    this.#timer = setTimeout(this.#onTimer, delay)
+  /** `await using elector = new Elector(...)`: stops it at the end of the scope. */
+  [Symbol.asyncDispose]() {
+    return this.stop()
   }
 
   /**
-   * @param {string} to
-   * @param {Buffer} bytes
-   * @returns {boolean} false when the peer has no usable address
+   * Runs `fn(lease)` at the start of every leadership of this elector, until it closes (or
+   * `options.signal` aborts). A rejection that is not caused by `lease.signal` aborting is a
+   * failed leadership (see `maxLeaderFailures`). Resolves when the elector closes.
+   * @param {(lease: Lease) => unknown} fn
+   * @param {{ signal?: AbortSignal }} [options]
+   * @returns {Promise<void>}
    */
-  #send(to, bytes) {
-    let addr = this.#addresses.get(to)
-    if (addr === undefined) {
-      addr = parseAddress(to)
-      this.#addresses.set(to, addr)
-    }
-    const socket = this.#socket
-    if (addr === null || socket === null) return addr !== null
-    socket.send(bytes, addr.port, addr.host, (err) => {
-      if (err && (this.#state === 'running' || this.#state === 'stopping')) {
-        try {
-          this.#n.peerDown(this.now(), to, 'no_connection')
-        } catch {
-          // Not a member (any more).
-        }
-        this.#step(this.now())
+  whileLeader(fn, options) {
+    if (typeof fn !== 'function') return Promise.reject(typeError('fn', `must be a function, got ${typeof fn}`))
+    if (this.#state === 'closed') return Promise.reject(new StoppedError('the elector is closed', 'stopped'))
+    this.#workers.add(fn)
+    const l = this.#leadership
+    if (l !== null && !l.controller.signal.aborted) this.#runWorker(fn, l)
+    const unregister = () => this.#workers.delete(fn)
+    options?.signal?.addEventListener('abort', unregister, { once: true })
+    return new Promise((resolve) => {
+      const done = () => {
+        unregister()
+        resolve()
       }
+      this.once('close', done)
+      options?.signal?.addEventListener('abort', () => {
+        this.off('close', done)
+        resolve()
+      }, { once: true })
     })
-    return true
   }
 
-  /**
-   * @param {number | bigint} term
-   * @param {string | null} votedFor
-   * @returns {boolean} false when the state could not be made durable (the elector stops)
-   */
-  #persist(term, votedFor) {
-    if (this.#stateFile === undefined) return true
-    try {
-      writeDurably(this.#stateFile, native.encodeDurableState({ term, votedFor }))
-      return true
-    } catch (e) {
-      // Nothing after this output may leave: stop at once, without a handover.
-      const err = new StateFileError(
-        `cannot write state file ${this.#stateFile}: ${/** @type {Error} */ (e).message}`,
-        'state_file_write_failed',
-        { cause: e }
-      )
-      this.#queueEvent('error', err)
-      this.#stopping = this.#stopping ?? this.#doStop(false)
-      return false
-    }
-  }
-
-  /**
-   * @param {number} now
-   * @param {any} out
-   */
-  #event(now, out) {
-    if (this.#hook !== undefined && out.event !== 'confirm_leader') {
-      try {
-        this.#hook(out)
-      } catch (e) {
-        this.#queueEvent('error', e)
-      }
-    }
-    switch (out.event) {
-      case 'became_leader': {
+  /** @param {any} e one runtime event, on the JS thread, in order */
+  #onEvent(e) {
+    if (e.term !== undefined) this.#term = e.term
+    switch (e.type) {
+      case 'started':
+        if (this.#state === 'starting') this.#state = 'running'
+        this.#starting?.resolve()
+        break
+      case 'leader': {
         this.#endLeadership()
-        const ctl = new AbortController()
-        this.#leadership = ctl
-        this.#queueEvent('leader', { term: out.term, signal: ctl.signal })
+        const l = { term: e.term, controller: new AbortController(), failed: false }
+        this.#leadership = l
+        this.#emit('leader', { term: e.term, signal: l.controller.signal })
+        for (const fn of this.#workers) this.#runWorker(fn, l)
         break
       }
-      case 'became_follower':
+      case 'follower':
         this.#endLeadership()
-        if (out.leader !== null && out.leader !== this.#id && this.#onNewLeader) this.#onNewLeader(out.leader)
-        this.#queueEvent('follower', { term: out.term, leader: out.leader })
+        this.#emit('follower', { term: e.term, leader: e.leader ?? null })
         break
       case 'peer_joined':
-        this.#queueEvent('peerJoined', { peer: out.peer })
+        this.#emit('peerJoined', { peer: e.peer })
         break
       case 'peer_left':
-        this.#queueEvent('peerLeft', { peer: out.peer })
+        this.#emit('peerLeft', { peer: e.peer })
         break
       case 'message':
-        this.#queueEvent('message', { from: out.from, payload: out.payload })
+        this.#emit('message', { from: e.from, payload: e.payload })
+        break
+      case 'warning':
+        this.#emit('warning', { code: e.code, message: e.message })
         break
       case 'confirm_leader':
-        this.#askConfirm(out.term)
+        this.#askConfirm(e.term)
+        break
+      case 'fatal': {
+        const err = wrapError(Object.assign(new Error(e.message), { code: e.code, kind: e.kindOfError }))
+        this.#fatal = /** @type {Error} */ (err)
+        this.#starting?.reject(err)
+        this.#reportError(err)
+        break
+      }
+      case 'stopped':
+        this.#close()
         break
     }
   }
 
-  /** @param {number} term */
-  #askConfirm(term) {
-    const confirm = this.#confirm
-    let answered = false
-    const answer = (/** @type {boolean} */ granted) => {
-      if (answered) return
-      answered = true
-      if (this.#state !== 'running') return
-      const now = this.now()
-      try {
-        this.#n.confirmLeader(now, term, granted)
-      } catch {
-        // Too late: the core timed the confirmation out (a denial) or moved on.
-        return
-      }
-      this.#step(now)
-    }
-    if (confirm === undefined) {
-      answer(true)
-      return
-    }
-    // Asynchronously, like every callback: the datagram path never waits for user code.
-    // No answer within confirmTimeout is a denial.
-    const timer = setTimeout(() => answer(false), this.#confirmTimeout)
-    const settle = (/** @type {boolean} */ granted) => {
-      clearTimeout(timer)
-      answer(granted)
-    }
-    setImmediate(() => {
-      if (answered) return
-      let result
-      try {
-        result = confirm({ term })
-      } catch (e) {
-        settle(false)
-        this.#queueEvent('error', e)
-        return
-      }
-      Promise.resolve(result).then(
-        (granted) => settle(granted === true),
-        (e) => {
-          settle(false)
-          this.#queueEvent('error', e)
-        }
-      )
-    })
-  }
-
-  #endLeadership() {
-    const ctl = this.#leadership
-    if (ctl === null) return
-    this.#leadership = null
-    ctl.abort(new NodeError('leadership ended', 'not_leader'))
+  #close() {
+    this.#endLeadership()
+    const wasClosed = this.#state === 'closed' && this.#rt === null
+    this.#state = 'closed'
+    this.#rt = null
+    this.#signal?.removeEventListener('abort', this.#onAbort)
+    this.#starting?.reject(this.#fatal ?? new StoppedError('the elector stopped before it started', 'stopped'))
+    this.#resolveClosed()
+    if (!wasClosed) this.emit('close')
   }
 
   /**
+   * Emits, routing a synchronous throw to the listener-failure path (async rejections arrive
+   * through `captureRejections`).
    * @param {string} name
    * @param {any} value
    */
-  #queueEvent(name, value) {
-    this.#queue.push([name, value])
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true
-      setImmediate(this.#flush)
-    }
-  }
-
-  #emitQueued() {
-    this.#flushScheduled = false
-    const queue = this.#queue
-    this.#queue = []
-    for (const [name, value] of queue) {
-      if (name === 'error') {
-        // Without an 'error' listener the runtime keeps running and reports it as a warning.
-        if (this.listenerCount('error') > 0) this.emit('error', value)
-        else process.emitWarning(value instanceof Error ? value : new Error(String(value)))
-        continue
-      }
-      try {
-        this.emit(name, value)
-      } catch (e) {
-        this.#listenerFailed(name, value, e)
-      }
+  #emit(name, value) {
+    try {
+      this.emit(name, value)
+    } catch (err) {
+      this.#listenerFailed(name, value, err)
     }
   }
 
   /**
-   * A listener threw (or an async listener rejected): report it, and roll leadership back when
-   * it was the `'leader'` listener.
    * @param {string} name
    * @param {any} value
    * @param {unknown} err
    */
   #listenerFailed(name, value, err) {
-    if (name === 'leader' && this.#state === 'running') {
-      const now = this.now()
-      try {
-        this.#n.leaderHandlerFailed(now, value.term)
-        this.#step(now)
-      } catch {
-        // Leadership already ended.
-      }
+    if (name === 'leader' && value?.signal instanceof AbortSignal) {
+      if (causedByAbort(err, value.signal)) return // the work stopped because leadership ended
+      this.#leaderWorkFailed(value.term)
     }
-    if (this.listenerCount('error') > 0) this.emit('error', err)
-    else process.emitWarning(/** @type {Error} */ (err))
+    this.#reportError(err)
   }
 
   /**
@@ -662,86 +347,156 @@ class Elector extends EventEmitter {
     this.#listenerFailed(name, args[0], err)
   }
 
+  /** @param {unknown} err */
+  #reportError(err) {
+    if (this.listenerCount('error') > 0) this.emit('error', err)
+    else process.emitWarning(err instanceof Error ? err : new Error(String(err)))
+  }
+
   /**
-   * Sends an application payload to every member of the view (peers receive a `'message'`).
-   * @param {Uint8Array | string} payload
+   * @param {(lease: Lease) => unknown} fn
+   * @param {{ term: number, controller: AbortController, failed: boolean }} l
    */
-  broadcast(payload) {
-    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload
-    this.#input((now) => this.#n.broadcast(now, bytes))
+  #runWorker(fn, l) {
+    const lease = new Lease(this, l.term, l.controller.signal)
+    Promise.resolve()
+      .then(() => fn(lease))
+      .catch((err) => {
+        if (causedByAbort(err, lease.signal)) return
+        this.#leaderWorkFailed(l.term)
+        this.#reportError(err)
+      })
   }
 
-  /** Declares a peer (`HOST:PORT`). @param {string} peer */
-  join(peer) {
-    this.#input((now) => this.#n.join(now, peer))
-  }
-
-  /** Withdraws a peer from the view. @param {string} peer */
-  leave(peer) {
-    this.#input((now) => this.#n.leave(now, peer))
-  }
-
-  /** Hands leadership to `peer` now. @param {string} peer */
-  transferLeadership(peer) {
-    this.#input((now) => this.#n.transferLeadership(now, peer))
-  }
-
-  /** @param {(now: number) => void} f */
-  #input(f) {
-    const now = this.now()
+  /**
+   * The failure policy: a failed leadership steps down (the core backs off before campaigning
+   * again, `electionTimeoutMax` × consecutive failures); `maxLeaderFailures` consecutive failed
+   * leaderships stop the elector with a `LeaderWorkError`.
+   * @param {number} term
+   */
+  #leaderWorkFailed(term) {
+    const l = this.#leadership
+    if (l === null || l.term !== term || l.failed) return
+    l.failed = true
+    this.#failures += 1
+    if (this.#failures >= this.#maxFailures) {
+      this.#reportError(
+        new LeaderWorkError(`leader-only work failed in ${this.#failures} leaderships in a row; stopping this elector`, 'leader_work_failed')
+      )
+      void this.stop()
+      return
+    }
     try {
-      f(now)
+      this.#rt?.leaderWorkFailed(term)
+    } catch {
+      // Leadership already ended.
+    }
+  }
+
+  /** @param {number} term */
+  #askConfirm(term) {
+    const answer = (/** @type {boolean} */ granted) => {
+      try {
+        this.#rt?.confirmLeader(term, granted)
+      } catch {
+        // Too late: the runtime timed the confirmation out (a denial) or moved on.
+      }
+    }
+    const confirm = /** @type {(info: { term: number }) => boolean | Promise<boolean>} */ (this.#confirm)
+    Promise.resolve()
+      .then(() => confirm({ term }))
+      .then(
+        (granted) => answer(granted === true),
+        (err) => {
+          answer(false)
+          this.#reportError(err)
+        }
+      )
+  }
+
+  #endLeadership() {
+    const l = this.#leadership
+    if (l === null) return
+    this.#leadership = null
+    if (!l.failed) this.#failures = 0
+    l.controller.abort(wrapError(Object.assign(new Error('leadership ended'), { code: 'not_leader' })))
+  }
+
+  /** @param {() => void} f */
+  #command(f) {
+    if (this.#rt === null) throw new StoppedError(`the elector is ${this.#state}`, 'stopped')
+    try {
+      f()
     } catch (e) {
       throw wrapError(e)
     }
-    if (this.#state === 'running' || this.#state === 'stopping') this.#step(now)
   }
 
-  /** The whole election state (the SPEC's keys; times on this elector's clock, see `now()`). */
+  /** Sends a payload to every member of the view (they emit `'message'`). @param {Uint8Array | string} payload */
+  broadcast(payload) {
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload
+    this.#command(() => this.#rt.broadcast(bytes))
+  }
+  /** Declares a peer (`HOST:PORT`). @param {string} peer */
+  join(peer) {
+    this.#command(() => this.#rt.join(peer))
+  }
+  /** Withdraws a peer from the view. @param {string} peer */
+  leave(peer) {
+    this.#command(() => this.#rt.leave(peer))
+  }
+  /** Hands leadership to `peer` (default: the peer heard from most recently). @param {string} [peer] */
+  transferLeadership(peer) {
+    this.#command(() => this.#rt.transfer(peer ?? null))
+  }
+  /** The whole election state (the SPEC's fields, camelCase keys). */
   inspect() {
-    return JSON.parse(this.#n.inspectJson())
+    /** @type {string} */
+    let json = ''
+    this.#command(() => (json = this.#rt.inspectJson()))
+    return camelKeys(JSON.parse(json))
   }
 
+  /** `'new' | 'starting' | 'running' | 'stopping' | 'closed'`. */
+  get state() {
+    return this.#state
+  }
   /** This node's id (`HOST:PORT`). */
   get id() {
     return this.#id
   }
+  /** The local address the UDP socket is bound to (`null` unless running). @returns {string | null} */
+  get boundAddr() {
+    return this.#rt?.boundAddr ?? null
+  }
+  /** `'unclustered' | 'follower' | 'candidate' | 'leader'` (`'follower'` unless running). */
+  get role() {
+    return this.#rt?.role ?? 'follower'
+  }
   /** Whether this node leads now. */
   get isLeader() {
-    return this.#n.isLeader
+    return this.role === 'leader'
   }
   /** The current term. @returns {number} */
   get term() {
-    return this.#n.term
+    return this.#rt?.term ?? this.#term
   }
   /** The leader known in the current term, or `null`. @returns {string | null} */
   get leader() {
-    return this.#n.leader
-  }
-  /** `'unclustered' | 'follower' | 'candidate' | 'leader'`. */
-  get role() {
-    return this.#n.role
+    return this.#rt?.leader ?? null
   }
   /** The fencing token (the term) while leading, else `null`. @returns {number | null} */
   get fencingToken() {
-    return this.#n.fencingToken
+    return this.isLeader ? this.term : null
   }
-  /** While leading, the lease deadline on this elector's clock (`now()`), else `null`. */
-  get leaseDeadline() {
-    return this.#n.leaseDeadline
+  /** While leading: milliseconds the lease still holds (0 once expired), else `null`. @returns {number | null} */
+  get leaseRemaining() {
+    return this.#rt?.leaseRemaining ?? null
   }
   /** The signal of the current leadership, or `null` when not leading. @returns {AbortSignal | null} */
   get leaderSignal() {
-    return this.#leadership?.signal ?? null
-  }
-  /** Configuration warnings (`{ code, message }`). */
-  get warnings() {
-    return this.#n.warnings
-  }
-  /** The effective timing configuration. */
-  get config() {
-    return this.#n.effectiveConfig
+    return this.#leadership?.controller.signal ?? null
   }
 }
 
-module.exports = { Elector, parseAddress, kNative }
+module.exports = { Elector, Lease, DEFAULT_MAX_LEADER_FAILURES }

@@ -13,6 +13,12 @@
  *   `state_file_unreadable`) or written (`state_file_write_failed`).
  * - {@link UsageError}: a bad command line (`usage`).
  * - {@link InternalError}: a bug inside the native core (`internal`); the process keeps running.
+ * - From the runtime (`Elector`): {@link ConfigError} also for `invalid_id`, `invalid_peer`,
+ *   `invalid_bind`, `invalid_option`, `key_file`; {@link BindError} (`address_in_use`,
+ *   `bind_failed`); {@link StateFileError} (`state_dir_missing`, `state_unwritable`,
+ *   `state_not_utf8`, `state_corrupt`, `state_locked`, `state_read_failed`); {@link NodeError}
+ *   (`no_transfer_target`, the core's refusals); {@link StoppedError} (`stopped`);
+ *   {@link LeaderWorkError} (`leader_work_failed`).
  *
  * Arguments of the wrong type throw the built-in `TypeError` (code `ERR_INVALID_ARG_TYPE`);
  * numbers out of range (negative, fractional, above `Number.MAX_SAFE_INTEGER`) throw `RangeError`
@@ -52,8 +58,14 @@ class StateFileError extends TenureError {}
 class UsageError extends TenureError {}
 /** A bug inside the native core (a Rust panic, caught at the boundary). */
 class InternalError extends TenureError {}
+/** The UDP socket could not be bound (`address_in_use`: EADDRINUSE, `bind_failed`). */
+class BindError extends TenureError {}
+/** A call on an elector that is not running (`stopped`). */
+class StoppedError extends TenureError {}
+/** Leader-only work failed in `maxLeaderFailures` leaderships in a row (`leader_work_failed`). */
+class LeaderWorkError extends TenureError {}
 
-for (const C of [TenureError, ConfigError, NodeError, DroppedError, StateFileError, UsageError, InternalError]) {
+for (const C of [TenureError, ConfigError, NodeError, DroppedError, StateFileError, UsageError, InternalError, BindError, StoppedError, LeaderWorkError]) {
   Object.defineProperty(C.prototype, 'name', { value: C.name, enumerable: false, configurable: true, writable: true })
 }
 
@@ -82,6 +94,18 @@ const NODE_CODES = new Set([
   'no_randomness',
 ])
 const DROP_REASONS = new Set(native.dropReasons())
+/** @type {Record<string, typeof TenureError>} */
+const RUNTIME_KINDS = {
+  address: ConfigError,
+  config: ConfigError,
+  key_file: ConfigError,
+  bind: BindError,
+  state_file: StateFileError,
+  node: NodeError,
+  stopped: StoppedError,
+  engine: InternalError,
+  misuse: InternalError,
+}
 
 /**
  * Turns an error thrown by the addon into the matching tenure error class. `TypeError` and
@@ -94,6 +118,12 @@ function wrapError(err) {
   if (err instanceof TypeError || err instanceof RangeError) return err
   const code = /** @type {any} */ (err).code
   if (typeof code !== 'string') return err
+  const kind = /** @type {any} */ (err).kind
+  // Errors of the runtime carry their family (`RuntimeError::kind`) as `kind`.
+  if (typeof kind === 'string') {
+    const C = RUNTIME_KINDS[kind] ?? TenureError
+    return new C(err.message, code)
+  }
   if (CONFIG_CODES.has(code)) return new ConfigError(err.message, code)
   if (NODE_CODES.has(code)) return new NodeError(err.message, code)
   if (DROP_REASONS.has(code)) return new DroppedError(err.message, code)
@@ -110,6 +140,9 @@ module.exports = {
   StateFileError,
   UsageError,
   InternalError,
+  BindError,
+  StoppedError,
+  LeaderWorkError,
   wrapError,
   CONFIG_CODES,
   NODE_CODES,

@@ -3,14 +3,14 @@
  * tenure — embeddable leader election for Node.js.
  *
  * - {@link Node}: the sans-IO state machine (bring your own transport and clock).
- * - {@link Elector}: a ready runtime over UDP (`node:dgram`) as an `EventEmitter`, with an
+ * - {@link Elector}: the native runtime (UDP, timers, DNS, state file) as an `EventEmitter`, with an
  *   `AbortSignal` for leader-only work.
  * - {@link FenceChecker}: the resource side of fencing tokens.
  */
 
 const native = require('./native')
 const { Node, FenceChecker, wire, durableState, osSeed } = require('./node')
-const { Elector } = require('./elector')
+const { Elector, Lease } = require('./elector')
 const errors = require('./errors')
 
 /** The version of the native core (the project version). */
@@ -21,6 +21,7 @@ const DROP_REASONS = Object.freeze(native.dropReasons())
 module.exports = {
   Node,
   Elector,
+  Lease,
   FenceChecker,
   wire,
   durableState,
@@ -34,6 +35,9 @@ module.exports = {
   StateFileError: errors.StateFileError,
   UsageError: errors.UsageError,
   InternalError: errors.InternalError,
+  BindError: errors.BindError,
+  StoppedError: errors.StoppedError,
+  LeaderWorkError: errors.LeaderWorkError,
 }
 // `import tenure from 'tenure'` and `require('tenure').default` name the same object.
 const self = /** @type {any} */ (module.exports)

@@ -9,7 +9,6 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const readline = require('node:readline')
-const native = require('../lib/native')
 const { freePorts } = require('./helpers')
 
 const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
@@ -17,19 +16,24 @@ const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
 test('--help prints the shared usage; a bad command line exits 2 with it on stderr', () => {
   const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' })
   assert.equal(help.status, 0)
-  assert.equal(help.stdout, `usage: tenure ${native.cliUsage()}`)
+  assert.match(help.stdout, /^usage: tenure run --id/)
+  assert.match(help.stdout, /--bind/)
+  const version = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8' })
+  assert.equal(version.status, 0)
+  assert.equal(version.stdout.trim(), `tenure ${require('..').VERSION}`)
   const bad = spawnSync(process.execPath, [BIN, 'run', '--id', '127.0.0.1:1', '--cluster', 'c'], { encoding: 'utf8' })
   assert.equal(bad.status, 2)
   assert.match(bad.stderr, /--peer/)
-  assert.match(bad.stderr, /usage: tenure run --id/)
+  assert.equal(bad.stderr.trim().split('\n').length, 1, 'one line, not the whole help')
+  assert.match(bad.stderr, /--help/)
   const flag = spawnSync(process.execPath, [BIN, 'run', '--bogus', '1'], { encoding: 'utf8' })
   assert.equal(flag.status, 2)
   assert.match(flag.stderr, /--bogus/)
   const cfg = spawnSync(process.execPath, [BIN, 'run', '--id', '127.0.0.1:1', '--peer', '127.0.0.1:2', '--cluster', 'c', '--heartbeat-interval', '500'], {
     encoding: 'utf8',
   })
-  assert.equal(cfg.status, 1)
-  assert.match(cfg.stderr, /heartbeat_interval/)
+  assert.equal(cfg.status, 2)
+  assert.match(cfg.stderr, /heartbeat/)
 })
 
 /** @param {number} n */
@@ -93,7 +97,7 @@ test('an authenticated 3-process cluster: JSON lines, and inspect/broadcast/tran
     assert.equal(Buffer.from(msg.payload_hex, 'hex').toString(), 'hello there')
 
     procs[li].stdin?.write('frobnicate\n')
-    const usage = await until((l) => l.event === 'warning' && l.code === 'usage', 3000)
+    const usage = await until((l) => l.event === 'warning' && l.code === 'bad_control_line', 3000)
     assert.match(usage.message, /frobnicate/)
 
     procs[li].stdin?.write(`transfer ${other}\n`)
@@ -103,6 +107,14 @@ test('an authenticated 3-process cluster: JSON lines, and inspect/broadcast/tran
     procs[li].stdin?.write('transfer 127.0.0.1:1\n')
     const refused = await until((l) => l.event === 'warning' && l.code === 'not_leader', 3000)
     assert.equal(refused.id, leader.id)
+
+    // SIGTERM: the new leader hands over, prints `stopped` and exits 0 by itself.
+    const oi = ids.indexOf(other)
+    const exited = new Promise((resolve) => procs[oi].once('exit', (code) => resolve(code)))
+    procs[oi].kill('SIGTERM')
+    await until((l) => l.event === 'stopped' && l.id === other, 5000)
+    assert.equal(await exited, 0)
+    await until((l) => l.event === 'leader' && l.id !== other && l.term > moved.term, 5000)
   } finally {
     for (const p of procs) p.kill('SIGKILL')
     fs.rmSync(dir, { recursive: true, force: true })

@@ -97,6 +97,44 @@ impl RuntimeConfig {
         self.log = on;
         self
     }
+
+    /// Checks everything that can be checked without I/O — the id, the peers, the bind address,
+    /// the core's configuration, the options — so that bindings fail at construction, where the
+    /// bad value is known, rather than at [`crate::spawn`] (which checks the same, through this).
+    pub fn validate(&self) -> Result<tenure::ValidConfig, RuntimeError> {
+        let id = parse_id(&self.node.id)?;
+        for p in &self.node.bootstrap {
+            parse_peer(p)?;
+        }
+        if let Some(b) = &self.bind {
+            parse_bind(b, id.port)?;
+        }
+        if self.key_file.is_some() && self.node.key.is_some() {
+            return Err(RuntimeError::InvalidOption {
+                option: "key_file",
+                message: "both a key and a key file were given; give one".into(),
+            });
+        }
+        if self.node.durable && self.state_file.is_none() {
+            return Err(RuntimeError::InvalidOption {
+                option: "durable",
+                message: "durable term and vote need a state file (set state_file)".into(),
+            });
+        }
+        if self.confirm_timeout == Some(Duration::ZERO) {
+            return Err(RuntimeError::InvalidOption { option: "confirm_timeout", message: "must be above 0".into() });
+        }
+        if self.resolve_interval.is_zero() {
+            return Err(RuntimeError::InvalidOption { option: "resolve_interval", message: "must be above 0".into() });
+        }
+        let mut node = self.node.clone();
+        node.durable = self.state_file.is_some();
+        // The key file's key is not read here (I/O): a placeholder stands in for it.
+        if self.key_file.is_some() {
+            node.key = Some(vec![0]);
+        }
+        Ok(node.validate()?)
+    }
 }
 
 /// The host part of a `HOST:PORT`.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use mio::net::UdpSocket;
 use mio::{Interest, Poll, Waker};
 
-use crate::config::{parse_bind, parse_id, parse_peer, Host};
+use crate::config::{parse_bind, parse_id, Host};
 use crate::handle::{EndGuard, Shared, Snapshot};
 use crate::resolve::{Family, Peers, Resolver};
 use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
@@ -44,6 +44,7 @@ where
     F: FnOnce(EngineInit) -> Result<E, RuntimeError>,
     H: Handler,
 {
+    config.validate()?;
     let RuntimeConfig {
         mut node,
         bind,
@@ -55,34 +56,13 @@ where
         log,
     } = config;
     let id_addr = parse_id(&node.id)?;
-    for p in &node.bootstrap {
-        parse_peer(p)?;
-    }
     if let Some(path) = &key_file {
-        if node.key.is_some() {
-            return Err(RuntimeError::InvalidOption {
-                option: "key_file",
-                message: "both a key and a key file were given; give one".into(),
-            });
-        }
         let bytes =
             std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.clone(), message: e.to_string() })?;
         node.key = Some(crate::cli::key_from_file(&bytes));
     }
-    if node.durable && state_file.is_none() {
-        return Err(RuntimeError::InvalidOption {
-            option: "durable",
-            message: "durable term and vote need a state file (set state_file)".into(),
-        });
-    }
     node.durable = state_file.is_some();
     let valid = node.validate()?;
-    if confirm_timeout == Some(Duration::ZERO) {
-        return Err(RuntimeError::InvalidOption { option: "confirm_timeout", message: "must be above 0".into() });
-    }
-    if resolve_interval.is_zero() {
-        return Err(RuntimeError::InvalidOption { option: "resolve_interval", message: "must be above 0".into() });
-    }
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let confirm_timeout = confirm_timeout.map_or(valid.election_timeout_min, ms);
     let handover_timeout = handover_timeout.map_or(valid.election_timeout_max, ms);

@@ -6,7 +6,7 @@
 //! cross as `number` when they are safe integers (below 2^53) and as `bigint` otherwise, in both
 //! directions: nothing is ever silently rounded or truncated.
 
-use napi::bindgen_prelude::{BigInt, Env, FromNapiValue, JsObjectValue, JsValue, Null, Object, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{BigInt, Env, FromNapiValue, JsObjectValue, JsValue, Object, ToNapiValue, Unknown};
 use napi::{sys, Error, JsError, JsRangeError, JsTypeError, Result, Status, ValueType};
 
 /// Largest integer a JavaScript `number` holds exactly (`Number.MAX_SAFE_INTEGER`).
@@ -205,6 +205,3 @@ impl ToNapiValue for U64 {
 pub fn opt(v: Option<u64>) -> Option<U64> {
     v.map(U64)
 }
-
-/// A `null` value for object fields.
-pub const NULL: Null = Null;

@@ -1,16 +1,15 @@
-//! Everything besides the node: wire format, durable-state text, the shared command line and
-//! JSON lines, the fence checker, seeding and the version.
+//! Everything besides the node and the runtime: wire format, durable-state text, the fence
+//! checker, seeding and the version.
 
 use napi::bindgen_prelude::{Array, BufferSlice, Env, Object, Unknown};
 use napi::Result;
 use napi_derive::napi;
 
 use crate::conv::{
-    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt_u64, prop, string, strings,
-    type_error, u64_arg, U64,
+    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt_u64, prop, string, type_error,
+    u64_arg, U64,
 };
-use crate::{config_to_js, durable_from_js, event_from_js};
-use tenure::cli::{self, Command, Control};
+use crate::durable_from_js;
 use tenure::wire::{self, Envelope, Message};
 use tenure::{DropReason, DurableState, FenceVerdict};
 
@@ -156,91 +155,6 @@ pub fn decode_durable_state<'e>(env: &'e Env, text: Unknown) -> Result<Option<Ob
         }
         None => Ok(None),
     }
-}
-
-/// The shared `--help` text.
-#[napi(catch_unwind)]
-pub fn cli_usage() -> &'static str {
-    cli::USAGE
-}
-
-/// Parses the shared command line (the arguments after the program name). Returns
-/// `{ command: "help" }` or `{ command: "run", config, stateFile, keyFile }`; throws an error
-/// with code `usage` for a bad command line.
-#[napi(catch_unwind, ts_return_type = "CliCommand")]
-pub fn cli_parse_args<'e>(env: &'e Env, args: Unknown) -> Result<Object<'e>> {
-    let args = strings(env, &args, "args")?;
-    let mut o = Object::new(env)?;
-    match cli::parse_args(args) {
-        Ok(Command::Help) => o.set("command", "help")?,
-        Ok(Command::Run(opts)) => {
-            o.set("command", "run")?;
-            o.set("config", config_to_js(env, &opts.config(None))?)?;
-            o.set("stateFile", opts.state_file)?;
-            o.set("keyFile", opts.key_file)?;
-        }
-        Err(message) => return Err(coded_error(env, "usage", message)),
-    }
-    Ok(o)
-}
-
-/// The JSON line for an event object (`null` for `confirm_leader`, which is not news).
-#[napi(catch_unwind)]
-pub fn cli_event_line(env: Env, ts_ms: Unknown, id: Unknown, event: Unknown) -> Result<Option<String>> {
-    let ts = u64_arg(&env, &ts_ms, "tsMs")?;
-    let id = string(&env, &id, "id")?;
-    let event = event_from_js(&env, &event)?;
-    Ok(cli::event_line(ts, &id, &event))
-}
-
-/// The JSON line for a runtime lifecycle event (`started`, `stopped`).
-#[napi(catch_unwind)]
-pub fn cli_lifecycle_line(env: Env, ts_ms: Unknown, id: Unknown, event: Unknown, term: Unknown) -> Result<String> {
-    let ts = u64_arg(&env, &ts_ms, "tsMs")?;
-    let id = string(&env, &id, "id")?;
-    let event = string(&env, &event, "event")?;
-    let term = u64_arg(&env, &term, "term")?;
-    Ok(cli::lifecycle_line(ts, &id, &event, term))
-}
-
-/// The JSON `warning` line.
-#[napi(catch_unwind)]
-pub fn cli_warning_line(env: Env, ts_ms: Unknown, id: Unknown, code: Unknown, message: Unknown) -> Result<String> {
-    let ts = u64_arg(&env, &ts_ms, "tsMs")?;
-    let id = string(&env, &id, "id")?;
-    let code = string(&env, &code, "code")?;
-    let message = string(&env, &message, "message")?;
-    Ok(cli::warning_line(ts, &id, &code, &message))
-}
-
-/// Parses one stdin control line: `{ command: "transfer", peer }`, `{ command: "inspect" }`,
-/// `{ command: "broadcast", payload }`, or `null` for a blank line; throws an error with code
-/// `usage` for anything else.
-#[napi(catch_unwind, ts_return_type = "ControlCommand | null")]
-pub fn cli_parse_control<'e>(env: &'e Env, line: Unknown) -> Result<Option<Object<'e>>> {
-    let line = string(env, &line, "line")?;
-    let control = cli::parse_control(&line).map_err(|message| coded_error(env, "usage", message))?;
-    let Some(control) = control else { return Ok(None) };
-    let mut o = Object::new(env)?;
-    match control {
-        Control::Transfer(peer) => {
-            o.set("command", "transfer")?;
-            o.set("peer", peer)?;
-        }
-        Control::Inspect => o.set("command", "inspect")?,
-        Control::Broadcast(payload) => {
-            o.set("command", "broadcast")?;
-            o.set("payload", BufferSlice::from_data(env, payload)?)?;
-        }
-    }
-    Ok(Some(o))
-}
-
-/// The key in a key file's contents (trailing whitespace removed).
-#[napi(catch_unwind, ts_return_type = "Buffer")]
-pub fn key_from_file<'e>(env: &'e Env, contents: Unknown) -> Result<BufferSlice<'e>> {
-    let contents = bytes(env, &contents, "contents")?;
-    BufferSlice::from_data(env, cli::key_from_file(contents))
 }
 
 /// The resource side of fencing (`tenure::FenceChecker`).

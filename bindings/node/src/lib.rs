@@ -8,6 +8,7 @@
 
 mod conv;
 mod extra;
+mod runtime;
 
 use napi::bindgen_prelude::{Array, BufferSlice, Env, Object, Unknown};
 use napi::Result;
@@ -20,6 +21,7 @@ use conv::{
 use tenure::{Config, DurableState, Event, Output, PeerDownReason};
 
 pub use extra::*;
+pub use runtime::*;
 
 const CONFIG_KEYS: &[&str] = &[
     "id",
@@ -94,31 +96,6 @@ pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
     Ok(c)
 }
 
-/// Writes a configuration as the same camelCase object `config_from_js` reads.
-pub(crate) fn config_to_js<'e>(env: &'e Env, c: &Config) -> Result<Object<'e>> {
-    let mut o = Object::new(env)?;
-    o.set("id", c.id.as_str())?;
-    o.set("cluster", c.cluster.as_str())?;
-    o.set("bootstrap", Array::from_ref_vec_string(env, &c.bootstrap)?)?;
-    o.set("minClusterSize", c.min_cluster_size)?;
-    o.set("electionTimeoutMin", opt(c.election_timeout_min))?;
-    o.set("electionTimeoutMax", opt(c.election_timeout_max))?;
-    o.set("heartbeatInterval", U64(c.heartbeat_interval))?;
-    o.set("ghostTtl", U64(c.ghost_ttl))?;
-    o.set("preVote", c.pre_vote)?;
-    o.set("confirmLeader", c.confirm_leader)?;
-    o.set("durable", c.durable)?;
-    o.set("admitUnknownPeers", c.admit_unknown_peers)?;
-    o.set("maxPeers", c.max_peers)?;
-    o.set("maxClockDriftPpm", c.max_clock_drift_ppm)?;
-    o.set("incarnation", opt(c.incarnation))?;
-    match &c.key {
-        Some(k) => o.set("key", BufferSlice::copy_from(env, k)?)?,
-        None => o.set("key", conv::NULL)?,
-    }
-    Ok(o)
-}
-
 /// Reads `{ term, votedFor }`; `None` for `undefined`/`null`.
 pub(crate) fn durable_from_js(env: &Env, v: Option<&Unknown>, what: &str) -> Result<Option<DurableState>> {
     let Some(v) = v else { return Ok(None) };
@@ -165,43 +142,6 @@ fn event_to_js<'e>(env: &'e Env, o: &mut Object<'e>, ev: Event) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Reads an event object (as produced by `drain()`) back into the core's `Event`.
-pub(crate) fn event_from_js(env: &Env, v: &Unknown) -> Result<Event> {
-    let obj = object(env, v, "event")?;
-    let kind = match prop(&obj, "event")? {
-        Some(k) => string(env, &k, "event.event")?,
-        None => return Err(type_error(env, "event.event must be a string, got undefined".into())),
-    };
-    let need = |name: &str| -> Result<Unknown> {
-        match prop(&obj, name)? {
-            Some(v) => Ok(v),
-            None => Err(type_error(env, format!("event.{name} is required for a {kind:?} event"))),
-        }
-    };
-    Ok(match kind.as_str() {
-        "became_leader" => Event::BecameLeader { term: u64_arg(env, &need("term")?, "event.term")? },
-        "became_follower" => Event::BecameFollower {
-            term: u64_arg(env, &need("term")?, "event.term")?,
-            leader: opt_string(env, prop(&obj, "leader")?.as_ref(), "event.leader")?,
-        },
-        "peer_joined" => Event::PeerJoined { peer: string(env, &need("peer")?, "event.peer")? },
-        "peer_left" => Event::PeerLeft { peer: string(env, &need("peer")?, "event.peer")? },
-        "confirm_leader" => Event::ConfirmLeader { term: u64_arg(env, &need("term")?, "event.term")? },
-        "message" => Event::Message {
-            from: string(env, &need("from")?, "event.from")?,
-            payload: bytes(env, &need("payload")?, "event.payload")?.to_vec(),
-        },
-        other => {
-            return Err(type_error(
-                env,
-                format!(
-                    "event.event {other:?} is not one of became_leader, became_follower, peer_joined, peer_left, confirm_leader, message"
-                ),
-            ))
-        }
-    })
 }
 
 fn output_to_js<'e>(env: &'e Env, out: Output) -> Result<Object<'e>> {
@@ -472,13 +412,6 @@ impl NativeNode {
             arr.set(i as u32, o)?;
         }
         Ok(arr)
-    }
-
-    /// The shared JSON `inspect` line (`tenure run`'s answer to the `inspect` control line).
-    #[napi(catch_unwind)]
-    pub fn inspect_line(&self, env: Env, ts_ms: Unknown) -> Result<String> {
-        let ts = u64_arg(&env, &ts_ms, "tsMs")?;
-        Ok(tenure::cli::inspect_line(ts, self.inner.id(), &self.inner.inspect()))
     }
 
     /// The whole election state as JSON text (the JS layer parses it).

@@ -1,0 +1,311 @@
+//! The runtime (`tenure-runtime`) for JavaScript: `NativeRuntimeConfig` (validated when built),
+//! `NativeRuntime` (a running node's handle) and `runCli`. Events cross to the JS thread through
+//! a napi thread-safe function owned by the runtime's handler: when the runtime thread ends it is
+//! released, so the process can exit by itself after `stop()`.
+
+use std::time::Duration;
+
+use napi::bindgen_prelude::{AsyncTask, Buffer, Env, Function, JsValue, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Result, Status, Task};
+use napi_derive::napi;
+use tenure_runtime::{Confirm, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
+
+use crate::config_from_js;
+use crate::conv::{boolean, is_nullish, object, only_keys, opt_string, prop, u64_arg, MAX_SAFE};
+
+/// Throws an `Error` with the runtime error's stable `code` and its family as `kind` (the JS
+/// layer picks the `TenureError` subclass from them).
+pub(crate) fn runtime_error(env: &Env, e: &RuntimeError) -> napi::Error {
+    let err = napi::JsError::from(napi::Error::new(e.code(), e.to_string())).into_unknown(*env);
+    if let Ok(mut obj) = err.coerce_to_object() {
+        let _ = obj.set("kind", e.kind());
+    }
+    unsafe { napi::sys::napi_throw(env.raw(), err.raw()) };
+    napi::Error::from_status(Status::PendingException)
+}
+
+fn ms(env: &Env, v: Option<Unknown>, what: &str) -> Result<Option<Duration>> {
+    match v {
+        Some(v) if !is_nullish(&v)? => Ok(Some(Duration::from_millis(u64_arg(env, &v, what)?))),
+        _ => Ok(None),
+    }
+}
+
+const OPTION_KEYS: &[&str] =
+    &["bind", "stateFile", "keyFile", "confirmTimeout", "handoverTimeout", "resolveInterval", "log", "deferConfirm"];
+
+/// A runtime configuration, validated when built (ids, peers, bind address, the core's
+/// configuration, option ranges) so that bad input fails at the `Elector`'s construction.
+#[napi]
+pub struct NativeRuntimeConfig {
+    config: RuntimeConfig,
+    defer_confirm: bool,
+}
+
+#[napi]
+impl NativeRuntimeConfig {
+    /// `new NativeRuntimeConfig(nodeConfig, { bind, stateFile, keyFile, confirmTimeout,
+    /// handoverTimeout, resolveInterval, log, deferConfirm })`.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: Env, node: Unknown, options: Unknown) -> Result<Self> {
+        let node = config_from_js(&env, &node)?;
+        let mut config = RuntimeConfig::new(node);
+        let mut defer_confirm = false;
+        if !is_nullish(&options)? {
+            let o = object(&env, &options, "options")?;
+            only_keys(&env, &o, "options", OPTION_KEYS)?;
+            config.bind = opt_string(&env, prop(&o, "bind")?.as_ref(), "options.bind")?;
+            config.state_file = opt_string(&env, prop(&o, "stateFile")?.as_ref(), "options.stateFile")?.map(Into::into);
+            config.key_file = opt_string(&env, prop(&o, "keyFile")?.as_ref(), "options.keyFile")?.map(Into::into);
+            config.confirm_timeout = ms(&env, prop(&o, "confirmTimeout")?, "options.confirmTimeout")?;
+            config.handover_timeout = ms(&env, prop(&o, "handoverTimeout")?, "options.handoverTimeout")?;
+            if let Some(d) = ms(&env, prop(&o, "resolveInterval")?, "options.resolveInterval")? {
+                config.resolve_interval = d;
+            }
+            if let Some(v) = prop(&o, "log")? {
+                config.log = boolean(&env, &v, "options.log")?;
+            }
+            if let Some(v) = prop(&o, "deferConfirm")? {
+                defer_confirm = boolean(&env, &v, "options.deferConfirm")?;
+            }
+        }
+        config.node.confirm_leader = config.node.confirm_leader || defer_confirm;
+        config.validate().map_err(|e| runtime_error(&env, &e))?;
+        Ok(NativeRuntimeConfig { config, defer_confirm })
+    }
+
+    /// Binds the socket and starts the node; `onEvent` receives every `RuntimeEventJs`, in order,
+    /// on the JS thread, the last being `{ type: "stopped" }`.
+    #[napi(catch_unwind, ts_args_type = "onEvent: (event: RuntimeEventJs) => void")]
+    pub fn spawn(&self, env: Env, on_event: Function<RuntimeEventJs, ()>) -> Result<NativeRuntime> {
+        let tsfn =
+            on_event.build_threadsafe_function().callee_handled::<false>().build_callback(|ctx| Ok(ctx.value))?;
+        let handler = JsHandler { tsfn, defer_confirm: self.defer_confirm };
+        let handle = tenure_runtime::spawn(self.config.clone(), tenure_runtime::native, handler)
+            .map_err(|e| runtime_error(&env, &e))?;
+        Ok(NativeRuntime { handle })
+    }
+}
+
+type Tsfn = ThreadsafeFunction<RuntimeEventJs, (), RuntimeEventJs, Status, false>;
+
+struct JsHandler {
+    tsfn: Tsfn,
+    defer_confirm: bool,
+}
+
+impl JsHandler {
+    fn send(&self, e: RuntimeEventJs) {
+        // Unbounded queue: never blocks the runtime thread.
+        let _ = self.tsfn.call(e, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+impl Handler for JsHandler {
+    fn on_event(&mut self, event: RuntimeEvent) {
+        if let Some(e) = RuntimeEventJs::from_event(event) {
+            self.send(e)
+        }
+    }
+    fn confirm_leader(&mut self, term: u64) -> Confirm {
+        if !self.defer_confirm {
+            return Confirm::Grant;
+        }
+        self.send(RuntimeEventJs::new("confirm_leader", Some(term)));
+        Confirm::Defer
+    }
+}
+
+fn num(v: u64) -> f64 {
+    // Terms are bounded by the core far below 2^53; clamp rather than round silently.
+    v.min(MAX_SAFE) as f64
+}
+
+/// One runtime event as a plain object (`type` in snake_case, as the JSON lines name them).
+#[napi(object)]
+pub struct RuntimeEventJs {
+    /// `started`, `leader`, `follower`, `peer_joined`, `peer_left`, `message`, `warning`,
+    /// `confirm_leader`, `fatal` or `stopped`.
+    #[napi(js_name = "type")]
+    pub kind: String,
+    pub term: Option<f64>,
+    pub id: Option<String>,
+    pub bound_addr: Option<String>,
+    /// The leader (`follower`); `null` crosses as `undefined`.
+    pub leader: Option<String>,
+    pub peer: Option<String>,
+    pub from: Option<String>,
+    pub payload: Option<Buffer>,
+    /// `warning`: its code; `fatal`: the error's code.
+    pub code: Option<String>,
+    pub kind_of_error: Option<String>,
+    pub message: Option<String>,
+}
+
+impl RuntimeEventJs {
+    fn new(kind: &str, term: Option<u64>) -> Self {
+        RuntimeEventJs {
+            kind: kind.into(),
+            term: term.map(num),
+            id: None,
+            bound_addr: None,
+            leader: None,
+            peer: None,
+            from: None,
+            payload: None,
+            code: None,
+            kind_of_error: None,
+            message: None,
+        }
+    }
+    fn from_event(e: RuntimeEvent) -> Option<Self> {
+        Some(match e {
+            RuntimeEvent::Started { id, bound_addr, term } => RuntimeEventJs {
+                id: Some(id),
+                bound_addr: Some(bound_addr.to_string()),
+                ..Self::new("started", Some(term))
+            },
+            RuntimeEvent::Leader { term } => Self::new("leader", Some(term)),
+            RuntimeEvent::Follower { term, leader } => RuntimeEventJs { leader, ..Self::new("follower", Some(term)) },
+            RuntimeEvent::PeerJoined { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new("peer_joined", None) },
+            RuntimeEvent::PeerLeft { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new("peer_left", None) },
+            RuntimeEvent::Message { from, payload } => {
+                RuntimeEventJs { from: Some(from), payload: Some(payload.into()), ..Self::new("message", None) }
+            }
+            RuntimeEvent::Warning { code, message } => {
+                RuntimeEventJs { code: Some(code), message: Some(message), ..Self::new("warning", None) }
+            }
+            RuntimeEvent::Fatal { error } => RuntimeEventJs {
+                code: Some(error.code().into()),
+                kind_of_error: Some(error.kind().into()),
+                message: Some(error.to_string()),
+                ..Self::new("fatal", None)
+            },
+            RuntimeEvent::Stopped { term } => Self::new("stopped", Some(term)),
+            _ => return None,
+        })
+    }
+}
+
+/// A running runtime (`tenure_runtime::Handle`). Commands wait one loop round (well under a
+/// millisecond); `requestStop` returns at once and `{ type: "stopped" }` follows.
+#[napi]
+pub struct NativeRuntime {
+    handle: Handle,
+}
+
+fn peer_arg(env: &Env, v: &Unknown, what: &str) -> Result<Option<String>> {
+    opt_string(env, Some(v), what)
+}
+
+#[napi]
+impl NativeRuntime {
+    /// Hands leadership to `peer` (or, with `null`, the core's transfer target).
+    #[napi(catch_unwind, ts_args_type = "peer?: string | null")]
+    pub fn transfer(&self, env: Env, peer: Unknown) -> Result<()> {
+        let peer = peer_arg(&env, &peer, "peer")?;
+        self.handle.transfer(peer.as_deref()).map_err(|e| runtime_error(&env, &e))
+    }
+    /// The core's `inspect` as JSON (the SPEC's snake_case keys).
+    #[napi(catch_unwind)]
+    pub fn inspect_json(&self, env: Env) -> Result<String> {
+        self.handle.inspect().map(|i| i.to_string()).map_err(|e| runtime_error(&env, &e))
+    }
+    #[napi(catch_unwind, ts_args_type = "payload: Uint8Array")]
+    pub fn broadcast(&self, env: Env, payload: Unknown) -> Result<()> {
+        let bytes = crate::conv::bytes(&env, &payload, "payload")?;
+        self.handle.broadcast(bytes).map_err(|e| runtime_error(&env, &e))
+    }
+    #[napi(catch_unwind, ts_args_type = "peer: string")]
+    pub fn join(&self, env: Env, peer: Unknown) -> Result<()> {
+        let peer = crate::conv::string(&env, &peer, "peer")?;
+        self.handle.join(&peer).map_err(|e| runtime_error(&env, &e))
+    }
+    #[napi(catch_unwind, ts_args_type = "peer: string")]
+    pub fn leave(&self, env: Env, peer: Unknown) -> Result<()> {
+        let peer = crate::conv::string(&env, &peer, "peer")?;
+        self.handle.leave(&peer).map_err(|e| runtime_error(&env, &e))
+    }
+    /// Answers a deferred confirmation.
+    #[napi(catch_unwind, ts_args_type = "term: number, granted: boolean")]
+    pub fn confirm_leader(&self, env: Env, term: Unknown, granted: Unknown) -> Result<()> {
+        let term = u64_arg(&env, &term, "term")?;
+        let granted = boolean(&env, &granted, "granted")?;
+        self.handle.confirm_leader(term, granted).map_err(|e| runtime_error(&env, &e))
+    }
+    /// The leader-only work of `term` failed: step down and back off.
+    #[napi(catch_unwind, ts_args_type = "term: number")]
+    pub fn leader_work_failed(&self, env: Env, term: Unknown) -> Result<()> {
+        let term = u64_arg(&env, &term, "term")?;
+        self.handle.leader_work_failed(term).map_err(|e| runtime_error(&env, &e))
+    }
+    /// Requests a graceful stop (`handoverTimeout` in ms overrides the configured bound); returns
+    /// at once, `{ type: "stopped" }` follows.
+    #[napi(catch_unwind, ts_args_type = "handoverTimeout?: number | null")]
+    pub fn request_stop(&self, env: Env, handover_timeout: Unknown) -> Result<()> {
+        match ms(&env, Some(handover_timeout), "handoverTimeout")? {
+            None => self.handle.request_stop(),
+            Some(d) => {
+                // `stop_with` waits for the runtime thread: do that off the JS thread.
+                let h = self.handle.clone();
+                std::thread::Builder::new()
+                    .name("tenure-stop".into())
+                    .spawn(move || h.stop_with(d))
+                    .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+    #[napi(getter, catch_unwind)]
+    pub fn running(&self) -> bool {
+        self.handle.is_running()
+    }
+    #[napi(getter, catch_unwind)]
+    pub fn role(&self) -> String {
+        self.handle.role().as_str().into()
+    }
+    #[napi(getter, catch_unwind)]
+    pub fn term(&self) -> f64 {
+        num(self.handle.term())
+    }
+    #[napi(getter, catch_unwind)]
+    pub fn leader(&self) -> Option<String> {
+        self.handle.leader()
+    }
+    #[napi(getter, catch_unwind)]
+    pub fn bound_addr(&self) -> String {
+        self.handle.bound_addr().to_string()
+    }
+    /// Milliseconds the lease has left (0 when expired), or `null` when not leading.
+    #[napi(getter, catch_unwind)]
+    pub fn lease_remaining(&self) -> Option<f64> {
+        let deadline = self.handle.lease_deadline_ms()?;
+        Some(num(deadline.saturating_sub(self.handle.now_ms())))
+    }
+}
+
+/// `tenure_runtime::cli::main` on a worker thread: resolves with the exit status.
+pub struct Cli {
+    args: Vec<String>,
+}
+
+impl Task for Cli {
+    type Output = i32;
+    type JsValue = i32;
+    fn compute(&mut self) -> Result<i32> {
+        let args = std::mem::take(&mut self.args);
+        std::panic::catch_unwind(move || tenure_runtime::cli::main(args, tenure_runtime::native))
+            .map_err(|_| napi::Error::from_reason("tenure: the command line panicked"))
+    }
+    fn resolve(&mut self, _env: Env, output: i32) -> Result<i32> {
+        Ok(output)
+    }
+}
+
+/// Runs the runtime's command line (`argv` with the program name first) off the JS thread.
+#[napi(catch_unwind, ts_args_type = "argv: string[]", ts_return_type = "Promise<number>")]
+pub fn run_cli(env: Env, argv: Unknown) -> Result<AsyncTask<Cli>> {
+    let args = crate::conv::strings(&env, &argv, "argv")?;
+    Ok(AsyncTask::new(Cli { args }))
+}
