@@ -16,7 +16,6 @@
 
 extern crate alloc;
 
-pub mod cli;
 mod config;
 mod error;
 mod fence;
