@@ -247,7 +247,7 @@ class Net:
         self.lines: list[Line] = []
         self.lock = threading.Lock()
         self.closed = False
-        self.routes: set[tuple[str, str, str]] = set()  # (ns, kind, dst)
+        self.routes: dict[tuple[str, str], str] = {}  # (ns, dst) -> blackhole | prohibit
         # (wall ms, majority leader's id and term or None), every ~10 ms.
         self.samples: list[tuple[int, tuple[str, int] | None]] = []
         self._stop_sampler = threading.Event()
@@ -407,14 +407,14 @@ class Net:
     # -- network faults
 
     def _route(self, ns: str, kind: str, dst: str, add: bool) -> None:
+        """One /32 route per (namespace, destination): adding replaces another kind's."""
+        key = (ns, dst)
         if add:
-            if (ns, kind, dst) in self.routes:
-                return
-            sh("ip", "-n", ns, "route", "add", kind, f"{dst}/32")
-            self.routes.add((ns, kind, dst))
-        elif (ns, kind, dst) in self.routes:
-            sh("ip", "-n", ns, "route", "del", kind, f"{dst}/32", check=False)
-            self.routes.discard((ns, kind, dst))
+            sh("ip", "-n", ns, "route", "replace", kind, f"{dst}/32")
+            self.routes[key] = kind
+        elif key in self.routes:
+            sh("ip", "-n", ns, "route", "del", f"{dst}/32", check=False)
+            del self.routes[key]
 
     def drop(self, src: Node, dst: Node, kind: str = "blackhole") -> None:
         """Loses every datagram src sends to dst (one way). `prohibit` makes the send fail."""
@@ -440,9 +440,12 @@ class Net:
         sh("ip", "-n", self.bridge_ns, "link", "set", f"p{n.index}", "up" if up else "down")
         return self.note(n, "link_up" if up else "link_down")
 
+    def heal_routes(self) -> None:
+        for ns, dst in list(self.routes):
+            self._route(ns, "", dst, False)
+
     def heal(self) -> int:
-        for ns, kind, dst in list(self.routes):
-            self._route(ns, kind, dst, False)
+        self.heal_routes()
         for n in self.nodes:
             sh("ip", "-n", self.bridge_ns, "link", "set", f"p{n.index}", "up")
             if n.paused and n.alive:

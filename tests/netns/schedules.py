@@ -50,6 +50,7 @@ class Result:
     numbers: list[tuple[str, str, int]] = field(default_factory=list)
     timeline: str = ""
     seconds: float = 0.0
+    leases: int = 0  # inspect lines with a lease the lease check used
 
     def fail(self, msg: str) -> None:
         self.failures.append(msg)
@@ -205,8 +206,7 @@ def sigstop_during_partition(net: Net, rng: random.Random, res: Result) -> None:
     time.sleep(0.03)
     net.stop(ld)
     expect_new_leader(net, res, t, ld.term, "SIGSTOP during a partition", majority)
-    for ns, kind, dst in list(net.routes):
-        net._route(ns, kind, dst, False)
+    net.heal_routes()
     net.note(None, "heal routes (leader still stopped)")
     time.sleep(1.0)
     tc = net.cont(ld)
@@ -319,11 +319,16 @@ def run(name: str, kinds: list[str], seed: int = 0) -> Result:
         time.sleep(0.2)
     except AssertionError as e:
         res.fail(str(e).split("\n")[0])
+    except Exception as e:  # a harness error is a failed run, reported with its seed
+        res.fail(f"harness error: {e!r}")
     finally:
         stop_poll.set()
         time.sleep(0.1)
         lines = net.snapshot()
         res.failures += checks.safety(lines)
+        res.leases = len(checks.leases(lines))
+        if not res.leases and not res.failures:
+            res.fail("no leader reported a lease in its inspect lines: the lease check saw nothing")
         res.timeline = net.timeline()
         net.close()
         res.seconds = time.monotonic() - started
@@ -334,7 +339,7 @@ def report(res: Result) -> str:
     head = f"schedule {res.name} seed {res.seed} runtimes {','.join(res.kinds)}: "
     if not res.failures:
         nums = "; ".join(f"{f}: {m} {v}" for f, m, v in res.numbers)
-        return head + f"ok ({res.seconds:.1f} s) {nums}"
+        return head + f"ok ({res.seconds:.1f} s, {res.leases} leases checked) {nums}"
     return head + "FAILED\n  " + "\n  ".join(res.failures) + "\n--- merged timeline (ts_ms node event details) ---\n" + res.timeline
 
 
