@@ -35,12 +35,18 @@ def leaders_by_term(lines: list[Line]) -> dict[int, set[str]]:
     out: dict[int, set[str]] = {}
     for ln in lines:
         if ln.event == "leader":
-            out.setdefault(int(ln.data.get("term", 0)), set()).add(str(ln.data.get("id", ln.node)))
+            out.setdefault(int(ln.data.get("term", 0)), set()).add(
+                str(ln.data.get("id", ln.node))
+            )
     return out
 
 
 def one_leader_per_term(lines: list[Line]) -> list[str]:
-    return [f"term {t} had {len(ids)} leaders: {sorted(ids)}" for t, ids in sorted(leaders_by_term(lines).items()) if len(ids) > 1]
+    return [
+        f"term {t} had {len(ids)} leaders: {sorted(ids)}"
+        for t, ids in sorted(leaders_by_term(lines).items())
+        if len(ids) > 1
+    ]
 
 
 def leases(lines: list[Line]) -> list[Lease]:
@@ -67,7 +73,11 @@ def lease_overlaps(lines: list[Line]) -> list[str]:
             continue
         term, t = int(ln.data.get("term", 0)), ln.ts
         for lease in ls:
-            if lease.node != ln.node and lease.term < term and lease.earliest_deadline_ms - SLACK_MS > t:
+            if (
+                lease.node != ln.node
+                and lease.term < term
+                and lease.earliest_deadline_ms - SLACK_MS > t
+            ):
                 found.append(
                     f"{ln.node} became leader of term {term} at {t} while {lease.node}'s lease of term "
                     f"{lease.term} (reported at {lease.at_ms}) ran until at least {lease.earliest_deadline_ms}"
@@ -80,7 +90,9 @@ def safety(lines: list[Line]) -> list[str]:
     return one_leader_per_term(lines) + lease_overlaps(lines)
 
 
-def first_after(lines: list[Line], node: str, events: tuple[str, ...], since_ms: int) -> Line | None:
+def first_after(
+    lines: list[Line], node: str, events: tuple[str, ...], since_ms: int
+) -> Line | None:
     for ln in sorted(lines, key=lambda x: x.ts):
         if ln.node == node and ln.ts >= since_ms and ln.event in events:
             return ln

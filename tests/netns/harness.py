@@ -36,6 +36,9 @@ PREFIX = "tnx-"
 SUBNET = "10.77.0"
 PORT = 7946
 CLUSTER = "netns"
+# A MAC address no interface has: a permanent neighbour entry with it loses datagrams silently
+# (the bridge floods the frame, every receiver discards it), the way a failed switch port does.
+SILENT_MAC = "02:00:00:00:7e:57"
 
 # The runtimes' defaults (SPEC "Timers"); the bounds below are derived from them.
 ELECTION_TIMEOUT_MIN_MS = 150
@@ -69,7 +72,20 @@ def unavailable_reason() -> str | None:
         r = sh("ip", "-n", probe, "link", "add", "b0", "type", "bridge", check=False)
         if r.returncode != 0:
             return f"bridges are not available: {r.stderr.strip()}"
-        r = sh("ip", "-n", probe, "link", "add", "v0", "type", "veth", "peer", "name", "v1", check=False)
+        r = sh(
+            "ip",
+            "-n",
+            probe,
+            "link",
+            "add",
+            "v0",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "v1",
+            check=False,
+        )
         if r.returncode != 0:
             return f"veth pairs are not available: {r.stderr.strip()}"
     finally:
@@ -124,8 +140,8 @@ _OPEN_NETS: list[Net] = []
 
 
 def _close_all() -> None:
-    for net in list(_OPEN_NETS):
-        net.close()
+    while _OPEN_NETS:
+        _OPEN_NETS[-1].close()
 
 
 atexit.register(_close_all)
@@ -177,7 +193,10 @@ def runtime_available(kind: str) -> str | None:
             return "the tenure extension is not built into .venv (make python-dev)"
     if kind == "node" and not (ROOT / "node" / "native").exists():
         return "the Node.js addon is not built (make node-addon)"
-    if kind == "wasmtime" and not (ROOT / "target" / "component" / "tenure.wasm").exists():
+    if (
+        kind == "wasmtime"
+        and not (ROOT / "target" / "component" / "tenure.wasm").exists()
+    ):
         return "the component is not built (make component)"
     return None
 
@@ -239,15 +258,32 @@ class Net:
         self.run = uuid.uuid4().hex[:6]
         self.prefix = f"{PREFIX}{os.getpid()}-{self.run}"
         self.bridge_ns = f"{self.prefix}-br"
-        self.tmp = Path(tempfile.mkdtemp(prefix=f"{self.prefix}-", dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+        self.tmp = Path(
+            tempfile.mkdtemp(
+                prefix=f"{self.prefix}-",
+                dir="/dev/shm" if Path("/dev/shm").is_dir() else None,
+            )
+        )
         self.nodes = [
-            Node(i, f"n{i}", kind, f"{self.prefix}-n{i}", f"{SUBNET}.{10 + i}", host_names=host_names)
+            Node(
+                i,
+                f"n{i}",
+                kind,
+                f"{self.prefix}-n{i}",
+                f"{SUBNET}.{10 + i}",
+                host_names=host_names,
+            )
             for i, kind in enumerate(kinds, start=1)
         ]
         self.lines: list[Line] = []
         self.lock = threading.Lock()
         self.closed = False
-        self.routes: dict[tuple[str, str], str] = {}  # (ns, dst) -> blackhole | prohibit
+        self.routes: dict[
+            tuple[str, str], str
+        ] = {}  # (ns, dst) -> silent | blackhole | prohibit
+        self.cut_at: dict[
+            tuple[str, str], int
+        ] = {}  # (src, dst) node names -> when the route was in place
         # (wall ms, majority leader's id and term or None), every ~10 ms.
         self.samples: list[tuple[int, tuple[str, int] | None]] = []
         self._stop_sampler = threading.Event()
@@ -272,7 +308,21 @@ class Net:
         for n in self.nodes:
             self._ns(n.ns)
             port = f"p{n.index}"
-            sh("ip", "-n", self.bridge_ns, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", n.ns)
+            sh(
+                "ip",
+                "-n",
+                self.bridge_ns,
+                "link",
+                "add",
+                port,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                n.ns,
+            )
             sh("ip", "-n", self.bridge_ns, "link", "set", port, "master", "br0")
             sh("ip", "-n", self.bridge_ns, "link", "set", port, "up")
             sh("ip", "-n", n.ns, "addr", "add", f"{n.ip}/24", "dev", "eth0")
@@ -281,7 +331,9 @@ class Net:
 
     def write_hosts(self) -> None:
         """`/etc/netns/<ns>/hosts` for every node: `ip netns exec` bind-mounts it over /etc/hosts."""
-        text = "127.0.0.1 localhost\n" + "".join(f"{n.ip} {n.name}\n" for n in self.nodes)
+        text = "127.0.0.1 localhost\n" + "".join(
+            f"{n.ip} {n.name}\n" for n in self.nodes
+        )
         for n in self.nodes:
             d = Path("/etc/netns") / n.ns
             d.mkdir(parents=True, exist_ok=True)
@@ -296,7 +348,15 @@ class Net:
     # -- processes
 
     def args(self, n: Node) -> list[str]:
-        a = ["run", "--id", n.id, "--cluster", CLUSTER, "--state-file", str(self.tmp / f"{n.name}.state")]
+        a = [
+            "run",
+            "--id",
+            n.id,
+            "--cluster",
+            CLUSTER,
+            "--state-file",
+            str(self.tmp / f"{n.name}.state"),
+        ]
         if n.host_names:
             a += ["--bind", f"{n.ip}:{PORT}"]
         for m in self.nodes:
@@ -333,9 +393,17 @@ class Net:
                 ev = data.get("event")
                 if popen is n.popen:
                     if ev == "leader":
-                        n.role, n.term, n.leader = "leader", int(data.get("term", 0)), n.id
+                        n.role, n.term, n.leader = (
+                            "leader",
+                            int(data.get("term", 0)),
+                            n.id,
+                        )
                     elif ev == "follower":
-                        n.role, n.term, n.leader = "follower", int(data.get("term", 0)), data.get("leader")
+                        n.role, n.term, n.leader = (
+                            "follower",
+                            int(data.get("term", 0)),
+                            data.get("leader"),
+                        )
                     elif ev == "started":
                         n.role, n.term = "follower", int(data.get("term", 0))
                     elif ev == "stopped":
@@ -344,20 +412,41 @@ class Net:
         with self.lock:
             if popen is n.popen:
                 n.role = "down"
-            self.lines.append(Line(now_ms(), n.name, {"event": "exited", "harness": True, "rc": popen.wait()}))
+            self.lines.append(
+                Line(
+                    now_ms(),
+                    n.name,
+                    {"event": "exited", "harness": True, "rc": popen.wait()},
+                )
+            )
 
-    def note(self, n: Node | None, what: str, **kw: object) -> int:
-        """Records a harness action in the timeline; returns its wall-clock ms."""
+    def note(
+        self, n: Node | None, what: str, started: int | None = None, **kw: object
+    ) -> int:
+        """Records a harness action in the timeline (at `started`, when it began, if given: the
+        line then also says when it was complete); returns its wall-clock ms."""
         t = now_ms()
+        if started is not None:
+            kw["complete"], t = t, started
         with self.lock:
-            self.lines.append(Line(t, n.name if n else "harness", {"ts_ms": t, "event": f"fault:{what}", "harness": True, **kw}))
+            self.lines.append(
+                Line(
+                    t,
+                    n.name if n else "harness",
+                    {"ts_ms": t, "event": f"fault:{what}", "harness": True, **kw},
+                )
+            )
         return t
 
     def start_all(self, timeout_s: float = 60.0) -> None:
         for n in self.nodes:
             self.start(n)
-        if not self.wait_for(lambda: all(n.role != "starting" for n in self.nodes), timeout_s):
-            raise RuntimeError(f"processes did not start: {[n.name for n in self.nodes if n.role == 'starting']}")
+        if not self.wait_for(
+            lambda: all(n.role != "starting" for n in self.nodes), timeout_s
+        ):
+            raise RuntimeError(
+                f"processes did not start: {[n.name for n in self.nodes if n.role == 'starting']}"
+            )
 
     def control(self, n: Node, line: str) -> None:
         if not n.running or n.popen is None or n.popen.stdin is None:
@@ -406,51 +495,144 @@ class Net:
 
     # -- network faults
 
-    def _route(self, ns: str, kind: str, dst: str, add: bool) -> None:
-        """One /32 route per (namespace, destination): adding replaces another kind's."""
-        key = (ns, dst)
-        if add:
-            sh("ip", "-n", ns, "route", "replace", kind, f"{dst}/32")
-            self.routes[key] = kind
-        elif key in self.routes:
-            sh("ip", "-n", ns, "route", "del", f"{dst}/32", check=False)
-            del self.routes[key]
+    def _routes(self, changes: list[tuple[str, str, str | None]]) -> None:
+        """Applies (src, dst, kind) route changes, one `ip -batch` per namespace (kind None:
+        remove). One /32 route per (namespace, destination): adding replaces another kind's."""
+        per_ns: dict[str, list[str]] = {}
+        for ns, ip, kind in changes:
+            key = (ns, ip)
+            if kind is not None:
+                if (
+                    kind == "silent"
+                ):  # frames go to a MAC nobody has: the send succeeds, nothing arrives
+                    per_ns.setdefault(ns, []).append(
+                        f"neigh replace {ip} lladdr {SILENT_MAC} nud permanent dev eth0"
+                    )
+                else:
+                    per_ns.setdefault(ns, []).append(f"route replace {kind} {ip}/32")
+                old = self.routes.get(key)
+                if old is not None and (old == "silent") != (kind == "silent"):
+                    per_ns[ns].insert(
+                        len(per_ns[ns]) - 1,
+                        f"neigh del {ip} dev eth0"
+                        if old == "silent"
+                        else f"route del {ip}/32",
+                    )
+                self.routes[key] = kind
+            elif key in self.routes:
+                per_ns.setdefault(ns, []).append(
+                    f"neigh del {ip} dev eth0"
+                    if self.routes[key] == "silent"
+                    else f"route del {ip}/32"
+                )
+                del self.routes[key]
+        by_ns = {n.ns: n for n in self.nodes}
+        by_ip = {n.ip: n for n in self.nodes}
+        for ns, cmds in per_ns.items():
+            subprocess.run(
+                ["ip", "-n", ns, "-force", "-batch", "-"],
+                input="\n".join(cmds) + "\n",
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+            done = now_ms()
+            for ns2, ip, kind in changes:
+                if ns2 == ns and kind is not None and ns in by_ns and ip in by_ip:
+                    self.cut_at.setdefault((by_ns[ns].name, by_ip[ip].name), done)
+                elif ns2 == ns and ns in by_ns and ip in by_ip:
+                    self.cut_at.pop((by_ns[ns].name, by_ip[ip].name), None)
 
-    def drop(self, src: Node, dst: Node, kind: str = "blackhole") -> None:
-        """Loses every datagram src sends to dst (one way). `prohibit` makes the send fail."""
-        self._route(src.ns, kind, dst.ip, True)
+    def quorum_lost_at(self, leader: Node) -> int | None:
+        """When `leader` could no longer exchange heartbeats and acks with enough peers for a
+        quorum (a link counts as cut from the moment either direction's route was in place)."""
+        peers = [n for n in self.nodes if n is not leader]
+        need = (len(self.nodes) // 2 + 1) - 1
+        cuts = sorted(
+            t
+            for t in (
+                min(
+                    self.cut_at.get((leader.name, p.name), 1 << 62),
+                    self.cut_at.get((p.name, leader.name), 1 << 62),
+                )
+                for p in peers
+            )
+            if t < 1 << 62
+        )
+        k = len(peers) - need  # cut this many and fewer than `need` peers remain
+        return cuts[k] if len(cuts) > k else None
 
-    def partition(self, *groups: list[Node], kind: str = "blackhole") -> int:
-        """Symmetric partition: nodes in different groups cannot exchange datagrams."""
+    def drop(self, src: Node, dst: Node, kind: str = "silent") -> None:
+        """Loses every datagram src sends to dst (one way). `silent`: the send succeeds and
+        nothing arrives; `blackhole` and `prohibit` routes fail the send locally (EINVAL, EACCES),
+        which the runtime reports as `peer_unreachable` (and `no_connection` to the core)."""
+        self._routes([(src.ns, dst.ip, kind)])
+
+    def partition(self, *groups: list[Node], kind: str = "silent") -> int:
+        """Symmetric partition: nodes in different groups cannot exchange datagrams. Returns the
+        wall time the fault STARTED (measurements from it are upper bounds)."""
+        t = now_ms()
+        changes: list[tuple[str, str, str | None]] = []
         for i, g in enumerate(groups):
             for h in groups[i + 1 :]:
                 for a in g:
                     for b in h:
-                        self.drop(a, b, kind)
-                        self.drop(b, a, kind)
-        return self.note(None, "partition", groups=[[n.name for n in g] for g in groups], kind=kind)
+                        changes += [(a.ns, b.ip, kind), (b.ns, a.ip, kind)]
+        self._routes(changes)
+        self.note(
+            None,
+            "partition",
+            groups=[[n.name for n in g] for g in groups],
+            kind=kind,
+            started=t,
+        )
+        return t
 
-    def one_way(self, srcs: list[Node], dsts: list[Node], kind: str = "blackhole") -> int:
-        for a in srcs:
-            for b in dsts:
-                self.drop(a, b, kind)
-        return self.note(None, "one_way", src=[n.name for n in srcs], dst=[n.name for n in dsts], kind=kind)
+    def one_way(self, srcs: list[Node], dsts: list[Node], kind: str = "silent") -> int:
+        t = now_ms()
+        self._routes([(a.ns, b.ip, kind) for a in srcs for b in dsts])
+        self.note(
+            None,
+            "one_way",
+            src=[n.name for n in srcs],
+            dst=[n.name for n in dsts],
+            kind=kind,
+            started=t,
+        )
+        return t
 
     def link(self, n: Node, up: bool) -> int:
-        sh("ip", "-n", self.bridge_ns, "link", "set", f"p{n.index}", "up" if up else "down")
+        sh(
+            "ip",
+            "-n",
+            self.bridge_ns,
+            "link",
+            "set",
+            f"p{n.index}",
+            "up" if up else "down",
+        )
         return self.note(n, "link_up" if up else "link_down")
 
-    def heal_routes(self) -> None:
-        for ns, dst in list(self.routes):
-            self._route(ns, "", dst, False)
+    def heal_routes(self) -> int:
+        t = now_ms()
+        self._routes([(ns, ip, None) for ns, ip in list(self.routes)])
+        return t
 
     def heal(self) -> int:
-        self.heal_routes()
+        """Removes every fault; returns the wall time healing STARTED."""
+        t = self.heal_routes()
+        subprocess.run(
+            ["ip", "-n", self.bridge_ns, "-batch", "-"],
+            input="".join(f"link set p{n.index} up\n" for n in self.nodes),
+            check=False,
+            capture_output=True,
+            text=True,
+        )
         for n in self.nodes:
-            sh("ip", "-n", self.bridge_ns, "link", "set", f"p{n.index}", "up")
             if n.paused and n.alive:
                 self.cont(n)
-        return self.note(None, "heal")
+        self.note(None, "heal", started=t)
+        return t
 
     # -- observation
 
@@ -474,7 +656,11 @@ class Net:
         if len(leaders) != 1:
             return None
         ld = leaders[0]
-        if all(n is ld or (n.role == "follower" and n.leader == ld.id and n.term == ld.term) for n in live):
+        if all(
+            n is ld
+            or (n.role == "follower" and n.leader == ld.id and n.term == ld.term)
+            for n in live
+        ):
             return ld
         return None
 
@@ -482,7 +668,15 @@ class Net:
         """A running leader that a quorum of all nodes (itself included) follows in its term."""
         quorum = len(self.nodes) // 2 + 1
         for ld in self.leaders():
-            followers = [n for n in self.nodes if n.running and n is not ld and n.role == "follower" and n.leader == ld.id and n.term == ld.term]
+            followers = [
+                n
+                for n in self.nodes
+                if n.running
+                and n is not ld
+                and n.role == "follower"
+                and n.leader == ld.id
+                and n.term == ld.term
+            ]
             if len(followers) + 1 >= quorum:
                 return ld
         return None
@@ -508,7 +702,9 @@ class Net:
 
     def wait_leader(self, timeout_s: float = 10.0) -> Node:
         if not self.wait_for(lambda: self.converged() is not None, timeout_s):
-            raise AssertionError(f"no converged leader within {timeout_s} s\n{self.timeline()}")
+            raise AssertionError(
+                f"no converged leader within {timeout_s} s\n{self.timeline()}"
+            )
         with self.lock:
             ld = self.converged()
         assert ld is not None
@@ -530,8 +726,14 @@ class Net:
         for ln in sorted(self.snapshot(), key=lambda x: (x.ts, x.recv_ms)):
             if ln.ts < since_ms or ln.event in ("inspect", "message"):
                 continue
-            d = {k: v for k, v in ln.data.items() if k not in ("ts_ms", "id", "event", "harness")}
-            out.append(f"{ln.ts} {ln.node:>7} {ln.event:<14} {json.dumps(d, separators=(',', ':'))}")
+            d = {
+                k: v
+                for k, v in ln.data.items()
+                if k not in ("ts_ms", "id", "event", "harness")
+            }
+            out.append(
+                f"{ln.ts} {ln.node:>7} {ln.event:<14} {json.dumps(d, separators=(',', ':'))}"
+            )
         return "\n".join(out)
 
     def close(self) -> None:

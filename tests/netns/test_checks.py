@@ -11,12 +11,21 @@ def line(node: str, ts: int, event: str, **kw: object) -> Line:
 
 
 def inspect(node: str, ts: int, term: int, lease: int, hb_out: int) -> Line:
-    state = {"leader": True, "term": term, "lease_deadline": lease, "heartbeat_out_last": hb_out}
+    state = {
+        "leader": True,
+        "term": term,
+        "lease_deadline": lease,
+        "heartbeat_out_last": hb_out,
+    }
     return line(node, ts, "inspect", state=state)
 
 
 def test_two_leaders_in_one_term_are_reported() -> None:
-    lines = [line("a", 1, "leader", term=3), line("b", 2, "leader", term=3), line("c", 3, "leader", term=4)]
+    lines = [
+        line("a", 1, "leader", term=3),
+        line("b", 2, "leader", term=3),
+        line("c", 3, "leader", term=4),
+    ]
     assert checks.one_leader_per_term(lines) == ["term 3 had 2 leaders: ['a', 'b']"]
 
 

@@ -8,7 +8,6 @@ namespaces of crashed runs are swept first.
 from __future__ import annotations
 
 import pytest
-
 import schedules
 from harness import install_signal_cleanup, sweep_stale, unavailable_reason
 
@@ -29,7 +28,21 @@ def kinds() -> list[str]:
         pytest.skip(f"network namespace tests SKIPPED: {e}")
 
 
-@pytest.mark.parametrize("name", NAMED)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="known bug: refused sends shrink the view after ghost_ttl (tests/netns/README.md)",
+            ),
+        )
+        if n in schedules.KNOWN_BUGS
+        else n
+        for n in NAMED
+    ],
+)
 def test_schedule(name: str, kinds: list[str]) -> None:
     res = schedules.run(name, kinds)
     print(schedules.report(res))
