@@ -6,18 +6,21 @@
   not exist yet, so "acting as leader" is what the lines show: a `leader` line, or an `inspect`
   reporting `leader: true` with a lease deadline still in the future.
 
-`inspect` reports `lease_deadline` on the runtime's monotonic clock; it is converted to wall-clock
-time through the same line's `heartbeat_out_last` (a leader sends heartbeats every
-`heartbeat_interval`, so `now` lies in [heartbeat_out_last, heartbeat_out_last + heartbeat_interval]
-when the line is written). The check uses the EARLIEST wall time the deadline can be, so a
-violation it reports is real, not an artefact of the conversion.
+`inspect` reports `lease_deadline` on the printing process's monotonic clock, which is one of two
+kinds: the system's CLOCK_MONOTONIC (main's Python runtime: `time.monotonic_ns`), converted exactly
+through the harness's own (wall, monotonic) pair taken just before the spawn; or a clock that
+starts at zero inside the process (the Rust runtime's `Instant` epoch, Node's `performance.now()`),
+whose zero is after the spawn, so spawn wall time + deadline is a LOWER bound of the deadline's
+wall time. A value larger than the system's monotonic time at spawn can only be the first kind. The
+check therefore uses the earliest wall time the deadline can be, so every overlap it reports is
+real (at worst it misses one by the process's start-up time).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness import HEARTBEAT_INTERVAL_MS, Line
+from harness import Line
 
 # Scheduling noise between the runtime's loop and its stdout (the line's ts_ms is taken later).
 SLACK_MS = 5
@@ -49,17 +52,27 @@ def one_leader_per_term(lines: list[Line]) -> list[str]:
     ]
 
 
+def lease_wall_ms(ln: Line, deadline: int) -> int:
+    """The earliest wall time a monotonic `deadline` in this line's process can be."""
+    if deadline >= ln.spawn_mono_ms:  # the system monotonic clock: exact
+        return deadline + ln.spawn_wall_ms - ln.spawn_mono_ms
+    return (
+        ln.spawn_wall_ms + deadline
+    )  # a clock that started after the spawn: lower bound
+
+
 def leases(lines: list[Line]) -> list[Lease]:
     out = []
     for ln in lines:
         if ln.event != "inspect":
             continue
         st = ln.data.get("state") or {}
-        ld, hbo = st.get("lease_deadline"), st.get("heartbeat_out_last")
-        if not st.get("leader") or ld is None or hbo is None:
+        ld = st.get("lease_deadline")
+        if not st.get("leader") or ld is None:
             continue
-        remaining = int(ld) - int(hbo) - HEARTBEAT_INTERVAL_MS
-        out.append(Lease(ln.node, int(st.get("term", 0)), ln.ts, ln.ts + remaining))
+        out.append(
+            Lease(ln.node, int(st.get("term", 0)), ln.ts, lease_wall_ms(ln, int(ld)))
+        )
     return out
 
 

@@ -211,6 +211,9 @@ class Line:
     recv_ms: int
     node: str
     data: dict
+    # Wall and system-monotonic ms just before the printing process was spawned (see checks.py).
+    spawn_wall_ms: int = 0
+    spawn_mono_ms: int = 0
 
     @property
     def ts(self) -> int:
@@ -235,6 +238,8 @@ class Node:
     paused: bool = False
     host_names: bool = False
     restarts: int = 0
+    spawn_wall_ms: int = 0
+    spawn_mono_ms: int = 0
     stdin_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -367,6 +372,7 @@ class Net:
     def start(self, n: Node) -> None:
         tmpl = runtime_templates()[n.kind]
         cmd = shlex.split(tmpl.replace("{args}", shlex.join(self.args(n))))
+        n.spawn_wall_ms, n.spawn_mono_ms = now_ms(), time.monotonic_ns() // 1_000_000
         stderr = open(self.tmp / f"{n.name}.stderr", "ab")  # noqa: SIM115 (owned by the process)
         n.popen = subprocess.Popen(
             ["ip", "netns", "exec", n.ns, *cmd],
@@ -379,9 +385,14 @@ class Net:
         stderr.close()
         n.role, n.paused = "starting", False
         self.note(n, "start", kind=n.kind, cmd=cmd[0])
-        threading.Thread(target=self._reader, args=(n, n.popen), daemon=True).start()
+        spawn = (n.spawn_wall_ms, n.spawn_mono_ms)
+        threading.Thread(
+            target=self._reader, args=(n, n.popen, spawn), daemon=True
+        ).start()
 
-    def _reader(self, n: Node, popen: subprocess.Popen[str]) -> None:
+    def _reader(
+        self, n: Node, popen: subprocess.Popen[str], spawn: tuple[int, int]
+    ) -> None:
         assert popen.stdout is not None
         for raw in popen.stdout:
             recv = now_ms()
@@ -408,7 +419,7 @@ class Net:
                         n.role, n.term = "follower", int(data.get("term", 0))
                     elif ev == "stopped":
                         n.role = "stopped"
-                self.lines.append(Line(recv, n.name, data))
+                self.lines.append(Line(recv, n.name, data, *spawn))
         with self.lock:
             if popen is n.popen:
                 n.role = "down"

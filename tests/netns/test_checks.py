@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import checks
-from harness import HEARTBEAT_INTERVAL_MS, Line
+from harness import Line
 
 
 def line(node: str, ts: int, event: str, **kw: object) -> Line:
     return Line(ts, node, {"ts_ms": ts, "id": node, "event": event, **kw})
 
 
-def inspect(node: str, ts: int, term: int, lease: int, hb_out: int) -> Line:
-    state = {
-        "leader": True,
-        "term": term,
-        "lease_deadline": lease,
-        "heartbeat_out_last": hb_out,
-    }
-    return line(node, ts, "inspect", state=state)
+def inspect(
+    node: str, ts: int, term: int, lease: int, spawn_wall: int, spawn_mono: int
+) -> Line:
+    state = {"leader": True, "term": term, "lease_deadline": lease}
+    data = {"ts_ms": ts, "id": node, "event": "inspect", "state": state}
+    return Line(ts, node, data, spawn_wall, spawn_mono)
 
 
 def test_two_leaders_in_one_term_are_reported() -> None:
@@ -30,14 +28,29 @@ def test_two_leaders_in_one_term_are_reported() -> None:
 
 
 def test_a_leader_elected_inside_another_lease_is_reported() -> None:
-    # a's lease (monotonic 5000) is 400 ms past its last heartbeat (4600): at least
-    # 400 - HEARTBEAT_INTERVAL_MS after its inspect line at wall 10_000.
-    lines = [inspect("a", 10_000, 2, 5000, 4600), line("b", 10_100, "leader", term=3)]
-    assert 400 - HEARTBEAT_INTERVAL_MS > 100 + checks.SLACK_MS
+    # A process clock that starts after the spawn (wall 9_000): lease 1_200 -> at least 10_200.
+    lines = [
+        inspect("a", 10_000, 2, 1_200, 9_000, 50_000),
+        line("b", 10_100, "leader", term=3),
+    ]
+    assert len(checks.lease_overlaps(lines)) == 1
+    # The system monotonic clock (above the spawn's 50_000): exact, 51_300 -> 10_300.
+    lines = [
+        inspect("a", 10_000, 2, 51_300, 9_000, 50_000),
+        line("b", 10_100, "leader", term=3),
+    ]
     assert len(checks.lease_overlaps(lines)) == 1
 
 
 def test_a_leader_elected_after_the_lease_is_fine() -> None:
-    lines = [inspect("a", 10_000, 2, 4700, 4600), line("b", 10_100, "leader", term=3)]
+    lines = [
+        inspect("a", 10_000, 2, 1_050, 9_000, 50_000),
+        line("b", 10_100, "leader", term=3),
+    ]
+    assert checks.lease_overlaps(lines) == []
+    lines = [
+        inspect("a", 10_000, 2, 51_050, 9_000, 50_000),
+        line("b", 10_100, "leader", term=3),
+    ]
     assert checks.lease_overlaps(lines) == []
     assert checks.safety(lines) == []
