@@ -301,7 +301,7 @@ NETNS_ENV := $(if $(NETNS_RUNTIMES),TENURE_NETNS_RUNTIMES=$(NETNS_RUNTIMES))
 NETNS := $(NETNS_ENV) python tests/netns/schedules.py
 test-netns: setup
 	$(CARGO) build -q -p tenure-runtime --bin tenure
-	$(NETNS_ENV) python -m pytest -q -s tests/netns
+	$(NETNS_ENV) python -m pytest -q -s -rsx tests/netns
 
 # Randomised seeded fault schedules; prints the seed and merged timeline of any failure.
 # Re-run one: make jepsen SEEDS=1 FIRST_SEED=<seed>.
