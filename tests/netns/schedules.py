@@ -160,17 +160,19 @@ def no_leader_among(
 
 def minority_isolated_leader(net: Net, rng: random.Random, res: Result) -> None:
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     mate = rng.choice(others(net, ld))
     minority, majority = [ld, mate], others(net, ld, mate)
     t = net.partition(minority, majority)  # the leader's own routes first
     expect_step_down(net, res, ld, t, "minority-isolated leader")
-    expect_new_leader(net, res, t, ld.term, "minority-isolated leader", majority)
+    expect_new_leader(net, res, t, term0, "minority-isolated leader", majority)
     time.sleep(0.5)
     no_leader_among(net, res, minority, t, now_ms(), "minority-isolated leader")
 
 
 def majority_partition(net: Net, rng: random.Random, res: Result) -> None:
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     rest = others(net, ld)
     rng.shuffle(rest)
     majority, minority = [ld, *rest[:2]], rest[2:]
@@ -192,25 +194,27 @@ def majority_partition(net: Net, rng: random.Random, res: Result) -> None:
     res.number(
         "majority partition",
         "leaderless",
-        0 if not changes else net.leaderless_ms(t, ld.term),
+        0 if not changes else net.leaderless_ms(t, term0),
     )
 
 
 def one_way_leader_out(net: Net, rng: random.Random, res: Result) -> None:
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     t = net.one_way([ld], others(net, ld), kind=rng.choice(LOSS_KINDS))
     expect_step_down(net, res, ld, t, "one-way leader->followers loss")
     expect_new_leader(
-        net, res, t, ld.term, "one-way leader->followers loss", others(net, ld)
+        net, res, t, term0, "one-way leader->followers loss", others(net, ld)
     )
 
 
 def one_way_followers_out(net: Net, rng: random.Random, res: Result) -> None:
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     t = net.one_way(others(net, ld), [ld], kind=rng.choice(LOSS_KINDS))
     expect_step_down(net, res, ld, t, "one-way followers->leader loss")
     expect_new_leader(
-        net, res, t, ld.term, "one-way followers->leader loss", others(net, ld)
+        net, res, t, term0, "one-way followers->leader loss", others(net, ld)
     )
 
 
@@ -218,6 +222,7 @@ def bridge_node(net: Net, rng: random.Random, res: Result) -> None:
     """Two halves that cannot hear each other and one node that hears both: the leader keeps a
     quorum through the bridge, and the far half must not depose it (pre-vote, stickiness)."""
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     rest = others(net, ld)
     rng.shuffle(rest)
     bridge, mate, far = rest[0], rest[1], rest[2:]
@@ -234,7 +239,7 @@ def bridge_node(net: Net, rng: random.Random, res: Result) -> None:
     res.number(
         "bridge node",
         "leaderless",
-        net.leaderless_ms(t, ld.term) if ml is None or ml.term > ld.term else 0,
+        net.leaderless_ms(t, term0) if ml is None or ml.term > term0 else 0,
     )
     changes = [
         ln for ln in net.snapshot() if ln.event == "leader" and t <= ln.ts <= end
@@ -259,12 +264,13 @@ def sigstop_during_partition(net: Net, rng: random.Random, res: Result) -> None:
     elects; the network heals while it is frozen; it wakes believing it leads. Its lease must have
     run out before the new leader was elected, and it must follow the new term."""
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     mate = rng.choice(others(net, ld))
     majority = others(net, ld, mate)
     t = net.partition([ld, mate], majority)
     time.sleep(0.03)
     net.stop(ld)
-    expect_new_leader(net, res, t, ld.term, "SIGSTOP during a partition", majority)
+    expect_new_leader(net, res, t, term0, "SIGSTOP during a partition", majority)
     net.heal_routes()
     net.note(None, "heal routes (leader still stopped)")
     time.sleep(1.0)
@@ -282,8 +288,9 @@ def sigstop_during_partition(net: Net, rng: random.Random, res: Result) -> None:
 
 def sigkill_restart(net: Net, rng: random.Random, res: Result) -> None:
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     t = net.kill(ld)
-    expect_new_leader(net, res, t, ld.term, "SIGKILL of the leader", others(net, ld))
+    expect_new_leader(net, res, t, term0, "SIGKILL of the leader", others(net, ld))
     net.restart(ld)
     net.wait_leader()
 
@@ -292,11 +299,12 @@ def restart_new_address(net: Net, rng: random.Random, res: Result) -> None:
     """Ids are host names (`n3:7946`, /etc/netns/<ns>/hosts): a node restarts under another IP
     and the cluster takes it back (the runtime re-resolves names)."""
     ld = net.wait_leader()
+    term0 = ld.term  # ld.term itself changes once it steps down
     n = rng.choice(others(net, ld))
     old_ip = n.ip
     t = net.restart(n, new_ip=old_ip.rsplit(".", 1)[0] + f".{100 + n.index}")
     if not net.wait_for(
-        lambda: n.role == "follower" and n.leader is not None and n.term >= ld.term,
+        lambda: n.role == "follower" and n.leader is not None and n.term >= term0,
         CONVERGENCE_BOUND_MS / 1000 * 5,
     ):
         res.fail(
