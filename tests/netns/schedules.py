@@ -549,6 +549,9 @@ def main() -> int:
             if out:
                 with open(out, "w") as f:
                     f.write(md)
+    if a.mode == "bench":
+        # Numbers, not a test: a failed schedule is marked NO in the table (make test-netns fails).
+        return 0
     return 1 if failed else 0
 
 
