@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-dist
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-netns test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -80,6 +80,9 @@ help:
 	@echo "  dist            portable wheels, npm packages, browser package and component into dist/"
 	@echo "  test-dist       install dist/'s wheel and npm tarballs without any compiler, run clusters"
 	@echo "  bench           run benchmarks that exist"
+	@echo "  test-netns      fault schedules on real processes in network namespaces (root)"
+	@echo "  jepsen          SEEDS=N randomised seeded fault schedules in network namespaces (root)"
+	@echo "  bench-netns     leaderless/step-down times under kernel network faults (root)"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "  soak            the simulator's fault variants over SOAK_SEEDS=$(SOAK_SEEDS) seeds (per-invariant counts)"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
@@ -294,6 +297,34 @@ runtimes: python-dev node-addon component
 test-e2e: setup runtimes
 	python -m pytest -q -s tests/e2e
 
+# Real network faults: 5 runtime processes, one Linux network namespace each (veth pairs on a bridge,
+# 10.77.0.x), under partitions, one-way loss, a bridge node, flapping links and signals (tests/netns).
+# Needs root; skips with the reason otherwise. NETNS_RUNTIMES picks the runtimes (comma list of
+# native, python, node, wasmtime; default: every one that is built, nodes take them in turn).
+NETNS_RUNTIMES ?=
+NETNS_ENV := $(if $(NETNS_RUNTIMES),TENURE_NETNS_RUNTIMES=$(NETNS_RUNTIMES))
+NETNS := $(NETNS_ENV) python tests/netns/schedules.py
+test-netns: setup
+	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(NETNS_ENV) python -m pytest -q -s -rsx tests/netns
+
+# Randomised seeded fault schedules; prints the seed and merged timeline of any failure.
+# Re-run one: make jepsen SEEDS=1 FIRST_SEED=<seed>.
+SEEDS ?= 20
+FIRST_SEED ?= 1
+jepsen: setup
+	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(NETNS) jepsen --seeds $(SEEDS) --first-seed $(FIRST_SEED)
+
+# Leaderless time per fault kind and step-down time of a cut-off leader, as a Markdown fragment
+# for benches/report.py (run by `make bench`).
+bench-netns: setup
+	$(CARGO) build -q -p tenure-runtime --bin tenure
+	@mkdir -p "$(BENCH_RESULTS)"
+	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" $(NETNS) bench
+
+.PHONY: jepsen bench-netns
+
 # ---------------------------------------------------------------------------------------------------
 # dist: installable artefacts (issue 17; scripts/dist/README.md)
 # ---------------------------------------------------------------------------------------------------
@@ -340,6 +371,7 @@ bench: setup
 	done; \
 	if [ -z "$$ran" ]; then echo "bench: no benches/ directory in $(BENCH_PACKAGES) yet, skipping"; exit 0; fi; \
 	$(MAKE) bench-hosts BENCH_RESULTS="$(BENCH_RESULTS)"
+	$(MAKE) bench-netns BENCH_RESULTS="$(BENCH_RESULTS)"
 	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --criterion "$${CARGO_TARGET_DIR:-$(ROOT)/target}/criterion" --out BENCHMARKS.md
 
 # Per-call cost from Python, Node.js and the browser build, and the process benchmark (idle CPU/RSS,

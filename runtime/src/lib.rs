@@ -27,8 +27,10 @@
 //!   directory) before the next `Send` or event leaves, so consecutive pairs coalesce into one write.
 //!   A failed write is fatal: [`RuntimeEvent::Fatal`], then [`RuntimeEvent::Stopped`].
 //! - `Send`: to the peer's resolved address. A send that fails (no address after a failed DNS
-//!   lookup, an unreachable network) reports the peer `peer_down(no_connection)` once, until the
-//!   peer is heard from again, and re-resolves its name.
+//!   lookup, an unreachable network, a firewall's reject) is explained once in a warning, until the
+//!   peer is heard from again, and re-resolves its name. It is not reported as
+//!   `peer_down(no_connection)`: that would remove the peer after `ghost_ttl` and lower the quorum
+//!   on both sides of a partition (the network-namespace test elected two leaders that way).
 //! - events: to the [`Handler`]. `ConfirmLeader` asks [`Handler::confirm_leader`]; a deferred
 //!   answer not given within `confirm_timeout` (default `election_timeout_min`) is a denial.
 //!

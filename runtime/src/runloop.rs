@@ -403,8 +403,11 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
     }
 
-    /// Policy: a send failure reports the peer `peer_down(no_connection)` once (until it is heard
-    /// from again) and re-resolves its name.
+    /// Policy: a send failure is explained once (until the peer is heard from again) and the
+    /// peer's name is re-resolved. It is NOT reported as `peer_down(no_connection)`: a local
+    /// routing or permission error (a firewall's reject rule, a prohibit route) would then remove
+    /// every peer across a partition after `ghost_ttl` and lower both sides' quorums, which the
+    /// network-namespace test showed electing two leaders. Only the application removes members.
     fn send_failed(&mut self, to: &str, why: String, now: u64) {
         let first = match self.peers.by_id.get_mut(to) {
             Some(p) if !p.down_reported => {
@@ -415,10 +418,9 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             None => true,
         };
         if first {
-            let _ = self.engine.peer_down(now, to, PeerDownReason::NoConnection);
             self.warn(now, "peer_unreachable", to, || {
                 format!(
-                    "cannot send to peer {to}: {why}; reported no_connection (it leaves the view after ghost_ttl unless heard from)"
+                    "cannot send to peer {to}: {why}; it stays in the view (the quorum does not change), retrying and re-resolving"
                 )
             });
         }
