@@ -187,7 +187,7 @@ test-rust: setup
 	$(CARGO) test --workspace
 	$(CARGO) build -p tenure --no-default-features --target $(NO_STD_TARGET)
 	$(CARGO) build -p tenure --target $(WASM_TARGET)
-	RUSTDOCFLAGS=-Dwarnings $(CARGO) doc -p tenure -p tenure-runtime --no-deps
+	RUSTDOCFLAGS=-Dwarnings $(CARGO) doc -p tenure -p tenure-runtime --no-deps --lib
 
 # The shared runtime alone (its `tenure` binary, library, process and DNS tests).
 test-runtime: setup

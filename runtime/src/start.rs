@@ -36,7 +36,7 @@ fn bind_socket(candidates: &[SocketAddr]) -> Result<std::net::UdpSocket, Runtime
 
 /// Starts a runtime: checks everything, binds the socket, opens and locks the state file, builds
 /// the engine with `engine_factory` (on the calling thread), then starts the runtime thread,
-/// which delivers [`RuntimeEvent::Started`] first. Returns an error, with nothing left running,
+/// which delivers [`RuntimeEvent::Started`](crate::RuntimeEvent::Started) first. Returns an error, with nothing left running,
 /// when any of that fails.
 pub fn spawn<E, F, H>(config: RuntimeConfig, engine_factory: F, handler: H) -> Result<Handle, RuntimeError>
 where
