@@ -398,6 +398,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     // ---- stable ------------------------------------------------------------------------
     sim.logf(format_args!("--- STABLE: heal, restart, no loss, hosts grant ---"));
     sim.heal();
+    sim.purge_hostile_terms_in_flight();
     sim.net = NetConfig::rtt(rtt);
     for id in &all {
         let i = sim.idx(id);

@@ -860,6 +860,26 @@ impl Sim {
         self.logf(format_args!("network HEALED"));
     }
 
+    /// Drops every datagram still in flight whose term is above any live node's term + 1 (no
+    /// member could have sent it: a pre-vote carries at most its sender's term + 1): the hostile
+    /// injections of the chaos phase. Such a datagram makes its receiver adopt (or step to) a far
+    /// higher term, which deposes a leader once by design (that is how members that took a large
+    /// jump are caught up with); the stable phase models a network with no attacker.
+    pub fn purge_hostile_terms_in_flight(&mut self) {
+        let max = self.nodes.iter().filter_map(|n| n.node.as_ref().map(|x| x.term())).max().unwrap_or(0);
+        let decoder = self.nodes.iter().find_map(|n| n.node.as_ref());
+        let Some(decoder) = decoder else { return };
+        let before = self.flights.len();
+        let hostile =
+            |f: &Flight| matches!(decoder.decode_message(&f.bytes), Ok(env) if env.term > max.saturating_add(1));
+        let kept: Vec<Flight> = std::mem::take(&mut self.flights).into_iter().filter(|f| !hostile(f)).collect();
+        self.flights = kept.into_iter().collect();
+        let purged = before - self.flights.len();
+        if purged > 0 {
+            self.logf(format_args!("purged {purged} hostile datagrams in flight"));
+        }
+    }
+
     /// Reports `peer` down to every running node except itself.
     pub fn report_down(&mut self, peer: &str, reason: PeerDownReason) {
         let ids: Vec<String> =
