@@ -398,8 +398,9 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     // ---- stable ------------------------------------------------------------------------
     sim.logf(format_args!("--- STABLE: heal, restart, no loss, hosts grant ---"));
     sim.heal();
-    sim.purge_hostile_terms_in_flight();
     sim.net = NetConfig::rtt(rtt);
+    let max_one_way = sim.net.max_one_way();
+    sim.stabilise_in_flight(max_one_way);
     for id in &all {
         let i = sim.idx(id);
         sim.nodes[i].policy = HostPolicy::default();

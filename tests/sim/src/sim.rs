@@ -860,23 +860,37 @@ impl Sim {
         self.logf(format_args!("network HEALED"));
     }
 
-    /// Drops every datagram still in flight whose term is above any live node's term + 1 (no
-    /// member could have sent it: a pre-vote carries at most its sender's term + 1): the hostile
-    /// injections of the chaos phase. Such a datagram makes its receiver adopt (or step to) a far
-    /// higher term, which deposes a leader once by design (that is how members that took a large
-    /// jump are caught up with); the stable phase models a network with no attacker.
-    pub fn purge_hostile_terms_in_flight(&mut self) {
+    /// The network becomes stable (global stabilisation time, GST): what is still in flight is
+    /// delivered within `max_one_way` ms from now or not at all, as the partial-synchrony model
+    /// behind the liveness bound L1 assumes (a late duplicate of the chaos phase arriving seconds
+    /// after the heal is the chaos phase, not a stable network). Hostile datagrams with a term no
+    /// member could have sent are dropped: an adversary stops at GST too.
+    pub fn stabilise_in_flight(&mut self, max_one_way: u64) {
         let max = self.nodes.iter().filter_map(|n| n.node.as_ref().map(|x| x.term())).max().unwrap_or(0);
         let decoder = self.nodes.iter().find_map(|n| n.node.as_ref());
         let Some(decoder) = decoder else { return };
         let before = self.flights.len();
         let hostile =
             |f: &Flight| matches!(decoder.decode_message(&f.bytes), Ok(env) if env.term > max.saturating_add(1));
-        let kept: Vec<Flight> = std::mem::take(&mut self.flights).into_iter().filter(|f| !hostile(f)).collect();
+        let by = self.now + max_one_way;
+        let mut delayed = 0;
+        let kept: Vec<Flight> = std::mem::take(&mut self.flights)
+            .into_iter()
+            .filter(|f| !hostile(f))
+            .map(|mut f| {
+                if f.at > by {
+                    f.at = by;
+                    delayed += 1;
+                }
+                f
+            })
+            .collect();
         self.flights = kept.into_iter().collect();
         let purged = before - self.flights.len();
-        if purged > 0 {
-            self.logf(format_args!("purged {purged} hostile datagrams in flight"));
+        if purged > 0 || delayed > 0 {
+            self.logf(format_args!(
+                "GST: purged {purged} hostile datagrams in flight, {delayed} late ones now arrive by {by} ms"
+            ));
         }
     }
 
