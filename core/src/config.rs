@@ -50,6 +50,13 @@ pub struct Config {
     pub election_timeout_max: Option<u64>,
     /// Interval between heartbeats.
     pub heartbeat_interval: u64,
+    /// How long a promise lasts: after each heartbeat it sends (as leader) or acknowledges (as
+    /// follower), and after it starts, a node helps elect nobody for this long. The leader's
+    /// lease is this span less the clock-drift margin. `None`: `election_timeout_min`. Shorter
+    /// means faster failover when a dead leader is detected (`PeerDownReason::Refused`), at the
+    /// price of a lease that must be renewed by every heartbeat within a smaller slack
+    /// (`docs/protocol.md`, "The lease").
+    pub lease_duration: Option<u64>,
     /// How long a peer reported `no_connection` stays in the view.
     pub ghost_ttl: u64,
     /// Ask "could I win?" before incrementing the term (default on).
@@ -88,6 +95,7 @@ impl Config {
             election_timeout_min: None,
             election_timeout_max: None,
             heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
+            lease_duration: None,
             ghost_ttl: DEFAULT_GHOST_TTL,
             pre_vote: true,
             confirm_leader: true,
@@ -129,7 +137,12 @@ impl Config {
         self.heartbeat_interval = ms;
         self
     }
-    /// Sets the ghost TTL.
+    /// Sets [`Config::lease_duration`].
+    pub fn lease_duration(mut self, ms: u64) -> Self {
+        self.lease_duration = Some(ms);
+        self
+    }
+    /// Sets [`Config::ghost_ttl`].
     pub fn ghost_ttl(mut self, ms: u64) -> Self {
         self.ghost_ttl = ms;
         self
@@ -239,9 +252,22 @@ impl Config {
         if declared > self.max_peers as usize {
             return Err(ConfigError::TooManyPeers { peers: declared, max_peers: self.max_peers });
         }
-        // lease_span = min × (1 − 2ρ), rounded down: see `ValidConfig::lease_span`.
-        let margin = (min.saturating_mul(u64::from(self.max_clock_drift_ppm)) * 2).div_ceil(1_000_000);
-        let lease_span = min.saturating_sub(margin);
+        // lease_span = lease × (1 − 2ρ), rounded down: see `ValidConfig::lease_span`.
+        let lease_duration = self.lease_duration.unwrap_or(min);
+        if lease_duration == 0 {
+            return Err(ConfigError::ZeroTimeout { field: "lease_duration" });
+        }
+        let margin = (lease_duration.saturating_mul(u64::from(self.max_clock_drift_ppm)) * 2).div_ceil(1_000_000);
+        let lease_span = lease_duration.saturating_sub(margin);
+        // Longer than the election timeout, it would delay every election; not longer than one
+        // heartbeat interval (after the margin), the lease would lapse between two heartbeats.
+        if lease_duration > min || lease_span <= self.heartbeat_interval {
+            return Err(ConfigError::LeaseOutOfRange {
+                lease_duration,
+                heartbeat_interval: self.heartbeat_interval,
+                election_timeout_min: min,
+            });
+        }
         let mut warnings = Vec::new();
         if self.min_cluster_size < 3 {
             warnings.push(ConfigWarning::SmallMinClusterSize { min_cluster_size: self.min_cluster_size });
@@ -260,6 +286,7 @@ impl Config {
             min_cluster_size: self.min_cluster_size,
             max_peers: self.max_peers,
             max_clock_drift_ppm: self.max_clock_drift_ppm,
+            lease_duration,
             lease_span,
             warnings,
         })
@@ -303,10 +330,12 @@ pub struct ValidConfig {
     pub max_peers: u32,
     /// The clock-rate bound ρ, in parts per million.
     pub max_clock_drift_ppm: u32,
+    /// How long a promise lasts (`lease_duration`, default `election_timeout_min`).
+    pub lease_duration: u64,
     /// How long after a heartbeat's `sent_at` the lease it earns lasts, on the leader's clock:
-    /// `election_timeout_min − ⌈2ρ · election_timeout_min⌉`. A follower that acknowledges the
-    /// heartbeat refuses other candidates for `election_timeout_min` of its own clock from the
-    /// moment it receives it; with clock rates within 1 ± ρ of real time, that outlasts the lease.
+    /// `lease_duration − ⌈2ρ · lease_duration⌉`. A follower that acknowledges the heartbeat
+    /// refuses other candidates for `lease_duration` of its own clock from the moment it receives
+    /// it; with clock rates within 1 ± ρ of real time, that outlasts the lease.
     pub lease_span: u64,
     /// Non-fatal problems.
     pub warnings: Vec<ConfigWarning>,
@@ -414,6 +443,17 @@ pub enum ConfigError {
         /// The configured value.
         max_clock_drift_ppm: u32,
     },
+    /// `lease_duration` above `election_timeout_min` (it would delay every election), or not above
+    /// `heartbeat_interval` once the clock-drift margin is taken off (the lease would lapse
+    /// between two heartbeats).
+    LeaseOutOfRange {
+        /// The effective lease duration.
+        lease_duration: u64,
+        /// The heartbeat interval (the lease must outlast it after the margin).
+        heartbeat_interval: u64,
+        /// The effective lower election timeout bound (the lease must not exceed it).
+        election_timeout_min: u64,
+    },
     /// More bootstrap peers than `max_peers` (or a `max_peers` of zero).
     TooManyPeers {
         /// Peers declared.
@@ -438,6 +478,7 @@ impl ConfigError {
             ConfigError::TimeoutSpreadTooSmall { .. } => "timeout_spread_too_small",
             ConfigError::ClockDriftTooLarge { .. } => "clock_drift_too_large",
             ConfigError::TooManyPeers { .. } => "too_many_peers",
+            ConfigError::LeaseOutOfRange { .. } => "lease_out_of_range",
         }
     }
 }
@@ -470,6 +511,10 @@ impl fmt::Display for ConfigError {
             ConfigError::ClockDriftTooLarge { max_clock_drift_ppm } => write!(
                 f,
                 "max_clock_drift_ppm ({max_clock_drift_ppm}) must be at most {MAX_CLOCK_DRIFT_PPM}"
+            ),
+            ConfigError::LeaseOutOfRange { lease_duration, heartbeat_interval, election_timeout_min } => write!(
+                f,
+                "lease_duration ({lease_duration} ms) must be at most election_timeout_min ({election_timeout_min} ms) and, less the clock-drift margin, above heartbeat_interval ({heartbeat_interval} ms)"
             ),
             ConfigError::TooManyPeers { peers, max_peers } => {
                 write!(f, "{peers} peers declared but max_peers is {max_peers} (at least 1, and at least the declared peers)")

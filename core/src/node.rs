@@ -45,6 +45,33 @@ pub enum PeerDownReason {
     /// The host lost its connection to the peer: it stays in the view (quorum does not shrink)
     /// and is dropped after `ghost_ttl` unless it is heard from again.
     NoConnection,
+    /// The peer's port refused a datagram (an ICMP port-unreachable answer): its process is gone
+    /// while its host answers. It stays a member (quorum does not shrink, no `ghost_ttl`). If it
+    /// is the leader this node follows, this node stops waiting for it: stickiness ends and it
+    /// campaigns in rank order as soon as its lease promise allows, retrying a refused pre-vote
+    /// every rank slot until a leader is heard. Liveness only: nothing safety-relevant changes,
+    /// so a wrong report costs at most a pre-vote round that a live leader's next heartbeat ends.
+    Refused,
+}
+
+impl PeerDownReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [PeerDownReason; 3] =
+        [PeerDownReason::Terminated, PeerDownReason::NoConnection, PeerDownReason::Refused];
+
+    /// The reason's snake_case name, as every binding and the command line spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeerDownReason::Terminated => "terminated",
+            PeerDownReason::NoConnection => "no_connection",
+            PeerDownReason::Refused => "refused",
+        }
+    }
+
+    /// The reason named `name` ([`PeerDownReason::as_str`]), if any.
+    pub fn from_name(name: &str) -> Option<PeerDownReason> {
+        PeerDownReason::ALL.into_iter().find(|r| r.as_str() == name)
+    }
 }
 
 /// Something the node wants the host to know or do, in order.
@@ -138,6 +165,9 @@ pub enum Bug {
     /// A heartbeat no newer than the last one seen from the leader (a duplicate or a replay)
     /// still refreshes stickiness. Caught by the liveness bound under replays.
     StaleHeartbeatRefreshes = 512,
+    /// A `Refused` report about the leader also releases the promise made to it (the tempting
+    /// shortcut to failover in a round trip). Caught by the lease invariant under false reports.
+    RefusedReleasesPromise = 1024,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -276,6 +306,10 @@ pub struct Node {
     /// Newest heartbeat `sent_at` accepted from `leader` in this term: an older or equal one is a
     /// duplicate or a replay and proves nothing about the leader being alive now.
     leader_heartbeat: Option<(String, u64)>,
+    /// The leader reported `Refused` while this node followed it, and until when a refused
+    /// pre-vote is retried after one rank slot instead of a full election timeout (the other
+    /// followers learn of the death within a few milliseconds of each other).
+    refused_leader: Option<(String, u64)>,
     /// Before this instant a second implausible term is refused outright (see `accept`).
     jump_allowed_at: u64,
     /// The lease promise: this node grants no vote or pre-vote and does not campaign before
@@ -338,7 +372,7 @@ impl Node {
                 peers.insert(p, Peer { declared: true, ..Peer::default() });
             }
         }
-        let boot_promise = now.saturating_add(timing.election_timeout_min);
+        let boot_promise = now.saturating_add(timing.lease_duration);
         let mut node = Node {
             id: config.id,
             cluster: config.cluster,
@@ -359,6 +393,7 @@ impl Node {
             leader: None,
             leader_contact: None,
             leader_heartbeat: None,
+            refused_leader: None,
             jump_allowed_at: 0,
             bound_until: boot_promise,
             acked_until: 0,
@@ -480,7 +515,7 @@ impl Node {
     /// While leading: the last instant (host clock) at which this node can still be sure that no
     /// other leader has been elected, from the heartbeats a quorum acknowledged: the `sent_at` of
     /// the newest heartbeat a quorum (counting itself) acknowledged, plus
-    /// [`ValidConfig::lease_span`] (`election_timeout_min` less the clock-drift margin). `None`
+    /// [`ValidConfig::lease_span`] (`lease_duration` less the clock-drift margin). `None`
     /// when not leading or before a quorum has acknowledged a heartbeat.
     ///
     /// It holds because no node helps elect another leader before a promise it made has run out
@@ -785,8 +820,46 @@ impl Node {
                 }
                 self.send_failing.add(peer);
             }
+            PeerDownReason::Refused => self.leader_refused(now, peer),
         }
         Ok(())
+    }
+
+    /// `peer_down(peer, Refused)`: if `peer` is the leader this node follows, stop waiting for it.
+    fn leader_refused(&mut self, now: u64, peer: &str) {
+        if self.role != Role::Follower || self.leader.as_deref() != Some(peer) {
+            return;
+        }
+        if self.bug(Bug::RefusedReleasesPromise) {
+            self.acked_until = now.min(self.acked_until);
+        }
+        // Stickiness ends (so this node grants pre-votes once its promise runs out), but nothing
+        // visible happens yet: a live leader's next heartbeat makes this a no-op.
+        self.leader_contact = None;
+        self.refused_leader = Some((peer.to_string(), now.saturating_add(self.timing.election_timeout_max)));
+        let at = self.failover_slot(now, Some(peer));
+        if self.election_deadline.is_none_or(|t| t > at) {
+            self.election_deadline = Some(at);
+        }
+    }
+
+    /// When a survivor of a leader's death campaigns: at its rank among the view's members (by
+    /// id, without `gone`) times one slot of `election_timeout_min / 10`, plus jitter inside the
+    /// slot, counted from the end of its lease promise. The first survivor normally wins before
+    /// the second starts, so the vote does not split as it would if all of them drew from the
+    /// same short window.
+    fn failover_slot(&mut self, now: u64, gone: Option<&str>) -> u64 {
+        let slot = self.failover_slot_len();
+        let rank =
+            self.peers.keys().filter(|p| p.as_str() < self.id.as_str() && Some(p.as_str()) != gone).count() as u64;
+        let jitter = self.rng.range_inclusive(0, slot / 3);
+        // Never before a promise that still binds (a boot promise, say) runs out.
+        let start = now.max(self.promise_until());
+        start.saturating_add(rank.saturating_mul(slot)).saturating_add(jitter)
+    }
+
+    fn failover_slot_len(&self) -> u64 {
+        (self.timing.election_timeout_min / 10).max(2)
     }
 
     /// Answers an [`Event::ConfirmLeader`]: `true` publishes leadership, `false` withholds it and
@@ -928,6 +1001,7 @@ impl Node {
             self.leader = None;
             self.leader_contact = None;
             self.leader_heartbeat = None;
+            self.refused_leader = None;
             self.campaign = None;
             // The promise stays: a lease this node contributed to in the old term still runs.
             if self.bug(Bug::DeposedForgetsPromise) {
@@ -997,16 +1071,8 @@ impl Node {
             self.leader = None;
             self.leader_contact = None;
             if self.role == Role::Follower {
-                // Survivors campaign in turn, by their rank in the (shared) view, one slot of
-                // election_timeout_min / 10 apart, with jitter inside the slot: the first one
-                // normally wins before the second starts, so the vote does not split as it
-                // would if all of them drew from the same short window.
-                let slot = (self.timing.election_timeout_min / 10).max(2);
-                let rank = self.peers.keys().filter(|p| p.as_str() < self.id.as_str()).count() as u64;
-                let jitter = self.rng.range_inclusive(0, slot / 3);
-                // Never before a promise that still binds (a boot promise, say) runs out.
-                let start = now.max(self.promise_until());
-                self.election_deadline = Some(start.saturating_add(rank.saturating_mul(slot)).saturating_add(jitter));
+                // Survivors campaign in turn (see `failover_slot`).
+                self.election_deadline = Some(self.failover_slot(now, None));
                 self.push_event(Event::BecameFollower { term: self.term, leader: None });
             }
         }
@@ -1078,7 +1144,13 @@ impl Node {
         granted.add(&self.id);
         self.campaign = Some(Campaign { pre: true, term, granted });
         self.leader = None;
-        self.reset_election_timer(now);
+        if self.refused_leader.as_ref().is_some_and(|(_, until)| now < *until) {
+            // The leader's port refused: the others learn it within milliseconds, so a refused
+            // pre-vote round is retried one slot later rather than a full timeout.
+            self.election_deadline = Some(now.saturating_add(self.failover_slot_len()));
+        } else {
+            self.reset_election_timer(now);
+        }
         let peers: Vec<String> = self.peers.keys().cloned().collect();
         for p in peers {
             self.send_with_term(&p, term, Message::PreVote);
@@ -1169,7 +1241,7 @@ impl Node {
         }
         // This node counts itself in the lease it is building: it must not help elect anyone else
         // before that lease can have run out.
-        self.bound_until = self.bound_until.max(now.saturating_add(self.timing.election_timeout_min));
+        self.bound_until = self.bound_until.max(now.saturating_add(self.timing.lease_duration));
         self.heartbeat_out_last = Some(now);
         self.heartbeat_deadline = Some(now.saturating_add(self.timing.heartbeat_interval));
     }
@@ -1305,7 +1377,7 @@ impl Node {
                 self.send(from, Message::HeartbeatAck { echo: sent_at });
                 // The acknowledgement counts toward the leader's lease: honour it (on this node's
                 // clock, from now, which is no earlier than the heartbeat's sending).
-                self.acked_until = self.acked_until.max(now.saturating_add(self.timing.election_timeout_min));
+                self.acked_until = self.acked_until.max(now.saturating_add(self.timing.lease_duration));
                 if self.acked_leader.as_deref() != Some(from) {
                     self.acked_leader = Some(from.to_string());
                 }
@@ -1336,6 +1408,7 @@ impl Node {
     /// Accepts `from` as the leader of the current term.
     fn follow(&mut self, now: u64, from: &str) {
         self.leader_contact = Some(now);
+        self.refused_leader = None;
         self.heartbeat_in_last = Some(now);
         let changed = self.leader.as_deref() != Some(from);
         if changed {

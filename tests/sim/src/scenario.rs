@@ -98,6 +98,7 @@ impl ConfigJson {
             election_timeout_min: self.election_timeout_min,
             election_timeout_max: self.election_timeout_max,
             heartbeat_interval: self.heartbeat_interval,
+            lease_duration: None,
             ghost_ttl: self.ghost_ttl,
             pre_vote: self.pre_vote,
             confirm_leader: self.confirm_leader,
@@ -238,11 +239,7 @@ impl Input {
             InputJson::Leave { peer } => Input::Leave(peer.clone()),
             InputJson::PeerDown { peer, reason } => Input::PeerDown(
                 peer.clone(),
-                match reason.as_str() {
-                    "terminated" => PeerDownReason::Terminated,
-                    "no_connection" => PeerDownReason::NoConnection,
-                    r => return Err(format!("unknown peer_down reason {r:?}")),
-                },
+                PeerDownReason::from_name(reason).ok_or_else(|| format!("unknown peer_down reason {reason:?}"))?,
             ),
             InputJson::Confirm { term, granted } => Input::Confirm { term: *term, granted: *granted },
             InputJson::LeaderFailed { term } => Input::LeaderFailed(*term),
@@ -254,10 +251,7 @@ impl Input {
 
 /// The stable name of a peer-down reason.
 pub fn reason_str(r: PeerDownReason) -> &'static str {
-    match r {
-        PeerDownReason::Terminated => "terminated",
-        PeerDownReason::NoConnection => "no_connection",
-    }
+    r.as_str()
 }
 
 /// Applies one input; `Err` carries the stable error code (a `DropReason` name or `Error::code()`).
