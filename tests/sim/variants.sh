@@ -15,7 +15,7 @@ sim=("$@")
 
 # name | per mille | first seed | options
 variants=(
-  "default|250|0|"
+  "default|190|0|"
   "3-nodes-rtt20|100|100000000|--nodes 3 --rtt-ms 20"
   "7-nodes-rtt1|50|200000000|--nodes 7 --rtt-ms 1"
   "no-pre-vote|50|300000000|--no-pre-vote"
@@ -31,6 +31,8 @@ variants=(
   "huge-terms|40|1200000000|--faults hugeterm,crash,partition"
   "false-peer-down|40|1300000000|--faults falsedown,partition,crash"
   "membership|30|1400000000|--faults membership,crash,partition"
+  "refused|30|1600000000|--faults refused,crash,partition,pause,drift,loss"
+  "refused-fast-lease|30|1700000000|--heartbeat-interval 20 --lease-duration 50 --faults refused,crash,partition,pause,drift,loss,dup,reorder,transfer"
   "admit-unknown-peers|20|1500000000|--admit-unknown-peers --faults crash,pause,partition,oneway,loss,dup,reorder,deny,handler,transfer,broadcast,drift,latedup,replay,hugeterm,falsedown"
 )
 

@@ -134,6 +134,34 @@ pub fn false_down(sim: &mut Sim, rng: &mut Rng) {
     }
 }
 
+/// `peer_down(refused)` reports: about a crashed member (true: its port is closed), or about the
+/// live leader (false: a transient error, a confused host) to some of the running nodes.
+pub fn refused(sim: &mut Sim, rng: &mut Rng) {
+    let ids: Vec<String> = sim.nodes.iter().map(|n| n.id.clone()).collect();
+    let crashed: Vec<String> = sim.nodes.iter().filter(|n| n.node.is_none()).map(|n| n.id.clone()).collect();
+    let subject = match (sim.leader(), crashed.is_empty()) {
+        (Some(l), true) => l,
+        (Some(l), false) if rng.chance(0.5) => l,
+        (_, false) => crashed[rng.below(crashed.len())].clone(),
+        (None, true) => ids[rng.below(ids.len())].clone(),
+    };
+    for r in ids.iter().filter(|r| **r != subject) {
+        if sim.nodes[sim.idx(r)].node.is_some() && rng.chance(0.6) {
+            let _ = sim.call(r, Input::PeerDown(subject.clone(), PeerDownReason::Refused));
+        }
+    }
+}
+
+/// Every running node but `peer` reports `peer` refused (the survivors' probes of a dead port).
+pub fn report_refused(sim: &mut Sim, peer: &str) {
+    let ids: Vec<String> = sim.nodes.iter().map(|n| n.id.clone()).collect();
+    for r in ids.iter().filter(|r| *r != peer) {
+        if sim.nodes[sim.idx(r)].node.is_some() {
+            let _ = sim.call(r, Input::PeerDown(peer.to_string(), PeerDownReason::Refused));
+        }
+    }
+}
+
 /// Draws a clock rate within ±`rho_ppm`: each extreme a third of the time (the worst cases),
 /// otherwise uniform.
 pub fn draw_rate(rng: &mut Rng, rho_ppm: u32) -> i64 {

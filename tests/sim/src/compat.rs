@@ -11,3 +11,16 @@ pub fn max_clock_drift_ppm(config: &Config) -> u32 {
 pub fn admit_unknown_peers(config: Config, on: bool) -> Config {
     config.admit_unknown_peers(on)
 }
+
+/// The heartbeat interval and the lease promise (`Config::heartbeat_interval`,
+/// `Config::lease_duration`), when set.
+pub fn timing(config: Config, heartbeat_interval: Option<u64>, lease_duration: Option<u64>) -> Config {
+    let config = match heartbeat_interval {
+        Some(ms) => config.heartbeat_interval(ms),
+        None => config,
+    };
+    match lease_duration {
+        Some(ms) => config.lease_duration(ms),
+        None => config,
+    }
+}

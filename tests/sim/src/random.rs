@@ -57,11 +57,15 @@ pub enum Fault {
     HugeTerm,
     /// Hosts falsely report a reachable peer `no_connection`.
     FalseDown,
+    /// `peer_down(refused)`: true reports of crashed members (what a runtime's probe of a dead
+    /// port learns), false ones about the live leader, and, after the failover probe's crash,
+    /// the survivors' probes 1.5 heartbeat intervals later.
+    Refused,
 }
 
 impl Fault {
     /// Every fault, with its command-line name.
-    pub const ALL: [(Fault, &'static str); 20] = [
+    pub const ALL: [(Fault, &'static str); 21] = [
         (Fault::Crash, "crash"),
         (Fault::Amnesia, "amnesia"),
         (Fault::Pause, "pause"),
@@ -82,11 +86,17 @@ impl Fault {
         (Fault::FakeVoter, "fakevoter"),
         (Fault::HugeTerm, "hugeterm"),
         (Fault::FalseDown, "falsedown"),
+        (Fault::Refused, "refused"),
     ];
 
-    /// The faults that keep a run inside S1's scope (the default).
+    /// The faults that keep a run inside S1's scope (the default), less `refused` (so that the
+    /// default runs measure failover after a silent crash; `refused` has its own variants).
     pub fn in_scope() -> BTreeSet<Fault> {
-        Fault::ALL.iter().map(|f| f.0).filter(|f| !matches!(f, Fault::Amnesia | Fault::Membership)).collect()
+        Fault::ALL
+            .iter()
+            .map(|f| f.0)
+            .filter(|f| !matches!(f, Fault::Amnesia | Fault::Membership | Fault::Refused))
+            .collect()
     }
 
     /// Parses `a,b,c`, `default` or `all`.
@@ -139,6 +149,10 @@ pub struct RunOptions {
     pub drift: bool,
     /// `Config::admit_unknown_peers` (off by default: closed membership).
     pub admit_unknown_peers: bool,
+    /// `Config::heartbeat_interval` (`None`: the core's default).
+    pub heartbeat_interval: Option<u64>,
+    /// `Config::lease_duration` (`None`: the core's default).
+    pub lease_duration: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -155,6 +169,8 @@ impl Default for RunOptions {
             echo: false,
             drift: true,
             admit_unknown_peers: false,
+            heartbeat_interval: None,
+            lease_duration: None,
         }
     }
 }
@@ -177,6 +193,7 @@ pub struct RunResult {
 /// Runs one seed.
 pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
     let tweak = |c: Config| {
+        let c = compat::timing(c, opts.heartbeat_interval, opts.lease_duration);
         compat::admit_unknown_peers(c.durable(opts.durable).pre_vote(opts.pre_vote), opts.admit_unknown_peers)
     };
     let rho = compat::max_clock_drift_ppm(&tweak(Config::new("n", "sim")));
@@ -389,6 +406,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             }
             Fault::HugeTerm => adversary::huge_term(sim, &mut rng),
             Fault::FalseDown => adversary::false_down(sim, &mut rng),
+            Fault::Refused => adversary::refused(sim, &mut rng),
         }
         let gap = rng.range(5, 250);
         sim.run_until((sim.now + gap).min(chaos_end))?;
@@ -507,6 +525,14 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             adversary::replay_heartbeats(sim, &old, 100, 4 * et_max);
         }
         let bound = crate::check::l1_failover_bound_ms(et_max, rho, sim.net.max_one_way());
+        if opts.faults.contains(&Fault::Refused) {
+            // Each survivor's runtime probes the silent leader 1.5 heartbeat intervals after the
+            // last heartbeat it got, and the dead port refuses.
+            let probe = valid.heartbeat_interval * 3 / 2;
+            if sim.run_until_cond(crash_at + probe, |s| s.leader().is_some())?.is_none() {
+                adversary::report_refused(sim, &old);
+            }
+        }
         let found = sim.run_until_cond(crash_at + bound, |s| s.leader().is_some())?;
         match found {
             Some(t) => *failover_ms = Some(t - crash_at),

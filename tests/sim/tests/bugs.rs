@@ -105,3 +105,11 @@ fn the_correct_core_passes_the_same_seeds() {
         }
     }
 }
+
+/// Issue 15 §1: a `refused` report may end stickiness but never the lease promise (a false report
+/// about a live leader would elect a second one inside its lease).
+#[test]
+fn refused_releases_promise_is_caught_by_the_lease_invariant() {
+    let (seed, inv) = first_caught(Bug::RefusedReleasesPromise, opts("refused,partition,loss", 5));
+    assert_eq!(inv, "lease", "seed {seed}: caught by {inv}");
+}
