@@ -79,6 +79,7 @@ mod engine;
 mod error;
 mod event;
 mod handle;
+mod probe;
 mod resolve;
 mod runloop;
 mod start;

@@ -13,6 +13,7 @@ use tenure::{DropReason, DurableState, Event, Output, PeerDownReason, Role};
 
 use crate::config::Host;
 use crate::handle::{Command, Reply, Shared};
+use crate::probe::{refused_destinations, Prober};
 use crate::resolve::{Family, Peers, Update};
 use crate::state::StateFile;
 use crate::warn::{explain_drop, Warner};
@@ -53,6 +54,10 @@ pub(crate) struct Loop<E, H> {
     pub(crate) start_term: u64,
     /// The last `receive` stopped at a batch limit: read again without waiting.
     pub(crate) readable: bool,
+    /// Probes a quiet leader (see `probe.rs`); `None` when ICMP errors cannot be read.
+    pub(crate) prober: Option<Prober>,
+    /// The node's heartbeat interval (when to probe a quiet leader).
+    pub(crate) heartbeat_interval: u64,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -116,10 +121,17 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
-        [self.engine.poll_timeout(), self.confirm_pending.map(|(_, d)| d), self.stopping, self.peers.next_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        let probe = self.prober.as_ref().and_then(|p| p.due(self.heartbeat_interval));
+        [
+            self.engine.poll_timeout(),
+            self.confirm_pending.map(|(_, d)| d),
+            self.stopping,
+            self.peers.next_deadline(),
+            probe,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     // ----- inputs ----------------------------------------------------------------------------
@@ -148,6 +160,14 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                             self.drain();
                         }
                     }
+                    if let Some(p) = &mut self.prober {
+                        p.heard(&from, now);
+                    }
+                    if n == 0 {
+                        // A probe from a follower whose leader went quiet (docs/wire.md): its
+                        // arrival is the answer; nothing to handle.
+                        continue;
+                    }
                     let len = n.min(self.buf.len());
                     let result = self.engine.handle_message(now, &from, self.buf.get(..len).unwrap_or_default());
                     match result {
@@ -166,8 +186,14 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                // ICMP errors reported on the socket (a peer's port closed): not a socket failure.
-                Err(e) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset) => continue,
+                // ICMP errors reported on the socket (a peer's port closed): not a socket failure;
+                // the error queue says whose.
+                Err(e) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset) => {
+                    self.icmp_errors();
+                    if self.exit.is_some() {
+                        return false;
+                    }
+                }
                 Err(e) => {
                     let now = self.now();
                     self.warn(now, "socket_error", "", || format!("receiving on the UDP socket failed: {e}"));
@@ -178,8 +204,33 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         true
     }
 
+    /// Reports every peer whose port refused a datagram (queued ICMP errors) to the engine.
+    fn icmp_errors(&mut self) {
+        if self.prober.is_none() {
+            return;
+        }
+        for addr in refused_destinations(&self.socket) {
+            let Some(peer) = self.peers.id_of(Family::source(addr)).map(str::to_string) else { continue };
+            let now = self.now();
+            if self.log {
+                if let Some(m) = self.warner.note(now, "peer_refused", &peer, || {
+                    format!("{peer}'s port refused a datagram: its process is gone (it stays a member)")
+                }) {
+                    log::info!(target: "tenure", "{}: {m}", self.id);
+                }
+            }
+            let _ = self.engine.peer_down(now, &peer, PeerDownReason::Refused);
+            self.drain();
+            self.after_round();
+        }
+    }
+
     fn timers(&mut self) {
         let now = self.now();
+        let probe = self.prober.as_mut().and_then(|p| p.take_due(now, self.heartbeat_interval));
+        if let Some(leader) = probe {
+            self.send(&leader, &[]);
+        }
         if self.engine.poll_timeout().is_some_and(|d| d <= now) {
             self.engine.handle_timeout(now);
             self.drain();
@@ -382,6 +433,16 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         match self.peers.dest(to) {
             Some(addr) => match self.socket.send_to(bytes, addr) {
                 Ok(_) => {}
+                // An ICMP error of an earlier datagram, reported on this send (which did not go
+                // out): read whose, then send again.
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused && self.prober.is_some() => {
+                    self.icmp_errors();
+                    match self.socket.send_to(bytes, addr) {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
+                    }
+                }
                 // A full socket buffer: the datagram is lost, as UDP may lose any.
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {}
                 Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
@@ -546,6 +607,10 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let leader = self.engine.leader();
         let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
         self.shared.snapshot.publish(role, term, leader.clone(), lease);
+        if let Some(p) = &mut self.prober {
+            let watched = leader.as_deref().filter(|l| role == Role::Follower && *l != self.id);
+            p.watch(watched, self.shared.clock.now());
+        }
         (role, leader)
     }
 

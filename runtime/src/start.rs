@@ -10,6 +10,7 @@ use mio::{Interest, Poll, Waker};
 
 use crate::config::{parse_bind, parse_id, Host};
 use crate::handle::{EndGuard, Shared, Snapshot};
+use crate::probe::Prober;
 use crate::resolve::{Family, Peers, Resolver};
 use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
 use crate::state::StateFile;
@@ -85,6 +86,7 @@ where
     let std_socket = bind_socket(&candidates)?;
     let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
     std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
+    let icmp = crate::probe::enable_icmp_errors(&std_socket, bound.is_ipv6());
 
     let clock = Clock::new();
     let start_term = restored.as_ref().map_or(0, |s| s.term);
@@ -135,7 +137,15 @@ where
         warner: Warner::default(),
         log,
         id,
-        config_warnings: valid.warnings.iter().map(|w| (w.code().to_string(), w.to_string())).collect(),
+        config_warnings: valid
+            .warnings
+            .iter()
+            .map(|w| (w.code().to_string(), w.to_string()))
+            .chain((!icmp).then(|| {
+                let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";
+                ("failure_detection_off".to_string(), m.to_string())
+            }))
+            .collect(),
         confirm_timeout,
         handover_timeout,
         confirm_pending: None,
@@ -145,6 +155,8 @@ where
         buf: vec![0; RECV_BUFFER],
         start_term,
         readable: false,
+        prober: icmp.then(Prober::default),
+        heartbeat_interval: valid.heartbeat_interval,
     };
     let thread = std::thread::Builder::new()
         .name("tenure-runtime".into())

@@ -350,3 +350,36 @@ fn a_declared_peer_whose_ghost_expired_is_declared_again_when_heard_from() {
         h.stop();
     }
 }
+
+/// Issue 15 §1: one refused report about a leader that is in fact alive (a transient error, a
+/// confused host) changes nothing visible: no event on any node, the same leader and term,
+/// because the leader's next heartbeat arrives before the follower may campaign.
+#[test]
+fn a_refused_report_about_a_live_leader_changes_nothing_visible() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let handles: Vec<Handle> =
+        all.iter().map(|id| spawn(config(id, &all), native, forward(id, &tx)).unwrap()).collect();
+    wait_for(&rx, Duration::from_secs(5), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    let leader = leader_of(&handles).expect("a leader").id().to_string();
+    // Let both followers learn the leader, then drain what was said so far.
+    std::thread::sleep(Duration::from_millis(300));
+    let term = leader_of(&handles).expect("a leader").term();
+    while rx.try_recv().is_ok() {}
+    let follower = handles.iter().find(|h| h.id() != leader).unwrap();
+    follower.peer_down(&leader, tenure::PeerDownReason::Refused).unwrap();
+    std::thread::sleep(Duration::from_millis(1_000));
+    let said: Vec<(String, RuntimeEvent)> = rx.try_iter().collect();
+    let visible: Vec<_> = said
+        .iter()
+        .filter(|(_, e)| {
+            matches!(e, RuntimeEvent::Leader { .. } | RuntimeEvent::Follower { .. } | RuntimeEvent::Warning { .. })
+        })
+        .collect();
+    assert!(visible.is_empty(), "{visible:#?}");
+    assert_eq!(leader_of(&handles).map(|h| h.id().to_string()), Some(leader));
+    assert!(handles.iter().all(|h| h.term() == term));
+    for h in &handles {
+        h.stop();
+    }
+}

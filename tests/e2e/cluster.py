@@ -66,6 +66,12 @@ def runtime_command(kind: str) -> list[str]:
             bin_field if isinstance(bin_field, str) else next(iter(bin_field.values()))
         )
         return [shutil.which("node") or "node", str(ROOT / "node" / rel)]
+    if kind == "rust":
+        for profile in ("release", "debug"):
+            exe = ROOT / "target" / profile / "tenure"
+            if exe.exists():
+                return [str(exe)]
+        raise FileNotFoundError("the tenure binary is not built (cargo build -p tenure-runtime)")
     if kind == "wasmtime":
         if os.environ.get("TENURE_WASMTIME"):
             return [os.environ["TENURE_WASMTIME"]]
@@ -109,6 +115,7 @@ class Cluster:
         key: bytes | None = None,
         extra: list[tuple[str, bytes]] | None = None,
         on_event: Callable[[Cluster, Event], None] | None = None,
+        options: list[str] | None = None,
     ) -> None:
         # State files live on tmpfs where there is one: the runtimes fsync term and vote before
         # every dependent send, and a busy CI disk's fsync latency is not what this measures.
@@ -123,6 +130,7 @@ class Cluster:
         self.events: list[Event] = []
         self.lines: queue.Queue[tuple[str, str | None]] = queue.Queue()
         self.on_event = on_event
+        self.options = list(options or [])
         for kind, pid in zip(kinds, self.members):
             self.procs[pid] = Proc(kind, pid, self._args(pid, self.members, key))
         # Outsiders: nodes that list the members but are not listed by them (e.g. a wrong key).
@@ -145,6 +153,7 @@ class Cluster:
         for m in members:
             if m != pid:
                 args += ["--peer", m]
+        args += self.options
         if key is not None:
             key_file = self.tmp / f"{safe}.key"
             key_file.write_bytes(key)
