@@ -36,6 +36,15 @@
 //!
 //! `docs/host.md` states the same contract for hosts that drive the core themselves.
 //!
+//! ## A dead leader's refused port
+//!
+//! A follower whose leader has been quiet for 1.5 heartbeat intervals sends it an empty datagram
+//! (a probe, which a receiving runtime ignores), then one per heartbeat interval. The socket has
+//! `IP_RECVERR` (and `IPV6_RECVERR`) set, so an ICMP port-unreachable answer is read from its
+//! error queue with the address it was sent to, and reported to the engine as
+//! `peer_down(leader, refused)`: the followers campaign when their lease promise ends instead of
+//! after an election timeout (docs/protocol.md, "Failover when the leader's port refuses").
+//!
 //! ## Graceful stop
 //!
 //! [`Handle::stop`]: a leader hands leadership to the core's `transfer_target()` (the peer heard
@@ -69,6 +78,7 @@
 //! `dropped_sender_mismatch`: the sender's id does not match its address, see `--bind`/NAT;
 //! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`,
 //! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `socket_error`, `handover_timeout`,
+//! `failure_detection_off` (the socket cannot report ICMP errors),
 //! and, from the command line, `bad_control_line` and the core's error codes for refused commands.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
