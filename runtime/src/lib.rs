@@ -74,6 +74,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+mod command;
 mod config;
 mod engine;
 mod error;
@@ -83,8 +84,10 @@ mod resolve;
 mod runloop;
 mod start;
 pub mod state;
+mod supervisor;
 mod warn;
 
+pub use command::{CommandSpec, DEFAULT_KILL_GRACE};
 pub use config::{
     parse_address, parse_bind, parse_id, parse_peer, Address, Host, RuntimeConfig, DEFAULT_RESOLVE_INTERVAL,
 };
