@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::supervisor::{instant_to_ns, SUBCOMMAND};
-use crate::{Confirm, Handle, Handler, RuntimeEvent};
+use crate::{Handle, Handler, RuntimeEvent};
 
 /// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
 pub const DEFAULT_KILL_GRACE: u64 = 1000;
@@ -20,9 +20,9 @@ pub const DEFAULT_KILL_GRACE: u64 = 1000;
 /// forwarded deadline is at most this late, which only shortens the command's lease).
 const TICK: Duration = Duration::from_millis(5);
 
-/// Most elections a node declines in a row after its command failed (the core's backoff factor
-/// grows with each, and stops growing at 20 too).
-const MAX_DECLINED: u32 = 20;
+/// After the f-th failure in a row the command starts again no sooner than
+/// `restart_backoff` × 2^(f−1) later; f counts up to this (at most 64 × `restart_backoff`).
+const MAX_FAILURES: u32 = 7;
 
 /// The leader-only command: what to run and how to re-invoke this command line as its
 /// supervisor.
@@ -32,6 +32,9 @@ pub struct CommandSpec {
     pub argv: Vec<String>,
     /// Milliseconds between SIGTERM and SIGKILL on an ordered stop (never past the lease deadline).
     pub kill_grace: u64,
+    /// Milliseconds the command waits after its first failure before it may start again on this
+    /// node (doubling with each failure in a row); the command line uses `election_timeout_max`.
+    pub restart_backoff: u64,
     /// The argv prefix that runs this command line again (the supervisor is `PREFIX __supervise
     /// ...`): `[current_exe]` for the Rust binaries, `[python, -m, tenure]`, `[node, cli.js]`.
     pub reexec: Vec<String>,
@@ -52,9 +55,9 @@ struct State {
     done_term: Option<u64>,
     /// A voluntary handover is under way: start nothing.
     hold: bool,
-    /// Consecutive failed runs, and the elections still to decline because of them.
+    /// Consecutive failed runs, and when the command may start again after the last one.
     failures: u32,
-    decline: u32,
+    not_before: Option<Instant>,
     shutdown: bool,
 }
 
@@ -86,7 +89,7 @@ impl Runner {
             done_term: None,
             hold: false,
             failures: 0,
-            decline: 0,
+            not_before: None,
             shutdown: false,
         };
         Runner {
@@ -181,7 +184,8 @@ impl Runner {
             let term = handle.term();
             let lease = handle.lease_deadline();
             let leading = handle.is_leader() && handle.term() == term && handle.is_running();
-            let want = leading && !st.hold && !st.shutdown && st.done_term != Some(term);
+            let backoff = st.not_before.is_some_and(|t| Instant::now() < t);
+            let want = leading && !st.hold && !st.shutdown && !backoff && st.done_term != Some(term);
             match st.active.as_mut() {
                 None => {
                     // A lease already past (a runtime that resumes from a pause) starts nothing.
@@ -222,7 +226,7 @@ impl Runner {
     /// Reads the supervisor's reports.
     fn reports(&self, reader: UnixStream) {
         for line in BufReader::new(reader).lines().map_while(Result::ok) {
-            let words: Vec<&str> = line.splitn(5, ' ').collect();
+            let words: Vec<&str> = line.splitn(6, ' ').collect();
             match words.as_slice() {
                 ["started", pid, term] => {
                     let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
@@ -239,11 +243,17 @@ impl Runner {
                 }
                 ["failed", term, rest @ ..] => {
                     let Ok(term) = term.parse::<u64>() else { continue };
+                    self.line(
+                        "command_exited",
+                        &format!(
+                            ",\"term\":{term},\"pid\":null,\"cause\":\"spawn_failed\",\"code\":null,\"signal\":null"
+                        ),
+                    );
                     self.warn("command_failed", &rest.join(" "));
                     self.lock().active = None;
                     self.failed(term);
                 }
-                ["exited", pid, term, cause, status] => {
+                ["exited", pid, term, cause, status, deadline] => {
                     let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
                     let (code, signal) = match status.split_once(':') {
                         Some(("code", n)) => (n.parse::<i32>().ok(), None),
@@ -255,10 +265,11 @@ impl Runner {
                     self.line(
                         event,
                         &format!(
-                            ",\"term\":{term},\"pid\":{pid},\"cause\":{},\"code\":{},\"signal\":{}",
+                            ",\"term\":{term},\"pid\":{pid},\"cause\":{},\"code\":{},\"signal\":{},\"lease_deadline_ts_ms\":{}",
                             json_str(cause),
                             opt(code),
-                            opt(signal)
+                            opt(signal),
+                            deadline.parse::<u64>().map_or("null".into(), |d| d.to_string())
                         ),
                     );
                     let mut st = self.lock();
@@ -301,37 +312,26 @@ impl Runner {
         }
     }
 
-    /// The command of `term` failed: decline the next elections (growing with consecutive
-    /// failures) and hand leadership over through the core's `leader_handler_failed`.
+    /// The command of `term` failed: hand leadership over through the core's
+    /// `leader_handler_failed`, and hold the next start back (doubling with each failure in a row;
+    /// a node that leads again before then leads without the command, so terms do not churn).
     fn failed(&self, term: u64) {
         let mut st = self.lock();
         st.done_term = Some(term);
-        st.failures = st.failures.saturating_add(1).min(MAX_DECLINED.saturating_add(1));
-        st.decline = st.failures - 1;
+        st.failures = st.failures.saturating_add(1).min(MAX_FAILURES);
+        let wait = self.inner.spec.restart_backoff.saturating_mul(1 << (st.failures - 1));
+        st.not_before = Some(Instant::now() + Duration::from_millis(wait));
+        let failures = st.failures;
         drop(st);
+        self.warn(
+            "command_backoff",
+            &format!("the command failed {failures} time(s) in a row: it starts again on this node no sooner than {wait} ms from now"),
+        );
         if let Some(h) = self.inner.handle.get() {
             if h.is_leader() && h.term() == term {
                 let _ = h.leader_work_failed(term);
             }
         }
-    }
-
-    /// The answer to a won election: declined while a failed command's backoff lasts.
-    pub(crate) fn confirm(&self, term: u64) -> Confirm {
-        let mut st = self.lock();
-        if st.decline == 0 {
-            return Confirm::Grant;
-        }
-        st.decline -= 1;
-        let (left, failures) = (st.decline, st.failures);
-        drop(st);
-        self.warn(
-            "command_backoff",
-            &format!(
-                "declining leadership of term {term}: the command failed {failures} time(s) in a row ({left} more election(s) to decline)"
-            ),
-        );
-        Confirm::Deny
     }
 
     fn wake(&self) {
@@ -379,7 +379,7 @@ impl Runner {
     }
 }
 
-/// The command line's handler: the event printer, plus the runner's leadership confirmation.
+/// The command line's handler: the event printer, waking the runner on leadership changes.
 pub(crate) struct WithCommand<F> {
     pub(crate) runner: Option<Runner>,
     pub(crate) on_event: F,
@@ -393,9 +393,6 @@ impl<F: FnMut(RuntimeEvent) + Send + 'static> Handler for WithCommand<F> {
         if let (true, Some(r)) = (wake, &self.runner) {
             r.wake();
         }
-    }
-    fn confirm_leader(&mut self, term: u64) -> Confirm {
-        self.runner.as_ref().map_or(Confirm::Grant, |r| r.confirm(term))
     }
 }
 

@@ -20,8 +20,9 @@
 //!
 //! Reports: `started PID TERM`, `failed TERM MESSAGE` (the command could not be spawned),
 //! `expired TERM` (the deadline had passed before the start order was read), and
-//! `exited PID TERM CAUSE STATUS` with CAUSE `stopped` (ordered), `deadline` (the lease ran out),
-//! `runtime_gone` (end of file) or `exited` (by itself), and STATUS `code:N` or `signal:N`.
+//! `exited PID TERM CAUSE STATUS DEADLINE` with CAUSE `stopped` (ordered), `deadline` (the lease
+//! ran out), `runtime_gone` (end of file) or `exited` (by itself), STATUS `code:N` or `signal:N`,
+//! and DEADLINE the last lease deadline it was held to, in wall-clock milliseconds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsFd;
@@ -301,6 +302,13 @@ impl Supervisor {
         // Whatever the command left in its process group goes with it.
         signal_group(pid, Signal::SIGKILL);
         let cause = r.cause.map_or("exited", Cause::as_str);
-        self.report(&format!("exited {pid} {} {cause} {}", r.term, status_text(status)));
+        // The lease deadline it was held to, on the wall clock (for the event line).
+        let now = Instant::now();
+        let wall = crate::cli::wall_ms();
+        let deadline_wall = match r.deadline.checked_duration_since(now) {
+            Some(ahead) => wall.saturating_add(u64::try_from(ahead.as_millis()).unwrap_or(u64::MAX)),
+            None => wall.saturating_sub(u64::try_from(now.duration_since(r.deadline).as_millis()).unwrap_or(u64::MAX)),
+        };
+        self.report(&format!("exited {pid} {} {cause} {} {deadline_wall}", r.term, status_text(status)));
     }
 }
