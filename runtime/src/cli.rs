@@ -553,6 +553,26 @@ mod tests {
     }
 
     #[test]
+    fn everything_after_dashes_is_the_leader_only_command() {
+        let base = ["run", "--id", "a:1", "--peer", "b:1", "--cluster", "c"];
+        let Command::Run(o) =
+            parse_args(base.iter().copied().chain(["--kill-grace", "250", "--", "sh", "-c", "--peer x", "--"]))
+                .unwrap()
+        else {
+            panic!("not run")
+        };
+        assert_eq!(o.command, vec!["sh", "-c", "--peer x", "--"]);
+        assert_eq!((o.kill_grace, o.peers.len()), (Some(250), 1));
+        assert!(parse_args(base.iter().copied().chain(["--"])).unwrap_err().contains("needs a command"));
+        assert!(parse_args(base.iter().copied().chain(["--kill-grace", "1"])).unwrap_err().contains("-- CMD"));
+        assert!(parse_args(base.iter().copied().chain(["--kill-grace", "x", "--", "true"]))
+            .unwrap_err()
+            .contains("--kill-grace"));
+        let Command::Run(o) = parse_args(base).unwrap() else { panic!("not run") };
+        assert!(o.command.is_empty());
+    }
+
+    #[test]
     fn the_help_quotes_the_cores_defaults() {
         for (flag, default) in [
             ("--min-cluster-size N ", u64::from(tenure::DEFAULT_MIN_CLUSTER_SIZE)),
@@ -561,6 +581,7 @@ mod tests {
             ("--heartbeat-interval MS ", tenure::DEFAULT_HEARTBEAT_INTERVAL),
             ("--ghost-ttl MS ", tenure::DEFAULT_GHOST_TTL),
             ("--max-peers N ", u64::from(tenure::DEFAULT_MAX_PEERS)),
+            ("--kill-grace MS ", crate::DEFAULT_KILL_GRACE),
         ] {
             let line = USAGE.lines().find(|l| l.trim_start().starts_with(flag)).unwrap_or_else(|| panic!("{flag}"));
             assert!(line.contains(&format!("default {default}")), "{line}");

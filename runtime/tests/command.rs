@@ -182,7 +182,7 @@ fn sigkill_of_the_runtime_takes_the_command_down() {
     let mut lines = Lines::default();
     let (s, o) = (script.to_str().unwrap(), dir.path().to_str().unwrap());
     // The command ignores SIGTERM: only the SIGKILL at min(grace, lease deadline) ends it.
-    let mut procs: Vec<Proc> =
+    let procs: Vec<Proc> =
         ids.iter().map(|id| start_node(id, &ids, &lines, &["sh", s, o, "ignore-term"], &[])).collect();
     let started = lines.wait(LIMIT, is("command_started"));
     let pid = started["pid"].as_u64().unwrap();
@@ -214,7 +214,7 @@ fn sigstop_of_the_runtime_still_stops_the_command_by_the_lease_deadline() {
     let ids = ids(3);
     let mut lines = Lines::default();
     let (s, o) = (script.to_str().unwrap(), dir.path().to_str().unwrap());
-    let mut procs: Vec<Proc> = ids.iter().map(|id| start_node(id, &ids, &lines, &["sh", s, o], &[])).collect();
+    let procs: Vec<Proc> = ids.iter().map(|id| start_node(id, &ids, &lines, &["sh", s, o], &[])).collect();
     let started = lines.wait(LIMIT, is("command_started"));
     let pid = started["pid"].as_u64().unwrap();
     let id = started["id"].as_str().unwrap().to_string();
