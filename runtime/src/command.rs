@@ -50,6 +50,8 @@ struct Active {
 
 struct State {
     supervisor: Option<(UnixStream, Child)>,
+    /// After a failed attempt to start the supervisor: when to try again (once a second).
+    retry_supervisor: Option<Instant>,
     active: Option<Active>,
     /// The last term whose command ended by itself (exit 0 or failure): not started again.
     done_term: Option<u64>,
@@ -85,6 +87,7 @@ impl Runner {
     pub(crate) fn new(spec: CommandSpec, id: String, emit: impl Fn(String) + Send + Sync + 'static) -> Self {
         let state = State {
             supervisor: None,
+            retry_supervisor: None,
             active: None,
             done_term: None,
             hold: false,
@@ -134,6 +137,9 @@ impl Runner {
         if st.supervisor.is_some() {
             return true;
         }
+        if st.retry_supervisor.is_some_and(|t| Instant::now() < t) {
+            return false;
+        }
         let spec = &self.inner.spec;
         let result = UnixStream::pair().and_then(|(ours, theirs)| {
             let Some(program) = spec.reexec.first() else {
@@ -160,6 +166,7 @@ impl Runner {
                 true
             }
             Err(e) => {
+                st.retry_supervisor = Some(Instant::now() + Duration::from_secs(1));
                 self.warn("command_failed", &format!("cannot start the command's supervisor {:?}: {e}", spec.reexec));
                 false
             }
@@ -299,15 +306,26 @@ impl Runner {
         }
         // End of file: the supervisor is gone.
         let mut st = self.lock();
-        if let Some((_, mut child)) = st.supervisor.take() {
-            let _ = child.wait();
-        }
+        let status = st.supervisor.take().and_then(|(_, mut child)| child.wait().ok());
         let lost = st.active.take();
         let shutdown = st.shutdown;
+        if !shutdown {
+            st.retry_supervisor = Some(Instant::now() + Duration::from_secs(1));
+        }
         drop(st);
         self.inner.changed.notify_all();
+        if !shutdown {
+            let status = status.map_or("unknown status".into(), |s| s.to_string());
+            let spec = &self.inner.spec;
+            self.warn(
+                "command_failed",
+                &format!(
+                    "the command's supervisor {:?} exited unexpectedly ({status}); starting it again in 1 s",
+                    spec.reexec
+                ),
+            );
+        }
         if let (Some(a), false) = (lost, shutdown) {
-            self.warn("command_failed", "the command's supervisor exited unexpectedly");
             self.failed(a.term);
         }
     }
