@@ -54,8 +54,9 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
                                renewals stop (even if this process is paused or killed), stopped
                                before a transfer or a graceful stop hands over. Its own exit:
                                0 keeps leading without it; otherwise leadership is handed over and
-                               the node declines its next elections (more after each failure in a
-                               row). Events: command_started, command_stopped, command_exited.
+                               CMD starts again on this node only after election-timeout-max,
+                               doubling with each failure in a row. Events: command_started,
+                               command_stopped, command_exited.
   --help, --version
 
 Exit status: 0 stopped by a signal, 1 fatal error while running, 2 usage error or bad value,
