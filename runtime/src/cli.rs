@@ -434,6 +434,8 @@ where
         Runner::new(spec, id.clone(), |line| emit(&line))
     });
     let on_event = move |event: RuntimeEvent| emit(&event_line(wall_ms(), &id, &event));
+    // Before the node starts: a SIGTERM right after the `started` line must find the handler.
+    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
     let handle = match spawn(options.runtime_config(), engine_factory, WithCommand { runner: runner.clone(), on_event })
     {
         Ok(h) => h,
@@ -445,7 +447,7 @@ where
     if let Some(r) = &runner {
         r.start(handle.clone());
     }
-    match signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]) {
+    match signals {
         Ok(mut signals) => {
             let (h, r) = (handle.clone(), runner.clone());
             let _ = std::thread::Builder::new().name("tenure-signals".into()).spawn(move || {
