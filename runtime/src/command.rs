@@ -173,13 +173,11 @@ impl Runner {
         }
     }
 
+    /// Writes an order. A supervisor that cannot take it has closed its socket: the report reader
+    /// sees the end of file and treats it (the command failed, the supervisor is started again).
     fn order(&self, st: &mut State, line: &str) {
-        let ok = match &mut st.supervisor {
-            Some((sock, _)) => writeln!(sock, "{line}").is_ok(),
-            None => false,
-        };
-        if !ok {
-            st.supervisor = None;
+        if let Some((sock, _)) = &mut st.supervisor {
+            let _ = writeln!(sock, "{line}");
         }
     }
 
@@ -210,8 +208,8 @@ impl Runner {
                         self.order(&mut st, "stop");
                     } else if let Some(lease) = lease {
                         let deadline_ns = instant_to_ns(lease);
-                        // Renewals only: the conversion's jitter must not shorten the lease.
-                        if deadline_ns > a.deadline_ns.saturating_add(500_000) {
+                        // A changed lease (not the same one converted again, a few µs apart).
+                        if deadline_ns.abs_diff(a.deadline_ns) > 500_000 {
                             a.deadline_ns = deadline_ns;
                             self.order(&mut st, &format!("lease {deadline_ns}"));
                         }
@@ -221,10 +219,6 @@ impl Runner {
             }
             if st.shutdown && st.active.is_none() {
                 return;
-            }
-            if st.active.is_some() && st.supervisor.is_none() {
-                // The supervisor is gone (it died, or its socket broke): nothing runs any more.
-                st.active = None;
             }
             st = self.inner.changed.wait_timeout(st, TICK).map_or_else(|p| p.into_inner().0, |(g, _)| g);
         }
