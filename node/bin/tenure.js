@@ -10,7 +10,8 @@ const native = require('../lib/native')
 // handlers would end the process first: replace them with no-ops the runtime's handler chains to.
 for (const sig of /** @type {const} */ (['SIGTERM', 'SIGINT'])) process.on(sig, () => {})
 
-native.runCli(['tenure', ...process.argv.slice(2)]).then(
+// A leader-only command (`-- CMD ARGS...`) runs under a supervisor: this command line again.
+native.runCli(['tenure', ...process.argv.slice(2)], [process.execPath, __filename]).then(
   (/** @type {number} */ code) => process.exit(code),
   (/** @type {Error} */ e) => {
     process.stderr.write(`tenure: ${e.message}\n`)

@@ -18,4 +18,5 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "tenure") -> int:
     """Runs the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     sys.stdout.flush()
-    return run_cli([prog, *args])
+    # A leader-only command (`-- CMD ARGS...`) runs under a supervisor: this command line again.
+    return run_cli([prog, *args], [sys.executable, "-m", "tenure"])

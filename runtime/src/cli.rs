@@ -13,13 +13,14 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::command::{handover, CommandSpec, Runner, WithCommand};
 use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, RuntimeEvent};
 
 /// The `--help` text after `usage: PROG `.
 pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT ...] --cluster NAME
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--ghost-ttl MS] [--state-file PATH] [--key-file PATH]
-    [--admit-unknown-peers] [--max-peers N]
+    [--admit-unknown-peers] [--max-peers N] [--kill-grace MS] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -45,6 +46,17 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
   --admit-unknown-peers        admit a sender missing from --peer on its first valid message
                                (default: membership is closed; such messages are dropped)
   --max-peers N                most peers the view may hold (default 64)
+  --kill-grace MS              SIGTERM to SIGKILL for the leader-only command (default 1000)
+  -- CMD ARGS...               run CMD only while this node leads (in its own process group, under
+                               a supervisor process; env TENURE_TERM, TENURE_LEADER_ID): started
+                               once leadership has a lease, stopped (SIGTERM, then SIGKILL after
+                               --kill-grace) when it ends, SIGKILLed at the lease deadline when
+                               renewals stop (even if this process is paused or killed), stopped
+                               before a transfer or a graceful stop hands over. Its own exit:
+                               0 keeps leading without it; otherwise leadership is handed over and
+                               CMD starts again on this node only after election-timeout-max,
+                               doubling with each failure in a row. Events: command_started,
+                               command_stopped, command_exited.
   --help, --version
 
 Exit status: 0 stopped by a signal, 1 fatal error while running, 2 usage error or bad value,
@@ -82,6 +94,10 @@ pub struct RunOptions {
     pub admit_unknown_peers: bool,
     /// `--max-peers`.
     pub max_peers: Option<u32>,
+    /// `--kill-grace`.
+    pub kill_grace: Option<u64>,
+    /// `-- CMD ARGS...` (empty: none).
+    pub command: Vec<String>,
 }
 
 /// What the command line asked for.
@@ -128,7 +144,13 @@ where
         match flag.as_str() {
             "--help" | "-h" => return Ok(Command::Help),
             "--version" | "-V" => return Ok(Command::Version),
-            "--" => return Err("a leader-only command (-- CMD) is not supported by this version".into()),
+            "--" => {
+                o.command = it.by_ref().cloned().collect();
+                if o.command.is_empty() {
+                    return Err("-- needs a command to run while leading (-- CMD ARGS...)".into());
+                }
+                break;
+            }
             _ => {}
         }
         let (name, inline) = match flag.split_once('=') {
@@ -148,7 +170,7 @@ where
             o.admit_unknown_peers = true;
             continue;
         }
-        const KNOWN: [&str; 12] = [
+        const KNOWN: [&str; 13] = [
             "--id",
             "--peer",
             "--cluster",
@@ -161,6 +183,7 @@ where
             "--state-file",
             "--key-file",
             "--max-peers",
+            "--kill-grace",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -181,6 +204,7 @@ where
             "--ghost-ttl" => once(&mut o.ghost_ttl, name, number(name, &value)?)?,
             "--state-file" => once(&mut o.state_file, name, value)?,
             "--max-peers" => once(&mut o.max_peers, name, number(name, &value)?)?,
+            "--kill-grace" => once(&mut o.kill_grace, name, number(name, &value)?)?,
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -188,6 +212,9 @@ where
     o.cluster = cluster.ok_or("--cluster NAME is required")?;
     if o.peers.is_empty() {
         return Err("at least one --peer HOST:PORT is required".to_string());
+    }
+    if o.kill_grace.is_some() && o.command.is_empty() {
+        return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
     }
     Ok(Command::Run(Box::new(o)))
 }
@@ -318,7 +345,7 @@ fn emit(line: &str) {
     let _ = out.flush();
 }
 
-fn control(handle: &Handle, line: &str) {
+fn control(handle: &Handle, line: &str, runner: Option<&Runner>) {
     let id = handle.id();
     let warn = |code: &str, message: &str| {
         emit(&event_line(wall_ms(), id, &RuntimeEvent::Warning { code: code.into(), message: message.into() }))
@@ -326,7 +353,7 @@ fn control(handle: &Handle, line: &str) {
     let result = match parse_control(line) {
         Ok(None) => Ok(()),
         Ok(Some(Control::Inspect)) => handle.inspect().map(|state| emit(&inspect_line(wall_ms(), id, &state))),
-        Ok(Some(Control::Transfer(peer))) => handle.transfer(peer.as_deref()),
+        Ok(Some(Control::Transfer(peer))) => handover(runner, || handle.transfer(peer.as_deref())),
         Ok(Some(Control::Broadcast(payload))) => handle.broadcast(&payload),
         Err(message) => {
             warn(BAD_CONTROL_LINE, &message);
@@ -348,7 +375,8 @@ fn init_logging() {
 /// Runs the command line: `args` includes the program name first (as `std::env::args()`).
 /// Returns the exit status. Prints JSON lines to stdout, usage errors (one line) and logs to
 /// stderr, reads control lines from stdin, and stops gracefully on SIGTERM or SIGINT (a second
-/// signal exits at once with status 1).
+/// signal exits at once with status 1). A leader-only command's supervisor re-invokes
+/// [`std::env::current_exe`]; hosts that are not a Rust binary use [`main_with`].
 pub fn main<I, S, E, F>(args: I, engine_factory: F) -> i32
 where
     I: IntoIterator<Item = S>,
@@ -356,11 +384,28 @@ where
     E: Engine,
     F: FnOnce(EngineInit) -> Result<E, RuntimeError>,
 {
-    let mut args = args.into_iter().map(|s| s.as_ref().to_string());
+    main_with(args, engine_factory, None)
+}
+
+/// [`main`] for a host that re-invokes its command line otherwise than by its executable alone:
+/// `reexec` is the argv prefix that runs this command line again (`[python, "-m", "tenure"]`,
+/// `[node, "/path/to/cli.js"]`); the leader-only command's supervisor is `PREFIX __supervise ...`.
+/// `None`: [`std::env::current_exe`].
+pub fn main_with<I, S, E, F>(args: I, engine_factory: F, reexec: Option<Vec<String>>) -> i32
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+    E: Engine,
+    F: FnOnce(EngineInit) -> Result<E, RuntimeError>,
+{
+    let mut args = args.into_iter().map(|s| s.as_ref().to_string()).peekable();
     let prog = args
         .next()
         .map(|p| std::path::Path::new(&p).file_name().map_or(p.clone(), |f| f.to_string_lossy().into_owned()));
     let prog = prog.unwrap_or_else(|| "tenure".into());
+    if args.peek().map(String::as_str) == Some(crate::supervisor::SUBCOMMAND) {
+        return crate::supervisor::main(&args.skip(1).collect::<Vec<_>>());
+    }
     let options = match parse_args(args) {
         Ok(Command::Run(o)) => o,
         Ok(Command::Help) => {
@@ -378,18 +423,33 @@ where
     };
     init_logging();
     let id = options.id.clone();
-    let handle = match spawn(options.runtime_config(), engine_factory, move |event: RuntimeEvent| {
-        emit(&event_line(wall_ms(), &id, &event))
-    }) {
+    // The leader-only command (`-- CMD ARGS...`, see `docs/command.md`).
+    let runner = (!options.command.is_empty()).then(|| {
+        let reexec = reexec.unwrap_or_else(|| {
+            vec![std::env::current_exe().map_or_else(|_| "tenure".into(), |p| p.to_string_lossy().into_owned())]
+        });
+        let kill_grace = options.kill_grace.unwrap_or(crate::command::DEFAULT_KILL_GRACE);
+        let restart_backoff = options.runtime_config().node.validate().map_or(0, |c| c.election_timeout_max);
+        let spec = CommandSpec { argv: options.command.clone(), kill_grace, restart_backoff, reexec };
+        Runner::new(spec, id.clone(), |line| emit(&line))
+    });
+    let on_event = move |event: RuntimeEvent| emit(&event_line(wall_ms(), &id, &event));
+    // Before the node starts: a SIGTERM right after the `started` line must find the handler.
+    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
+    let handle = match spawn(options.runtime_config(), engine_factory, WithCommand { runner: runner.clone(), on_event })
+    {
         Ok(h) => h,
         Err(e) => {
             eprintln!("{prog}: {e}");
             return exit_code(&e);
         }
     };
-    match signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]) {
+    if let Some(r) = &runner {
+        r.start(handle.clone());
+    }
+    match signals {
         Ok(mut signals) => {
-            let h = handle.clone();
+            let (h, r) = (handle.clone(), runner.clone());
             let _ = std::thread::Builder::new().name("tenure-signals".into()).spawn(move || {
                 let mut seen = 0;
                 for _ in signals.forever() {
@@ -397,17 +457,24 @@ where
                     if seen > 1 {
                         std::process::exit(1);
                     }
-                    h.request_stop();
+                    // The command stops before leadership is handed over (no overlap).
+                    let (h, r) = (h.clone(), r.clone());
+                    let _ = std::thread::Builder::new().name("tenure-stop".into()).spawn(move || {
+                        if let Some(r) = r {
+                            r.hold();
+                        }
+                        h.request_stop();
+                    });
                 }
             });
         }
         Err(e) => eprintln!("{prog}: cannot handle SIGTERM/SIGINT ({e}); they will end the process without a handover"),
     }
-    let h = handle.clone();
+    let (h, r) = (handle.clone(), runner.clone());
     let _ = std::thread::Builder::new().name("tenure-stdin".into()).spawn(move || {
         for line in std::io::stdin().lock().lines() {
             match line {
-                Ok(line) => control(&h, &line),
+                Ok(line) => control(&h, &line, r.as_ref()),
                 Err(_) => break,
             }
             if !h.is_running() {
@@ -416,6 +483,9 @@ where
         }
     });
     handle.wait();
+    if let Some(r) = runner {
+        r.shutdown();
+    }
     match handle.fatal_error() {
         Some(_) => 1,
         None => 0,
@@ -486,6 +556,26 @@ mod tests {
     }
 
     #[test]
+    fn everything_after_dashes_is_the_leader_only_command() {
+        let base = ["run", "--id", "a:1", "--peer", "b:1", "--cluster", "c"];
+        let Command::Run(o) =
+            parse_args(base.iter().copied().chain(["--kill-grace", "250", "--", "sh", "-c", "--peer x", "--"]))
+                .unwrap()
+        else {
+            panic!("not run")
+        };
+        assert_eq!(o.command, vec!["sh", "-c", "--peer x", "--"]);
+        assert_eq!((o.kill_grace, o.peers.len()), (Some(250), 1));
+        assert!(parse_args(base.iter().copied().chain(["--"])).unwrap_err().contains("needs a command"));
+        assert!(parse_args(base.iter().copied().chain(["--kill-grace", "1"])).unwrap_err().contains("-- CMD"));
+        assert!(parse_args(base.iter().copied().chain(["--kill-grace", "x", "--", "true"]))
+            .unwrap_err()
+            .contains("--kill-grace"));
+        let Command::Run(o) = parse_args(base).unwrap() else { panic!("not run") };
+        assert!(o.command.is_empty());
+    }
+
+    #[test]
     fn the_help_quotes_the_cores_defaults() {
         for (flag, default) in [
             ("--min-cluster-size N ", u64::from(tenure::DEFAULT_MIN_CLUSTER_SIZE)),
@@ -494,6 +584,7 @@ mod tests {
             ("--heartbeat-interval MS ", tenure::DEFAULT_HEARTBEAT_INTERVAL),
             ("--ghost-ttl MS ", tenure::DEFAULT_GHOST_TTL),
             ("--max-peers N ", u64::from(tenure::DEFAULT_MAX_PEERS)),
+            ("--kill-grace MS ", crate::DEFAULT_KILL_GRACE),
         ] {
             let line = USAGE.lines().find(|l| l.trim_start().starts_with(flag)).unwrap_or_else(|| panic!("{flag}"));
             assert!(line.contains(&format!("default {default}")), "{line}");

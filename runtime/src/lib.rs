@@ -79,11 +79,14 @@
 //! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`,
 //! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `socket_error`, `handover_timeout`,
 //! `failure_detection_off` (the socket cannot report ICMP errors),
-//! and, from the command line, `bad_control_line` and the core's error codes for refused commands.
+//! and, from the command line, `bad_control_line`, the core's error codes for refused commands, and
+//! for the leader-only command (`-- CMD ARGS...`, see `docs/command.md`) `command_failed` and
+//! `command_backoff`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod cli;
+mod command;
 mod config;
 mod engine;
 mod error;
@@ -94,8 +97,10 @@ mod resolve;
 mod runloop;
 mod start;
 pub mod state;
+mod supervisor;
 mod warn;
 
+pub use command::DEFAULT_KILL_GRACE;
 pub use config::{
     parse_address, parse_bind, parse_id, parse_peer, Address, Host, RuntimeConfig, DEFAULT_RESOLVE_INTERVAL,
 };

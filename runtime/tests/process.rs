@@ -212,3 +212,38 @@ fn a_view_below_min_cluster_size_is_explained() {
     let w = lines.wait(LIMIT, |v| v["event"] == "warning" && v["code"] == "view_too_small");
     assert!(w["message"].as_str().unwrap().contains("min_cluster_size 3"), "{w}");
 }
+
+/// Issue 15 §1: a SIGKILLed leader's port refuses the followers' probes, and they elect without
+/// waiting for an election timeout. The election timeout here is 2 s and the lease 60 ms, so a
+/// new leader in under 1 s can only come from the refusal (without it, no follower campaigns
+/// before 2 s of silence).
+#[test]
+fn a_killed_leaders_refused_port_ends_the_wait_for_an_election_timeout() {
+    let ids: Vec<String> = free_ports(3).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let lines = Lines::default();
+    let fast = [
+        "--election-timeout-min",
+        "2000",
+        "--election-timeout-max",
+        "2500",
+        "--heartbeat-interval",
+        "20",
+        "--lease-duration",
+        "60",
+    ];
+    let mut procs: Vec<Proc> = ids.iter().map(|id| start_cmd(id, run_cmd(id, &ids, &fast), &lines)).collect();
+    let mut lines = lines;
+    let first = lines.wait(LIMIT, is("leader"));
+    let leader = first["id"].as_str().unwrap().to_string();
+    let term = first["term"].as_u64().unwrap();
+    // Let every follower acknowledge a few heartbeats, then kill the leader.
+    std::thread::sleep(Duration::from_millis(200));
+    let p = procs.iter().position(|p| p.id == leader).unwrap();
+    let killed = std::time::Instant::now();
+    procs.remove(p); // Drop: SIGKILL.
+    let next = lines.wait(LIMIT, |v| v["event"] == "leader" && v["term"].as_u64() > Some(term));
+    let took = killed.elapsed();
+    assert_ne!(next["id"], leader.as_str());
+    assert!(took < Duration::from_millis(1_000), "took {took:?}: the refusal was not used (election timeout 2 s)");
+    lines.assert_one_leader_per_term();
+}

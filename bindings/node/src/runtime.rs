@@ -288,6 +288,7 @@ impl NativeRuntime {
 /// `tenure_runtime::cli::main` on a worker thread: resolves with the exit status.
 pub struct Cli {
     args: Vec<String>,
+    reexec: Option<Vec<String>>,
 }
 
 impl Task for Cli {
@@ -295,7 +296,8 @@ impl Task for Cli {
     type JsValue = i32;
     fn compute(&mut self) -> Result<i32> {
         let args = std::mem::take(&mut self.args);
-        std::panic::catch_unwind(move || tenure_runtime::cli::main(args, tenure_runtime::native))
+        let reexec = self.reexec.take();
+        std::panic::catch_unwind(move || tenure_runtime::cli::main_with(args, tenure_runtime::native, reexec))
             .map_err(|_| napi::Error::from_reason("tenure: the command line panicked"))
     }
     fn resolve(&mut self, _env: Env, output: i32) -> Result<i32> {
@@ -304,8 +306,11 @@ impl Task for Cli {
 }
 
 /// Runs the runtime's command line (`argv` with the program name first) off the JS thread.
-#[napi(catch_unwind, ts_args_type = "argv: string[]", ts_return_type = "Promise<number>")]
-pub fn run_cli(env: Env, argv: Unknown) -> Result<AsyncTask<Cli>> {
+/// `reexec` is the argv that runs this command line again (`[process.execPath, cliPath]`), for a
+/// leader-only command's supervisor.
+#[napi(catch_unwind, ts_args_type = "argv: string[], reexec?: string[]", ts_return_type = "Promise<number>")]
+pub fn run_cli(env: Env, argv: Unknown, reexec: Option<Unknown>) -> Result<AsyncTask<Cli>> {
     let args = crate::conv::strings(&env, &argv, "argv")?;
-    Ok(AsyncTask::new(Cli { args }))
+    let reexec = reexec.map(|r| crate::conv::strings(&env, &r, "reexec")).transpose()?;
+    Ok(AsyncTask::new(Cli { args, reexec }))
 }

@@ -249,10 +249,12 @@ impl PyRuntime {
 }
 
 /// The runtime's command line (`tenure run ...`): returns the exit status. Runs without the GIL;
-/// SIGTERM/SIGINT stop it gracefully.
+/// SIGTERM/SIGINT stop it gracefully. `reexec` is the argv that runs this command line again
+/// (`[sys.executable, "-m", "tenure"]`), for a leader-only command's supervisor.
 #[pyfunction]
-pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>) -> i32 {
-    py.detach(|| tenure_runtime::cli::main(argv, native))
+#[pyo3(signature = (argv, reexec=None))]
+pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>, reexec: Option<Vec<String>>) -> i32 {
+    py.detach(|| tenure_runtime::cli::main_with(argv, native, reexec))
 }
 
 /// Checks an id, its peers and a bind address as the runtime will (typed errors naming the bad

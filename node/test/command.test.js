@@ -1,0 +1,77 @@
+'use strict'
+// The leader-only command through `tenure run ... -- CMD ARGS...` (bin/tenure.js): its supervisor
+// is this command line again ([process.execPath, bin/tenure.js]), so this checks that re-invocation
+// end to end: the command runs on the leader with its environment, and a SIGKILL of the runtime's
+// pid takes it down. The rules themselves are tested once, in runtime/tests/command.rs.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const readline = require('node:readline')
+const { freePorts } = require('./helpers')
+
+const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
+
+/** @param {number} pid */
+function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(') ') + 2)[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/** @param {number} ms */
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+test('the command runs on the leader with its env and dies with its SIGKILLed runtime', { skip: process.platform !== 'linux', timeout: 30000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-command-'))
+  const ids = (await freePorts(3)).map((p) => `127.0.0.1:${p}`)
+  /** @type {any[]} */
+  const lines = []
+  /** @type {Array<() => void>} */
+  let waiters = []
+  const script = 'echo "$TENURE_TERM $TENURE_LEADER_ID" > "$0/$$"; exec sleep 60'
+  const procs = ids.map((id) => {
+    const args = [BIN, 'run', '--id', id, '--cluster', 'node-command', '--kill-grace', '200']
+    for (const p of ids) if (p !== id) args.push(`--peer=${p}`)
+    args.push('--', 'sh', '-c', script, dir)
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] })
+    readline.createInterface({ input: /** @type {any} */ (child.stdout) }).on('line', (l) => {
+      lines.push(JSON.parse(l))
+      const w = waiters
+      waiters = []
+      for (const f of w) f()
+    })
+    return child
+  })
+  /** @param {(l: any) => boolean} pred @param {number} ms */
+  const until = (pred, ms) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out; lines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)), ms)
+      const check = () => {
+        const hit = lines.find(pred)
+        if (hit) {
+          clearTimeout(timer)
+          resolve(hit)
+        } else waiters.push(check)
+      }
+      check()
+    })
+  try {
+    const started = /** @type {any} */ (await until((l) => l.event === 'command_started', 15000))
+    const record = path.join(dir, String(started.pid))
+    for (let i = 0; i < 500 && !fs.existsSync(record); i++) await sleep(10)
+    assert.deepEqual(fs.readFileSync(record, 'utf8').trim().split(' '), [String(started.term), started.id])
+    procs[ids.indexOf(started.id)].kill('SIGKILL') // the runtime's pid alone
+    for (let i = 0; i < 200 && alive(started.pid); i++) await sleep(10)
+    assert.ok(!alive(started.pid), 'the command outlived its SIGKILLed runtime')
+  } finally {
+    for (const p of procs) p.kill('SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

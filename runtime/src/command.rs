@@ -1,0 +1,422 @@
+//! The leader-only command of the command line (`tenure run ... -- CMD ARGS...`): the runtime's
+//! side. It starts a [supervisor](crate::supervisor) process once, then orders it to start the
+//! command when this node leads with a lease, forwards every lease renewal as an absolute
+//! `CLOCK_MONOTONIC` deadline, orders a stop when leadership is lost, and hands leadership over
+//! through the core when the command fails. The rules are in `docs/command.md`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::supervisor::{instant_to_ns, SUBCOMMAND};
+use crate::{Handle, Handler, RuntimeEvent};
+
+/// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
+pub const DEFAULT_KILL_GRACE: u64 = 1000;
+
+/// How often the runner reads the lease from the runtime's snapshot and forwards a renewal (a
+/// forwarded deadline is at most this late, which only shortens the command's lease).
+const TICK: Duration = Duration::from_millis(5);
+
+/// After the f-th failure in a row the command starts again no sooner than
+/// `restart_backoff` × 2^(f−1) later; f counts up to this (at most 64 × `restart_backoff`).
+const MAX_FAILURES: u32 = 7;
+
+/// The leader-only command: what to run and how to re-invoke this command line as its
+/// supervisor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// `CMD ARGS...`.
+    pub argv: Vec<String>,
+    /// Milliseconds between SIGTERM and SIGKILL on an ordered stop (never past the lease deadline).
+    pub kill_grace: u64,
+    /// Milliseconds the command waits after its first failure before it may start again on this
+    /// node (doubling with each failure in a row); the command line uses `election_timeout_max`.
+    pub restart_backoff: u64,
+    /// The argv prefix that runs this command line again (the supervisor is `PREFIX __supervise
+    /// ...`): `[current_exe]` for the Rust binaries, `[python, -m, tenure]`, `[node, cli.js]`.
+    pub reexec: Vec<String>,
+}
+
+/// What the supervisor currently runs (or was ordered to start) for this node.
+struct Active {
+    term: u64,
+    deadline_ns: u64,
+    pid: Option<u32>,
+    stopping: bool,
+}
+
+struct State {
+    supervisor: Option<(UnixStream, Child)>,
+    /// After a failed attempt to start the supervisor: when to try again (once a second).
+    retry_supervisor: Option<Instant>,
+    active: Option<Active>,
+    /// The last term whose command ended by itself (exit 0 or failure): not started again.
+    done_term: Option<u64>,
+    /// A voluntary handover is under way: start nothing.
+    hold: bool,
+    /// Consecutive failed runs, and when the command may start again after the last one.
+    failures: u32,
+    not_before: Option<Instant>,
+    shutdown: bool,
+}
+
+struct Inner {
+    spec: CommandSpec,
+    id: String,
+    emit: Box<dyn Fn(String) + Send + Sync>,
+    state: Mutex<State>,
+    changed: Condvar,
+    handle: OnceLock<Handle>,
+}
+
+/// Runs the command while this node leads. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Runner {
+    inner: Arc<Inner>,
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+impl Runner {
+    /// `emit` prints one JSON event line (without `ts_ms`, `id` and `event`: see [`Runner::line`]).
+    pub(crate) fn new(spec: CommandSpec, id: String, emit: impl Fn(String) + Send + Sync + 'static) -> Self {
+        let state = State {
+            supervisor: None,
+            retry_supervisor: None,
+            active: None,
+            done_term: None,
+            hold: false,
+            failures: 0,
+            not_before: None,
+            shutdown: false,
+        };
+        Runner {
+            inner: Arc::new(Inner {
+                spec,
+                id,
+                emit: Box::new(emit),
+                state: Mutex::new(state),
+                changed: Condvar::new(),
+                handle: OnceLock::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn line(&self, event: &str, rest: &str) {
+        let head =
+            format!("{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"", crate::cli::wall_ms(), json_str(&self.inner.id));
+        (self.inner.emit)(format!("{head}{rest}}}"));
+    }
+
+    fn warn(&self, code: &str, message: &str) {
+        log::warn!(target: "tenure", "{}: {message} [{code}]", self.inner.id);
+        self.line("warning", &format!(",\"code\":{},\"message\":{}", json_str(code), json_str(message)));
+    }
+
+    /// Starts the supervisor process now (so the first leadership does not wait for it), then the
+    /// thread that follows the runtime's leadership.
+    pub(crate) fn start(&self, handle: Handle) {
+        let _ = self.inner.handle.set(handle);
+        let mut st = self.lock();
+        self.ensure_supervisor(&mut st);
+        drop(st);
+        let me = self.clone();
+        let _ = std::thread::Builder::new().name("tenure-command".into()).spawn(move || me.follow());
+    }
+
+    fn ensure_supervisor(&self, st: &mut State) -> bool {
+        if st.supervisor.is_some() {
+            return true;
+        }
+        if st.retry_supervisor.is_some_and(|t| Instant::now() < t) {
+            return false;
+        }
+        let spec = &self.inner.spec;
+        let result = UnixStream::pair().and_then(|(ours, theirs)| {
+            let Some(program) = spec.reexec.first() else {
+                return Err(std::io::Error::other("no command line to re-invoke as the supervisor"));
+            };
+            let child = std::process::Command::new(program)
+                .args(&spec.reexec[1..])
+                .arg(SUBCOMMAND)
+                .arg(spec.kill_grace.to_string())
+                .arg("--")
+                .args(&spec.argv)
+                .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+                .spawn()?;
+            Ok((ours, child))
+        });
+        match result {
+            Ok((ours, child)) => {
+                if let Ok(reader) = ours.try_clone() {
+                    let me = self.clone();
+                    let _ =
+                        std::thread::Builder::new().name("tenure-supervisor".into()).spawn(move || me.reports(reader));
+                }
+                st.supervisor = Some((ours, child));
+                true
+            }
+            Err(e) => {
+                st.retry_supervisor = Some(Instant::now() + Duration::from_secs(1));
+                self.warn("command_failed", &format!("cannot start the command's supervisor {:?}: {e}", spec.reexec));
+                false
+            }
+        }
+    }
+
+    /// Writes an order. A supervisor that cannot take it has closed its socket: the report reader
+    /// sees the end of file and treats it (the command failed, the supervisor is started again).
+    fn order(&self, st: &mut State, line: &str) {
+        if let Some((sock, _)) = &mut st.supervisor {
+            let _ = writeln!(sock, "{line}");
+        }
+    }
+
+    /// Follows the runtime: start, renew, stop (see the module docs).
+    fn follow(&self) {
+        let Some(handle) = self.inner.handle.get().cloned() else { return };
+        let mut st = self.lock();
+        loop {
+            let term = handle.term();
+            let lease = handle.lease_deadline();
+            let leading = handle.is_leader() && handle.term() == term && handle.is_running();
+            let backoff = st.not_before.is_some_and(|t| Instant::now() < t);
+            let want = leading && !st.hold && !st.shutdown && !backoff && st.done_term != Some(term);
+            match st.active.as_mut() {
+                None => {
+                    // A lease already past (a runtime that resumes from a pause) starts nothing.
+                    if let (true, Some(lease)) = (want, lease.filter(|l| *l > Instant::now())) {
+                        if self.ensure_supervisor(&mut st) {
+                            let deadline_ns = instant_to_ns(lease);
+                            st.active = Some(Active { term, deadline_ns, pid: None, stopping: false });
+                            self.order(&mut st, &format!("start {term} {deadline_ns} {}", self.inner.id));
+                        }
+                    }
+                }
+                Some(a) if !a.stopping => {
+                    if !want || a.term != term {
+                        a.stopping = true;
+                        self.order(&mut st, "stop");
+                    } else if let Some(lease) = lease {
+                        let deadline_ns = instant_to_ns(lease);
+                        // A changed lease (not the same one converted again, a few µs apart).
+                        if deadline_ns.abs_diff(a.deadline_ns) > 500_000 {
+                            a.deadline_ns = deadline_ns;
+                            self.order(&mut st, &format!("lease {deadline_ns}"));
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+            if st.shutdown && st.active.is_none() {
+                return;
+            }
+            st = self.inner.changed.wait_timeout(st, TICK).map_or_else(|p| p.into_inner().0, |(g, _)| g);
+        }
+    }
+
+    /// Reads the supervisor's reports.
+    fn reports(&self, reader: UnixStream) {
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            let words: Vec<&str> = line.splitn(6, ' ').collect();
+            match words.as_slice() {
+                ["started", pid, term] => {
+                    let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
+                    if let Some(a) = self.lock().active.as_mut().filter(|a| a.term == term) {
+                        a.pid = Some(pid);
+                    }
+                    self.line("command_started", &format!(",\"term\":{term},\"pid\":{pid}"));
+                }
+                ["expired", term] => {
+                    let mut st = self.lock();
+                    if st.active.as_ref().is_some_and(|a| a.term.to_string() == *term) {
+                        st.active = None;
+                    }
+                }
+                ["failed", term, rest @ ..] => {
+                    let Ok(term) = term.parse::<u64>() else { continue };
+                    self.line(
+                        "command_exited",
+                        &format!(
+                            ",\"term\":{term},\"pid\":null,\"cause\":\"spawn_failed\",\"code\":null,\"signal\":null"
+                        ),
+                    );
+                    self.warn("command_failed", &rest.join(" "));
+                    self.lock().active = None;
+                    self.failed(term);
+                }
+                ["exited", pid, term, cause, status, deadline] => {
+                    let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
+                    let (code, signal) = match status.split_once(':') {
+                        Some(("code", n)) => (n.parse::<i32>().ok(), None),
+                        Some(("signal", n)) => (None, n.parse::<i32>().ok()),
+                        _ => (None, None),
+                    };
+                    let opt = |v: Option<i32>| v.map_or("null".to_string(), |n| n.to_string());
+                    let event = if *cause == "exited" { "command_exited" } else { "command_stopped" };
+                    self.line(
+                        event,
+                        &format!(
+                            ",\"term\":{term},\"pid\":{pid},\"cause\":{},\"code\":{},\"signal\":{},\"lease_deadline_ts_ms\":{}",
+                            json_str(cause),
+                            opt(code),
+                            opt(signal),
+                            deadline.parse::<u64>().map_or("null".into(), |d| d.to_string())
+                        ),
+                    );
+                    let mut st = self.lock();
+                    st.active = None;
+                    match *cause {
+                        "stopped" => st.failures = 0,
+                        "exited" if code == Some(0) => {
+                            st.failures = 0;
+                            st.done_term = Some(term);
+                        }
+                        "exited" | "deadline" => {
+                            drop(st);
+                            self.warn(
+                                "command_failed",
+                                &format!(
+                                    "the command of term {term} ended ({status}, {cause}): handing leadership over"
+                                ),
+                            );
+                            self.failed(term);
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+            self.inner.changed.notify_all();
+        }
+        // End of file: the supervisor is gone.
+        let mut st = self.lock();
+        let status = st.supervisor.take().and_then(|(_, mut child)| child.wait().ok());
+        let lost = st.active.take();
+        let shutdown = st.shutdown;
+        if !shutdown {
+            st.retry_supervisor = Some(Instant::now() + Duration::from_secs(1));
+        }
+        drop(st);
+        self.inner.changed.notify_all();
+        if !shutdown {
+            let status = status.map_or("unknown status".into(), |s| s.to_string());
+            let spec = &self.inner.spec;
+            self.warn(
+                "command_failed",
+                &format!(
+                    "the command's supervisor {:?} exited unexpectedly ({status}); starting it again in 1 s",
+                    spec.reexec
+                ),
+            );
+        }
+        if let (Some(a), false) = (lost, shutdown) {
+            self.failed(a.term);
+        }
+    }
+
+    /// The command of `term` failed: hand leadership over through the core's
+    /// `leader_handler_failed`, and hold the next start back (doubling with each failure in a row;
+    /// a node that leads again before then leads without the command, so terms do not churn).
+    fn failed(&self, term: u64) {
+        let mut st = self.lock();
+        st.done_term = Some(term);
+        st.failures = st.failures.saturating_add(1).min(MAX_FAILURES);
+        let wait = self.inner.spec.restart_backoff.saturating_mul(1 << (st.failures - 1));
+        st.not_before = Some(Instant::now() + Duration::from_millis(wait));
+        let failures = st.failures;
+        drop(st);
+        self.warn(
+            "command_backoff",
+            &format!("the command failed {failures} time(s) in a row: it starts again on this node no sooner than {wait} ms from now"),
+        );
+        if let Some(h) = self.inner.handle.get() {
+            if h.is_leader() && h.term() == term {
+                let _ = h.leader_work_failed(term);
+            }
+        }
+    }
+
+    fn wake(&self) {
+        self.inner.changed.notify_all();
+    }
+
+    /// Stops the command before a voluntary handover and waits until it is gone (at most the
+    /// grace and a margin). Starts nothing until [`Runner::release`].
+    pub(crate) fn hold(&self) {
+        let mut st = self.lock();
+        st.hold = true;
+        drop(self.wait_idle(st));
+    }
+
+    /// Ends a [`Runner::hold`]: the command starts again if this node still leads.
+    pub(crate) fn release(&self) {
+        self.lock().hold = false;
+        self.wake();
+    }
+
+    /// Stops the command for good and waits until it is gone (the runtime stops).
+    pub(crate) fn shutdown(&self) {
+        let mut st = self.lock();
+        st.shutdown = true;
+        st = self.wait_idle(st);
+        // Closing the socket ends the supervisor.
+        if let Some((sock, mut child)) = st.supervisor.take() {
+            let _ = sock.shutdown(std::net::Shutdown::Both);
+            drop(st);
+            let _ = child.wait();
+        }
+    }
+
+    fn wait_idle<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.wake();
+        let limit = Instant::now() + Duration::from_millis(self.inner.spec.kill_grace) + Duration::from_millis(500);
+        while st.active.is_some() && st.supervisor.is_some() {
+            let left = limit.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            st = self.inner.changed.wait_timeout(st, left.min(TICK)).map_or_else(|p| p.into_inner().0, |(g, _)| g);
+        }
+        st
+    }
+}
+
+/// The command line's handler: the event printer, waking the runner on leadership changes.
+pub(crate) struct WithCommand<F> {
+    pub(crate) runner: Option<Runner>,
+    pub(crate) on_event: F,
+}
+
+impl<F: FnMut(RuntimeEvent) + Send + 'static> Handler for WithCommand<F> {
+    fn on_event(&mut self, event: RuntimeEvent) {
+        let wake =
+            matches!(event, RuntimeEvent::Leader { .. } | RuntimeEvent::Follower { .. } | RuntimeEvent::Stopped { .. });
+        (self.on_event)(event);
+        if let (true, Some(r)) = (wake, &self.runner) {
+            r.wake();
+        }
+    }
+}
+
+/// A voluntary handover (`transfer`): the command stops first, then `transfer` runs; the command
+/// starts again if this node still leads afterwards (the transfer was refused).
+pub(crate) fn handover<T>(runner: Option<&Runner>, transfer: impl FnOnce() -> T) -> T {
+    if let Some(r) = runner {
+        r.hold();
+    }
+    let result = transfer();
+    if let Some(r) = runner {
+        r.release();
+    }
+    result
+}

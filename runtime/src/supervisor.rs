@@ -1,0 +1,314 @@
+//! The supervisor: a small process that runs the leader-only command and enforces the lease
+//! deadline, so that a paused (SIGSTOP) or killed (SIGKILL) runtime cannot leave the command
+//! running (see `docs/command.md`).
+//!
+//! The runtime starts it as `PROG __supervise GRACE_MS -- CMD ARGS...` (the same command line,
+//! re-invoked) with its stdin a Unix socket; stdout and stderr are the runtime's, and the command
+//! inherits them. The runtime writes orders, one line each, and the supervisor answers with reports
+//! on the same socket:
+//!
+//! - `start TERM DEADLINE_NS LEADER_ID`: start the command in its own process group with
+//!   `TENURE_TERM` and `TENURE_LEADER_ID`, to be dead by `DEADLINE_NS`;
+//! - `lease DEADLINE_NS`: the lease was renewed;
+//! - `stop`: SIGTERM the group now, SIGKILL it after the grace or at the deadline, whichever is
+//!   first.
+//!
+//! Deadlines are absolute `CLOCK_MONOTONIC` nanoseconds (both processes share the host's clock), so
+//! an order read late never extends a lease. When no renewal comes, the group is SIGKILLed at the
+//! deadline. When the socket reaches end of file (the runtime died, even by SIGKILL), the group is
+//! stopped as by `stop` and the supervisor exits once it is gone.
+//!
+//! Reports: `started PID TERM`, `failed TERM MESSAGE` (the command could not be spawned),
+//! `expired TERM` (the deadline had passed before the start order was read), and
+//! `exited PID TERM CAUSE STATUS DEADLINE` with CAUSE `stopped` (ordered), `deadline` (the lease
+//! ran out), `runtime_gone` (end of file) or `exited` (by itself), STATUS `code:N` or `signal:N`,
+//! and DEADLINE the last lease deadline it was held to, in wall-clock milliseconds.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::time::{clock_gettime, ClockId};
+use nix::unistd::Pid;
+
+/// The hidden subcommand that runs the supervisor.
+pub(crate) const SUBCOMMAND: &str = "__supervise";
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds (the clock `Instant` reads on Linux).
+pub(crate) fn monotonic_ns() -> u64 {
+    clock_gettime(ClockId::CLOCK_MONOTONIC)
+        .map(|t| {
+            let secs = u64::try_from(t.tv_sec()).unwrap_or(0);
+            let nanos = u64::try_from(t.tv_nsec()).unwrap_or(0);
+            secs.saturating_mul(1_000_000_000).saturating_add(nanos)
+        })
+        .unwrap_or(0)
+}
+
+/// An `Instant` as absolute `CLOCK_MONOTONIC` nanoseconds, never later than the true value (the
+/// clock is read before the `Instant` it is compared with).
+pub(crate) fn instant_to_ns(at: Instant) -> u64 {
+    let mono = monotonic_ns();
+    let now = Instant::now();
+    match at.checked_duration_since(now) {
+        Some(ahead) => mono.saturating_add(u64::try_from(ahead.as_nanos()).unwrap_or(u64::MAX)),
+        None => mono.saturating_sub(u64::try_from(now.duration_since(at).as_nanos()).unwrap_or(u64::MAX)),
+    }
+}
+
+/// Absolute `CLOCK_MONOTONIC` nanoseconds as an `Instant`, never later than the true value.
+fn ns_to_instant(ns: u64) -> Instant {
+    let now = Instant::now();
+    let mono = monotonic_ns();
+    match ns.checked_sub(mono) {
+        Some(ahead) => now + Duration::from_nanos(ahead),
+        None => now.checked_sub(Duration::from_nanos(mono - ns)).unwrap_or(now),
+    }
+}
+
+enum Msg {
+    Order(String),
+    Eof,
+    Exited(u32, ExitStatus),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cause {
+    Stopped,
+    Deadline,
+    RuntimeGone,
+}
+
+impl Cause {
+    fn as_str(self) -> &'static str {
+        match self {
+            Cause::Stopped => "stopped",
+            Cause::Deadline => "deadline",
+            Cause::RuntimeGone => "runtime_gone",
+        }
+    }
+}
+
+struct Running {
+    pid: u32,
+    term: u64,
+    deadline: Instant,
+    cause: Option<Cause>,
+    kill_at: Option<Instant>,
+    killed: bool,
+}
+
+/// Test hook (documented in `docs/command.md`): `TENURE_TEST_NO_DEADLINE_KILL=1` disables the
+/// deadline kill, so the overlap test can show that its check catches the bug.
+fn deadline_kill_disabled() -> bool {
+    std::env::var_os("TENURE_TEST_NO_DEADLINE_KILL").is_some_and(|v| v == "1")
+}
+
+fn signal_group(pid: u32, signal: Signal) {
+    if let Ok(p) = i32::try_from(pid) {
+        let _ = killpg(Pid::from_raw(p), signal);
+    }
+}
+
+fn status_text(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("code:{code}"),
+        (None, Some(sig)) => format!("signal:{sig}"),
+        (None, None) => "code:-1".into(),
+    }
+}
+
+/// Runs the supervisor; `args` are the arguments after the subcommand: `GRACE_MS -- CMD ARGS...`.
+/// Returns the exit status.
+pub(crate) fn main(args: &[String]) -> i32 {
+    let (grace, argv) = match args {
+        [grace, dashes, cmd @ ..] if dashes == "--" && !cmd.is_empty() => match grace.parse::<u64>() {
+            Ok(g) => (Duration::from_millis(g), cmd.to_vec()),
+            Err(_) => return usage(),
+        },
+        _ => return usage(),
+    };
+    // Signals meant for the runtime's process group (Ctrl-C, a service manager's SIGTERM) must not
+    // end the supervisor before the command: it stops the command when the runtime orders it or
+    // goes away. Registering a flag replaces the default action (termination).
+    let ignored = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&ignored));
+    }
+    let socket = match std::io::stdin().as_fd().try_clone_to_owned() {
+        Ok(fd) => UnixStream::from(fd),
+        Err(_) => return usage(),
+    };
+    let Ok(reader) = socket.try_clone() else { return usage() };
+    let (tx, rx) = mpsc::channel();
+    let lines_tx = tx.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines() {
+            match line {
+                Ok(l) => {
+                    if lines_tx.send(Msg::Order(l)).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        let _ = lines_tx.send(Msg::Eof);
+    });
+    Supervisor { argv, grace, socket, tx, running: None, gone: false, no_deadline_kill: deadline_kill_disabled() }
+        .run(rx)
+}
+
+fn usage() -> i32 {
+    eprintln!("{SUBCOMMAND}: internal subcommand of the tenure command line (GRACE_MS -- CMD ARGS...; stdin a socket)");
+    2
+}
+
+struct Supervisor {
+    argv: Vec<String>,
+    grace: Duration,
+    socket: UnixStream,
+    tx: mpsc::Sender<Msg>,
+    running: Option<Running>,
+    /// The runtime went away: exit once nothing runs.
+    gone: bool,
+    no_deadline_kill: bool,
+}
+
+impl Supervisor {
+    fn report(&mut self, line: &str) {
+        let _ = writeln!(self.socket, "{line}");
+    }
+
+    fn run(mut self, rx: mpsc::Receiver<Msg>) -> i32 {
+        loop {
+            if self.gone && self.running.is_none() {
+                return 0;
+            }
+            let next = self.running.as_ref().filter(|r| !r.killed).map(|r| {
+                let deadline = if self.no_deadline_kill { None } else { Some(r.deadline) };
+                [deadline, r.kill_at].into_iter().flatten().min()
+            });
+            let msg = match next.flatten() {
+                Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                    Ok(m) => Some(m),
+                    Err(mpsc::RecvTimeoutError::Timeout) => None,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return 1,
+                },
+                None => match rx.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => return 1,
+                },
+            };
+            match msg {
+                None => self.timers(),
+                Some(Msg::Order(line)) => self.order(&line),
+                Some(Msg::Eof) => {
+                    self.gone = true;
+                    self.stop(Cause::RuntimeGone);
+                }
+                Some(Msg::Exited(pid, status)) => self.exited(pid, status),
+            }
+        }
+    }
+
+    fn timers(&mut self) {
+        let now = Instant::now();
+        let no_deadline_kill = self.no_deadline_kill;
+        let Some(r) = self.running.as_mut().filter(|r| !r.killed) else { return };
+        let past_deadline = !no_deadline_kill && now >= r.deadline;
+        if past_deadline || r.kill_at.is_some_and(|k| now >= k) {
+            if past_deadline && r.cause.is_none() {
+                r.cause = Some(Cause::Deadline);
+            }
+            r.killed = true;
+            signal_group(r.pid, Signal::SIGKILL);
+        }
+    }
+
+    fn order(&mut self, line: &str) {
+        let mut words = line.splitn(4, ' ');
+        match (words.next(), words.next(), words.next(), words.next()) {
+            (Some("start"), Some(term), Some(deadline), Some(leader)) => {
+                let (Ok(term), Ok(deadline)) = (term.parse::<u64>(), deadline.parse::<u64>()) else { return };
+                self.start(term, ns_to_instant(deadline), leader);
+            }
+            (Some("lease"), Some(deadline), None, None) => {
+                if let (Ok(d), Some(r)) = (deadline.parse::<u64>(), self.running.as_mut()) {
+                    r.deadline = ns_to_instant(d);
+                    if let Some(k) = r.kill_at {
+                        r.kill_at = Some(k.min(r.deadline));
+                    }
+                }
+            }
+            (Some("stop"), None, None, None) => self.stop(Cause::Stopped),
+            _ => {}
+        }
+    }
+
+    fn start(&mut self, term: u64, deadline: Instant, leader: &str) {
+        if self.running.is_some() || self.gone {
+            return;
+        }
+        if !self.no_deadline_kill && Instant::now() >= deadline {
+            self.report(&format!("expired {term}"));
+            return;
+        }
+        let mut cmd = std::process::Command::new(&self.argv[0]);
+        cmd.args(&self.argv[1..])
+            .env("TENURE_TERM", term.to_string())
+            .env("TENURE_LEADER_ID", leader)
+            .stdin(Stdio::null())
+            .process_group(0);
+        match cmd.spawn() {
+            Ok(mut child) => {
+                let pid = child.id();
+                let tx = self.tx.clone();
+                std::thread::spawn(move || {
+                    if let Ok(status) = child.wait() {
+                        let _ = tx.send(Msg::Exited(pid, status));
+                    }
+                });
+                self.running = Some(Running { pid, term, deadline, cause: None, kill_at: None, killed: false });
+                self.report(&format!("started {pid} {term}"));
+            }
+            Err(e) => {
+                let message = format!("cannot start {:?}: {e}", self.argv[0]);
+                self.report(&format!("failed {term} {}", message.replace('\n', " ")));
+            }
+        }
+    }
+
+    fn stop(&mut self, cause: Cause) {
+        let grace = self.grace;
+        let Some(r) = self.running.as_mut() else { return };
+        if r.cause.is_some() || r.killed {
+            return;
+        }
+        r.cause = Some(cause);
+        let kill_at = Instant::now() + grace;
+        r.kill_at = Some(if self.no_deadline_kill { kill_at } else { kill_at.min(r.deadline) });
+        signal_group(r.pid, Signal::SIGTERM);
+    }
+
+    fn exited(&mut self, pid: u32, status: ExitStatus) {
+        let Some(r) = self.running.take_if(|r| r.pid == pid) else { return };
+        // Whatever the command left in its process group goes with it.
+        signal_group(pid, Signal::SIGKILL);
+        let cause = r.cause.map_or("exited", Cause::as_str);
+        // The lease deadline it was held to, on the wall clock (for the event line).
+        let now = Instant::now();
+        let wall = crate::cli::wall_ms();
+        let deadline_wall = match r.deadline.checked_duration_since(now) {
+            Some(ahead) => wall.saturating_add(u64::try_from(ahead.as_millis()).unwrap_or(u64::MAX)),
+            None => wall.saturating_sub(u64::try_from(now.duration_since(r.deadline).as_millis()).unwrap_or(u64::MAX)),
+        };
+        self.report(&format!("exited {pid} {} {cause} {} {deadline_wall}", r.term, status_text(status)));
+    }
+}
