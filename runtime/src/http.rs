@@ -28,9 +28,8 @@ pub(crate) fn bind(addr: SocketAddr) -> Result<(tiny_http::Server, SocketAddr), 
         std::io::ErrorKind::AddrInUse => RuntimeError::AddressInUse { addr: addr.to_string() },
         _ => RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() },
     })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() })?;
+    let bound =
+        listener.local_addr().map_err(|e| RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() })?;
     let server = tiny_http::Server::from_listener(listener, None)
         .map_err(|e| RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() })?;
     Ok((server, bound))
@@ -205,7 +204,12 @@ impl Collector for Snapshot {
             "Leaderships observed: each (term, leader) pair this node learned of, once.",
             m.leader_changes,
         )?;
-        counter(&mut e, "tenure_elections", "Campaigns run by this node (terms in which it became candidate).", m.elections)?;
+        counter(
+            &mut e,
+            "tenure_elections",
+            "Campaigns run by this node (terms in which it became candidate).",
+            m.elections,
+        )?;
         let mut dropped = e.encode_descriptor(
             "tenure_messages_dropped",
             "Datagrams dropped by the core, by reason.",
