@@ -72,6 +72,38 @@ pub struct Metrics {
     pub failover: FailoverHistogram,
 }
 
+impl Metrics {
+    /// The snapshot as one JSON object (what the Python and Node.js collectors read):
+    /// `{"id", "role", "term", "leader", "is_leader", "lease_remaining_ms", "running", "stopping",
+    /// "loop_age_ms", "leader_changes", "elections", "dropped": {reason: n}, "peers": {state: n},
+    /// "failover": {"buckets": [[le_seconds, cumulative], ...], "sum_seconds", "count"},
+    /// "version"}` (`null` for absent values).
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "id": self.id,
+            "role": role_name(self.role),
+            "term": self.term,
+            "leader": self.leader,
+            "is_leader": self.is_leader,
+            "lease_remaining_ms": self.lease_remaining_ms,
+            "running": self.running,
+            "stopping": self.stopping,
+            "loop_age_ms": self.loop_age_ms,
+            "leader_changes": self.leader_changes,
+            "elections": self.elections,
+            "dropped": self.dropped,
+            "peers": self.peers,
+            "failover": {
+                "buckets": self.failover.buckets,
+                "sum_seconds": self.failover.sum_seconds,
+                "count": self.failover.count,
+            },
+            "version": crate::VERSION,
+        })
+        .to_string()
+    }
+}
+
 /// How peers are counted: (in the view, sends failing) per known peer.
 pub(crate) type PeerState = (bool, bool);
 
@@ -245,5 +277,28 @@ mod tests {
         assert_eq!(le(10.0), Some(1));
         c.dropped(DropReason::BadMac);
         assert_eq!(c.read().2.get("bad_mac"), Some(&1));
+        let (leader_changes, elections, dropped, peers, failover) = c.read();
+        let m = Metrics {
+            id: "a".into(),
+            role: Role::Leader,
+            term: 3,
+            leader: Some("a".into()),
+            is_leader: true,
+            lease_remaining_ms: None,
+            running: true,
+            stopping: false,
+            loop_age_ms: 0,
+            leader_changes,
+            elections,
+            dropped,
+            peers,
+            failover,
+        };
+        let v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
+        assert_eq!(v["role"], "leader");
+        assert_eq!(v["lease_remaining_ms"], serde_json::Value::Null);
+        assert_eq!(v["dropped"]["bad_mac"], 1);
+        assert_eq!(v["failover"]["buckets"][4], serde_json::json!([0.15, 1]));
+        assert_eq!(v["failover"]["count"], 1);
     }
 }
