@@ -6,7 +6,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Registry } = require('prom-client')
 const tenure = require('..')
-const { Elector } = tenure
+const { Elector, ConfigError } = tenure
 const { registerTenureMetrics, ROLES } = require('tenure/prometheus')
 const { freePorts } = require('./helpers')
 
@@ -71,4 +71,33 @@ test('registerTenureMetrics maps elector.metrics() into a prom-client registry',
   assert.ok(!/^tenure_term /m.test(text))
   unregister()
   assert.equal(registry.getMetricsAsArray().length, 0)
+})
+
+test('an elector serves the HTTP sidecar with the http and readyWhen options', async () => {
+  const ids = (await freePorts(3)).map((p) => `127.0.0.1:${p}`)
+  assert.throws(() => new Elector({ id: ids[0], peers: ids.slice(1), cluster: 'c', http: 'localhost:80' }), (e) => e instanceof ConfigError && /localhost:80/.test(e.message))
+  assert.throws(() => new Elector({ id: ids[0], peers: ids.slice(1), cluster: 'c', readyWhen: /** @type {any} */ ('follower') }), (e) => e instanceof ConfigError && /follower/.test(e.message))
+  const electors = ids.map((id) => new Elector({ id, peers: ids.filter((p) => p !== id), cluster: 'http-test', http: '127.0.0.1:0', readyWhen: 'leader' }))
+  assert.equal(electors[0].httpAddr, null)
+  try {
+    await Promise.all(electors.map((e) => e.start()))
+    const addrs = electors.map((e) => /** @type {string} */ (e.httpAddr))
+    assert.ok(addrs.every((a) => a.startsWith('127.0.0.1:')))
+    const end = Date.now() + 10_000
+    /** @type {boolean[]} */
+    let ready = []
+    for (;;) {
+      ready = await Promise.all(addrs.map(async (a) => (await fetch(`http://${a}/readyz`)).status === 200))
+      if (ready.filter(Boolean).length === 1) break
+      assert.ok(Date.now() < end, `readiness ${ready}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    const leader = electors[ready.indexOf(true)]
+    assert.ok(leader.isLeader)
+    const view = await (await fetch(`http://${leader.httpAddr}/leader`)).json()
+    assert.equal(view.id, leader.id)
+    assert.equal(view.is_leader, true)
+  } finally {
+    await Promise.all(electors.map((e) => e.stop({ transfer: false })))
+  }
 })

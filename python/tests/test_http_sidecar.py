@@ -229,3 +229,37 @@ def test_the_collector_maps_the_runtime_snapshot() -> None:
         assert list(collector.collect()) == []
 
     asyncio.run(main())
+
+
+def test_an_elector_serves_the_sidecar_in_leader_mode() -> None:
+    ids = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
+    with pytest.raises(tenure.ConfigError, match="localhost:80"):
+        tenure.Elector(ids[0], ids, cluster="c", http="localhost:80")
+    with pytest.raises(tenure.ConfigError, match="follower"):
+        tenure.SyncElector(ids[0], ids, cluster="c", http="127.0.0.1:0", ready_when="follower")
+
+    async def main() -> None:
+        electors = [tenure.Elector(i, ids, cluster="embed-test", http="127.0.0.1:0", ready_when="leader") for i in ids]
+        assert electors[0].http_addr is None
+        for e in electors:
+            await e.start()
+        try:
+            addrs = [e.http_addr for e in electors]
+            assert all(a is not None and a.startswith("127.0.0.1:") for a in addrs)
+
+            def ready() -> List[bool]:
+                return [get(str(a), "/readyz")[0] == 200 for a in addrs]
+
+            deadline = time.monotonic() + 10
+            while (r := await asyncio.to_thread(ready)).count(True) != 1:
+                assert time.monotonic() < deadline, f"readiness {r}"
+                await asyncio.sleep(0.02)
+            leader = electors[r.index(True)]
+            assert leader.is_leader
+            view = json.loads((await asyncio.to_thread(get, str(leader.http_addr), "/leader"))[2])
+            assert view["id"] == leader.id and view["is_leader"] is True
+        finally:
+            for e in electors:
+                await e.stop()
+
+    asyncio.run(main())
