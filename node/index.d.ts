@@ -460,6 +460,13 @@ export interface ElectorOptions {
   resolveInterval?: number
   /** The local `IP` or `IP:PORT` to bind when it differs from `id` (e.g. `0.0.0.0`). */
   bind?: string
+  /**
+   * Serve the HTTP sidecar (`GET /leader`, `/healthz`, `/readyz`, `/metrics`; docs/http.md) on this
+   * `IP:PORT` (port 0: any free port, see {@link Elector.httpAddr}).
+   */
+  http?: string
+  /** When the sidecar's `/readyz` is 200: while running (`'node'`, default) or only while leading with a valid lease. */
+  readyWhen?: 'node' | 'leader'
   /** Aborting it stops the elector (as {@link Elector.stop}). */
   signal?: AbortSignal
   /**
@@ -544,9 +551,13 @@ export class Elector extends EventEmitter<ElectorEvents> {
   transferLeadership(peer?: string): void
   /** The whole election state, camelCase keys (`leaderId`, `droppedByReason`, ...). */
   inspect(): Record<string, any>
+  /** The runtime's metrics snapshot (what `tenure run --http` serves at `/metrics`; docs/http.md). */
+  metrics(): Metrics
   readonly state: 'new' | 'starting' | 'running' | 'stopping' | 'closed'
   readonly id: string
   readonly boundAddr: string | null
+  /** The HTTP sidecar's address while running with the `http` option, else `null`. */
+  readonly httpAddr: string | null
   readonly isLeader: boolean
   readonly term: number
   readonly leader: string | null
@@ -580,3 +591,31 @@ declare const tenure: {
   Lease: typeof Lease
 }
 export default tenure
+
+/** {@link Elector.metrics}: what the runtime counts and knows (counters start at 0 at start). */
+export interface Metrics {
+  id: string
+  role: Role
+  term: number
+  leader: string | null
+  isLeader: boolean
+  /** While leading with a confirmed lease: milliseconds until it expires (0 once expired), else `null`. */
+  leaseRemainingMs: number | null
+  running: boolean
+  /** A graceful stop is under way. */
+  stopping: boolean
+  /** Milliseconds since the run loop last finished a round. */
+  loopAgeMs: number
+  /** Leaderships observed: each (term, leader) pair this node learned of, once. */
+  leaderChanges: number
+  /** Campaigns this node ran (terms in which it became candidate). */
+  elections: number
+  /** Datagrams dropped, by the core's drop reason (every reason, zeros included). */
+  dropped: Record<string, number>
+  /** Known peers by state: `in_view`, `unreachable` (in the view, sends failing), `left`. */
+  peers: Record<string, number>
+  /** Leaderless time observed by this node: `[upper bound in seconds, cumulative count]` buckets. */
+  failover: { buckets: Array<[number, number]>; sumSeconds: number; count: number }
+  /** The runtime's version. */
+  version: string
+}

@@ -69,6 +69,14 @@
 //! at start. The file `PATH.lock` next to it is locked exclusively for the runtime's lifetime, so
 //! two processes can never share one state file. The temporary file is `PATH.tmp`.
 //!
+//! ## HTTP sidecar and metrics
+//!
+//! With [`RuntimeConfig::http`] (`--http IP:PORT`) a `tiny_http` thread serves `GET /leader`,
+//! `/healthz`, `/readyz` ([`ReadyWhen`]) and `/metrics` (Prometheus text format), reading only
+//! the snapshot the loop publishes after every round; [`Handle::metrics`] is that snapshot
+//! (counters computed once, here). Cargo feature `http` (default). `docs/http.md` lists every
+//! endpoint, field and metric.
+//!
 //! ## Warnings
 //!
 //! Delivered as [`RuntimeEvent::Warning`] and logged at warn level, at most one per code and
@@ -92,6 +100,9 @@ mod engine;
 mod error;
 mod event;
 mod handle;
+#[cfg(feature = "http")]
+mod http;
+pub mod metrics;
 mod probe;
 mod resolve;
 mod runloop;
@@ -102,12 +113,14 @@ mod warn;
 
 pub use command::DEFAULT_KILL_GRACE;
 pub use config::{
-    parse_address, parse_bind, parse_id, parse_peer, Address, Host, RuntimeConfig, DEFAULT_RESOLVE_INTERVAL,
+    parse_address, parse_bind, parse_http, parse_id, parse_peer, Address, Host, ReadyWhen, RuntimeConfig,
+    DEFAULT_RESOLVE_INTERVAL,
 };
 pub use engine::{native, Engine, EngineInit};
 pub use error::{AddressProblem, RuntimeError};
 pub use event::{Confirm, Handler, RuntimeEvent};
 pub use handle::Handle;
+pub use metrics::{FailoverHistogram, Metrics};
 pub use start::spawn;
 
 use std::time::Instant;
