@@ -22,7 +22,7 @@ export type U64 = number | bigint
 export type Role = 'unclustered' | 'follower' | 'candidate' | 'leader'
 
 /** Why the host reports a peer down. */
-export type PeerDownReason = 'terminated' | 'no_connection'
+export type PeerDownReason = 'terminated' | 'no_connection' | 'refused'
 
 /** Why an inbound message was dropped (the `code` of a {@link DroppedError}). */
 export type DropReason =
@@ -58,6 +58,10 @@ export interface NodeConfig {
   electionTimeoutMax?: U64 | null
   /** Interval between a leader's heartbeats, ms (default 50). */
   heartbeatInterval?: U64
+  /** How long a promise (and so the leader's lease) lasts, ms (default `electionTimeoutMin`): at
+   * most `electionTimeoutMin` and, less the clock-drift margin, above `heartbeatInterval`
+   * (`lease_out_of_range` otherwise). Shorter means faster failover after `'refused'`. */
+  leaseDuration?: U64 | null
   /** How long a peer reported `no_connection` stays in the view, ms (default 5000). */
   ghostTtl?: U64
   /** Ask "could I win?" before incrementing the term (default true). */
@@ -107,6 +111,8 @@ export interface EffectiveConfig {
   maxClockDriftPpm: number
   /** How long a heartbeat's lease lasts on the leader's clock. */
   leaseSpan: U64
+  /** How long a promise lasts (`leaseDuration`, default `electionTimeoutMin`). */
+  leaseDuration: U64
 }
 
 /** A configuration that works but is probably not what was meant. */
@@ -263,6 +269,7 @@ export class ConfigError extends TenureError {
     | 'timeout_spread_too_small'
     | 'clock_drift_too_large'
     | 'too_many_peers'
+    | 'lease_out_of_range'
 }
 /** A call the node refused; its state is unchanged. */
 export class NodeError extends TenureError {
@@ -432,6 +439,7 @@ export interface ElectorOptions {
   electionTimeoutMin?: U64 | null
   electionTimeoutMax?: U64 | null
   heartbeatInterval?: U64
+  leaseDuration?: U64 | null
   ghostTtl?: U64
   preVote?: boolean
   admitUnknownPeers?: boolean

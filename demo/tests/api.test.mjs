@@ -91,6 +91,11 @@ test('constructor errors name what was wrong', () => {
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', electionTimeoutMin: 500, electionTimeoutMax: 400 })), 'min_above_max');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', heartbeatInterval: 150 })), 'heartbeat_not_below_election_timeout');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', key: '' })), 'empty_key');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x', leaseDuration: 151 })), 'lease_out_of_range');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x', leaseDuration: 50 })), 'lease_out_of_range');
+  assert.equal(code(() => new Node({ id: 'a', cluster: 'x', leaseDuration: -1 })), 'invalid_argument');
+  assert.throws(() => new Node({ id: 'a', cluster: 'x', leaseDuration: 151 }), /lease_duration \(151 ms\)/);
+  new Node({ id: 'a', cluster: 'x', leaseDuration: 120 });
   try {
     new Node({ id: 'a', cluster: 'x', electionTimeoutMin: 500, electionTimeoutMax: 400 });
   } catch (e) {
@@ -157,6 +162,9 @@ test('method errors carry the core codes; dropped input throws its drop reason',
   assert.equal(code(() => a.handleMessage(0, 'b', new Uint8Array([1, 2, 3]))), 'malformed');
   assert.equal(code(() => decodeMessage(new Uint8Array())), 'malformed');
   assert.equal(a.inspect().dropped_by_reason.malformed, 1);
+  a.peerDown(0, 'c', 'refused'); // the process is gone, the member stays
+  assert.deepEqual(a.view, ['a', 'b', 'c']);
+  assert.deepEqual(a.inspect().unreachable, {});
   a.peerDown(0, 'b', 'no_connection');
   assert.deepEqual(a.inspect().send_failing_peers, ['b']);
   assert.equal(a.drain().length >= 0, true);

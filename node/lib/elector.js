@@ -14,6 +14,7 @@ const NODE_KEYS = [
   'electionTimeoutMin',
   'electionTimeoutMax',
   'heartbeatInterval',
+  'leaseDuration',
   'ghostTtl',
   'preVote',
   'key',

@@ -81,6 +81,7 @@ const CONFIG_CODES = new Set([
   'timeout_spread_too_small',
   'clock_drift_too_large',
   'too_many_peers',
+  'lease_out_of_range',
 ])
 const NODE_CODES = new Set([
   'invalid_peer',

@@ -111,10 +111,11 @@ class Node {
 
   /**
    * Reports a peer down: `'terminated'` removes it at once; `'no_connection'` keeps it in the
-   * view for `ghostTtl` unless it is heard from again.
+   * view for `ghostTtl` unless it is heard from again; `'refused'` (its port refused a datagram:
+   * the process is gone) keeps it a member, and a node following it stops waiting for it.
    * @param {number} now
    * @param {string} peer
-   * @param {'terminated' | 'no_connection'} reason
+   * @param {'terminated' | 'no_connection' | 'refused'} reason
    */
   peerDown(now, peer, reason) {
     try {

@@ -135,6 +135,7 @@ test('every bad input is a typed error naming the value, at construction', () =>
     [{ bind: 'not an ip' }, { code: 'invalid_bind' }, /not an ip/],
     [{ cluster: '' }, { code: 'empty_id' }, null],
     [{ electionTimeoutMin: 500, electionTimeoutMax: 400 }, { code: 'min_above_max' }, null],
+    [{ leaseDuration: 40 }, { code: 'lease_out_of_range' }, /lease_duration \(40 ms\)/],
     [{ key: 'k', keyFile: '/nonexistent' }, { code: 'invalid_option' }, /key file/],
     [{ confirmTimeout: 0 }, { code: 'invalid_option' }, /confirm_timeout/],
   ]

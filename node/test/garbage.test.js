@@ -56,6 +56,7 @@ function garbagePool(r) {
     '\ud800',
     'terminated',
     'no_connection',
+    'refused',
     Symbol('s'),
     {},
     [],

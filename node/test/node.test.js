@@ -61,6 +61,7 @@ test('a new node follows, with a deadline inside the election timeout', () => {
     maxPeers: 64,
     maxClockDriftPpm: 10000,
     leaseSpan: 147,
+    leaseDuration: 150,
   })
 })
 
@@ -213,6 +214,10 @@ test('membership calls: join, leave, peerDown, and their errors', () => {
   assert.deepEqual(n.drain(), [])
   n.leave(3, 'd')
   assert.deepEqual(n.drain(), [{ type: 'event', event: 'peer_left', peer: 'd' }])
+  // A refused port: the process is gone, the member stays (not a ghost).
+  n.peerDown(4, 'c', 'refused')
+  assert.deepEqual(n.view, ['a', 'b', 'c'])
+  assert.deepEqual(n.inspect().unreachable, {})
   n.peerDown(4, 'b', 'no_connection')
   assert.deepEqual(n.inspect().send_failing_peers, ['b'])
   assert.equal(n.inspect().unreachable.b, 5004)
@@ -264,14 +269,24 @@ test('configuration errors are ConfigError with the core codes', () => {
     [{ id: 'a', cluster: 'c', heartbeatInterval: 150 }, 'heartbeat_not_below_election_timeout'],
     [{ id: 'a', cluster: 'c', minClusterSize: 0 }, 'zero_min_cluster_size'],
     [{ id: 'a', cluster: 'c', key: '' }, 'empty_key'],
+    [{ id: 'a', cluster: 'c', leaseDuration: 151 }, 'lease_out_of_range', /lease_duration \(151 ms\)/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 50 }, 'lease_out_of_range', /lease_duration \(50 ms\)/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 0 }, 'zero_timeout', /lease_duration/],
   ]
-  for (const [config, code] of cases) {
+  for (const [config, code, message] of cases) {
     assert.throws(
       () => new Node(config),
-      (e) => e instanceof ConfigError && e.code === code && e.name === 'ConfigError' && e.message.length > 0,
+      (e) =>
+        e instanceof ConfigError &&
+        e.code === code &&
+        e.name === 'ConfigError' &&
+        e.message.length > 0 &&
+        (!message || message.test(e.message)),
       code
     )
   }
+  assert.equal(new Node({ id: 'a', cluster: 'c', leaseDuration: 120 }).config.leaseDuration, 120)
+  assert.throws(() => new Node({ id: 'a', cluster: 'c', leaseDuration: -1 }), /config\.leaseDuration/)
 })
 
 test('configuration warnings and derived bounds', () => {

@@ -56,6 +56,9 @@ class PeerDownReason(str, enum.Enum):
     """Gone for good: removed from the view at once."""
     NO_CONNECTION = "no_connection"
     """Connection lost: stays in the view for ``ghost_ttl`` unless heard from again."""
+    REFUSED = "refused"
+    """The peer's port refused a datagram (ICMP port unreachable): its process is gone, it stays a
+    member. A node following it stops waiting for it (the lease promise still binds)."""
 
     def __str__(self) -> str:
         return self.value
@@ -165,6 +168,11 @@ class Config:
     """Bound on clock-rate differences in parts per million; the lease deadline carries its margin."""
     incarnation: Optional[int] = None
     """This run's incarnation (``None``: drawn from the seed). Should grow across restarts."""
+    lease_duration: Optional[int] = None
+    """How long a promise (and so the leader's lease) lasts, in ms (``None``:
+    ``election_timeout_min``). At most ``election_timeout_min`` and, less the clock-drift margin,
+    above ``heartbeat_interval`` (``lease_out_of_range`` otherwise). Shorter means faster failover
+    after ``PeerDownReason.REFUSED``, at the price of less slack for each heartbeat."""
 
     def __post_init__(self) -> None:
         if isinstance(self.bootstrap, str):
@@ -206,8 +214,10 @@ class ValidConfig:
     max_peers: int = 64
     max_clock_drift_ppm: int = 10_000
     lease_span: int = 147
-    """How long a heartbeat's lease lasts on the leader's clock: ``election_timeout_min`` less the
+    """How long a heartbeat's lease lasts on the leader's clock: ``lease_duration`` less the
     clock-drift margin."""
+    lease_duration: int = 150
+    """How long a promise lasts (``Config.lease_duration``, default ``election_timeout_min``)."""
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ class SyncElector:
         election_timeout_min: Optional[int] = None,
         election_timeout_max: Optional[int] = None,
         heartbeat_interval: int = 50,
+        lease_duration: Optional[int] = None,
         ghost_ttl: int = 5000,
         pre_vote: bool = True,
         state_file: Union[str, os.PathLike[str], None] = None,
@@ -119,6 +120,7 @@ class SyncElector:
             election_timeout_min=election_timeout_min,
             election_timeout_max=election_timeout_max,
             heartbeat_interval=heartbeat_interval,
+            lease_duration=lease_duration,
             ghost_ttl=ghost_ttl,
             pre_vote=pre_vote,
         )

@@ -318,6 +318,9 @@ def test_constructor_errors() -> None:
         Elector("127.0.0.1:1", "127.0.0.1:2", cluster="x")
     with pytest.raises(tenure.InvalidIdError, match="nonsense"):
         Elector("nonsense", ["127.0.0.1:2"], cluster="x")
+    with pytest.raises(tenure.ConfigError, match=r"lease_duration \(40 ms\)") as lease:
+        Elector("127.0.0.1:1", ["127.0.0.1:2"], cluster="x", lease_duration=40)
+    assert lease.value.code == "lease_out_of_range"
 
 
 def test_concurrent_stops_both_wait_for_the_handover() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import tenure
-from tenure import Config, FenceChecker, Node, Role, wire
+from tenure import Config, FenceChecker, Node, PeerDownReason, Role, wire
 
 DOCUMENTED = (TypeError, OverflowError, ValueError, tenure.TenureError)
 PEERS = ["b", "c", "d", "e"]
@@ -94,7 +94,7 @@ class NodeMachine(RuleBasedStateMachine):
         call(getattr(self.node, method), *args)
         self.drain()
 
-    @rule(peer=peer_ids, reason=st.one_of(st.sampled_from(["terminated", "no_connection"]), garbage))
+    @rule(peer=peer_ids, reason=st.one_of(st.sampled_from([r.value for r in PeerDownReason]), garbage))
     def membership(self, peer: str, reason: Any) -> None:
         call(self.node.join, self.now, peer)
         call(self.node.peer_down, self.now, peer, reason)

@@ -211,6 +211,9 @@ def test_membership_calls_and_their_errors() -> None:
     assert n.drain() == []
     n.leave(2, "d")
     assert n.drain() == [PeerLeft("d")]
+    n.peer_down(3, "c", PeerDownReason.REFUSED)  # the process is gone, the member stays
+    assert n.view == ["a", "b", "c"] and n.inspect()["unreachable"] == {}
+    n.peer_down(3, "c", "refused")
     n.peer_down(3, "c", PeerDownReason.NO_CONNECTION)
     assert "c" in n.inspect()["unreachable"]
     n.peer_down(3, "b", "terminated")
@@ -274,6 +277,9 @@ def test_inspect_has_every_spec_key() -> None:
 def test_config_validation_errors_and_warnings() -> None:
     v = Config(id="a", cluster="c", election_timeout_min=200).validate()
     assert (v.election_timeout_min, v.election_timeout_max) == (200, 400)
+    assert v.lease_duration == 200  # default: election_timeout_min
+    v = Config(id="a", cluster="c", lease_duration=120).validate()
+    assert v.lease_duration == 120 and v.lease_span < 120
     v = Config(id="a", cluster="c", min_cluster_size=2, heartbeat_interval=60).validate()
     assert [w.code for w in v.warnings] == ["small_min_cluster_size", "slow_heartbeat"]
     assert make(min_cluster_size=1).warnings[0].code == "small_min_cluster_size"
@@ -285,6 +291,9 @@ def test_config_validation_errors_and_warnings() -> None:
         ({"min_cluster_size": 0}, "zero_min_cluster_size", "min_cluster_size"),
         ({"key": b""}, "empty_key", "key"),
         ({"id": "x" * 300}, "id_too_long", "id"),
+        ({"lease_duration": 151}, "lease_out_of_range", "lease_duration (151 ms)"),
+        ({"lease_duration": 50}, "lease_out_of_range", "lease_duration (50 ms)"),
+        ({"lease_duration": 0}, "zero_timeout", "lease_duration"),
     ]
     for kw, code, mentions in cases:
         args: dict[str, object] = {"id": "a", "cluster": "c", **kw}

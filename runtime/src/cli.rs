@@ -19,9 +19,9 @@ use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, Runt
 /// The `--help` text after `usage: PROG `.
 pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT ...] --cluster NAME
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
-    [--heartbeat-interval MS] [--ghost-ttl MS] [--state-file PATH] [--key-file PATH]
-    [--admit-unknown-peers] [--max-peers N] [--http IP:PORT] [--ready-when node|leader]
-    [--kill-grace MS] [-- CMD ARGS...]
+    [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
+    [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
+    [--ready-when node|leader] [--kill-grace MS] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -42,6 +42,9 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
   --election-timeout-min MS    default 150 (or half of --election-timeout-max)
   --election-timeout-max MS    default 300 (or twice --election-timeout-min)
   --heartbeat-interval MS      default 50
+  --lease-duration MS          how long a promise (and so the leader's lease) lasts; at most
+                               --election-timeout-min, above --heartbeat-interval (default:
+                               --election-timeout-min)
   --ghost-ttl MS               default 5000
   --state-file PATH            make term and vote durable in PATH (locked: one node per file)
   --key-file PATH              authenticate every message with the key in PATH
@@ -91,6 +94,8 @@ pub struct RunOptions {
     pub election_timeout_max: Option<u64>,
     /// `--heartbeat-interval`.
     pub heartbeat_interval: Option<u64>,
+    /// `--lease-duration`.
+    pub lease_duration: Option<u64>,
     /// `--ghost-ttl`.
     pub ghost_ttl: Option<u64>,
     /// `--state-file`.
@@ -181,7 +186,7 @@ where
             o.admit_unknown_peers = true;
             continue;
         }
-        const KNOWN: [&str; 15] = [
+        const KNOWN: [&str; 16] = [
             "--id",
             "--peer",
             "--cluster",
@@ -190,6 +195,7 @@ where
             "--election-timeout-min",
             "--election-timeout-max",
             "--heartbeat-interval",
+            "--lease-duration",
             "--ghost-ttl",
             "--state-file",
             "--key-file",
@@ -214,6 +220,7 @@ where
             "--election-timeout-min" => once(&mut o.election_timeout_min, name, number(name, &value)?)?,
             "--election-timeout-max" => once(&mut o.election_timeout_max, name, number(name, &value)?)?,
             "--heartbeat-interval" => once(&mut o.heartbeat_interval, name, number(name, &value)?)?,
+            "--lease-duration" => once(&mut o.lease_duration, name, number(name, &value)?)?,
             "--ghost-ttl" => once(&mut o.ghost_ttl, name, number(name, &value)?)?,
             "--state-file" => once(&mut o.state_file, name, value)?,
             "--max-peers" => once(&mut o.max_peers, name, number(name, &value)?)?,
@@ -249,6 +256,7 @@ impl RunOptions {
         if let Some(h) = self.heartbeat_interval {
             c.heartbeat_interval = h;
         }
+        c.lease_duration = self.lease_duration;
         if let Some(g) = self.ghost_ttl {
             c.ghost_ttl = g;
         }
@@ -597,6 +605,25 @@ mod tests {
             .contains("--kill-grace"));
         let Command::Run(o) = parse_args(base).unwrap() else { panic!("not run") };
         assert!(o.command.is_empty());
+    fn lease_duration_reaches_the_core() {
+        let args = |lease: &'static str| {
+            let Command::Run(o) =
+                parse_args(["run", "--id", "a:1", "--peer", "b:1", "--cluster", "c", "--lease-duration", lease])
+                    .unwrap()
+            else {
+                panic!("not run")
+            };
+            o.runtime_config().node.validate()
+        };
+        assert_eq!(args("120").unwrap().lease_duration, 120);
+        // Longer than election_timeout_min (150 by default): the core's typed error names it.
+        let err = args("151").unwrap_err();
+        assert_eq!(err.code(), "lease_out_of_range");
+        assert!(err.to_string().contains("151"), "{err}");
+        assert!(parse_args(["run", "--lease-duration", "x"]).unwrap_err().contains("--lease-duration"));
+        assert!(parse_args(["run", "--lease-duration=1", "--lease-duration", "2"])
+            .unwrap_err()
+            .contains("more than once"));
     }
 
     #[test]

@@ -136,6 +136,7 @@ class ComponentNode:
             election_timeout_min=options.get("election_timeout_min"),
             election_timeout_max=options.get("election_timeout_max"),
             heartbeat_interval=options.get("heartbeat_interval"),
+            lease_duration=options.get("lease_duration"),
             ghost_ttl=options.get("ghost_ttl"),
             pre_vote=options.get("pre_vote"),
             confirm_leader=options.get("confirm_leader"),
@@ -179,7 +180,7 @@ class ComponentNode:
         _raise_if_error(self._method("leave", now, peer))
 
     def peer_down(self, now: int, peer: str, reason: str) -> None:
-        """``reason``: ``"terminated"`` or ``"no_connection"``."""
+        """``reason``: ``"terminated"``, ``"no_connection"`` or ``"refused"``."""
         _raise_if_error(self._method("peer-down", now, peer, reason.replace("_", "-")))
 
     def leader_failed(self, now: int, term: int) -> None:

@@ -57,6 +57,7 @@ export async function startNode(config, now, { confirm = 'grant', onBecameLeader
       electionTimeoutMin: undefined,
       electionTimeoutMax: undefined,
       heartbeatInterval: undefined,
+      leaseDuration: undefined,
       ghostTtl: undefined,
       preVote: undefined,
       confirmLeader: undefined,

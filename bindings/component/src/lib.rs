@@ -81,6 +81,7 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
         ConfigError::TimeoutSpreadTooSmall { .. } => C::TimeoutSpreadTooSmall,
         ConfigError::ClockDriftTooLarge { .. } => C::ClockDriftTooLarge,
         ConfigError::TooManyPeers { .. } => C::TooManyPeers,
+        ConfigError::LeaseOutOfRange { .. } => C::LeaseOutOfRange,
     };
     wit::ConfigError { code, message: e.to_string() }
 }
@@ -182,6 +183,7 @@ impl GuestNode for NodeResource {
         if let Some(h) = config.heartbeat_interval {
             c.heartbeat_interval = h;
         }
+        c.lease_duration = config.lease_duration;
         if let Some(g) = config.ghost_ttl {
             c.ghost_ttl = g;
         }
@@ -230,6 +232,7 @@ impl GuestNode for NodeResource {
         let reason = match reason {
             wit::PeerDownReason::Terminated => PeerDownReason::Terminated,
             wit::PeerDownReason::NoConnection => PeerDownReason::NoConnection,
+            wit::PeerDownReason::Refused => PeerDownReason::Refused,
         };
         self.input(now, |n| n.peer_down(now, &peer, reason)).map_err(node_error)
     }

@@ -60,6 +60,16 @@ def test_errors_are_typed(compiled: tuple) -> None:
     assert err.value.code == "not_leader"
 
 
+def test_lease_duration_and_refused_reach_the_core(compiled: tuple) -> None:
+    engine, component = compiled
+    with pytest.raises(ConfigError) as e:
+        ComponentNode(engine, component, id="a", cluster="c", bootstrap=["b", "c"], seed=1, now=0, lease_duration=151)
+    assert e.value.code == "lease_out_of_range" and "lease_duration (151 ms)" in str(e.value)
+    node = ComponentNode(engine, component, id="a", cluster="c", bootstrap=["b", "c"], seed=1, now=0, lease_duration=120)
+    node.peer_down(1, "b", "refused")  # the process is gone, the member stays
+    assert node.inspect()["view_size"] == 3 and not node.inspect()["unreachable"]
+
+
 def test_an_error_from_became_leader_rolls_leadership_back(compiled: tuple) -> None:
     engine, component = compiled
     node = ComponentNode(

@@ -97,6 +97,7 @@ def test_scenario_replays_byte_for_byte(compiled: tuple, path: Path) -> None:
         election_timeout_min=c["election_timeout_min"],
         election_timeout_max=c["election_timeout_max"],
         heartbeat_interval=c["heartbeat_interval"],
+        lease_duration=c.get("lease_duration"),
         ghost_ttl=c["ghost_ttl"],
         pre_vote=c["pre_vote"],
         confirm_leader=c["confirm_leader"],

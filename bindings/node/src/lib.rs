@@ -31,6 +31,7 @@ const CONFIG_KEYS: &[&str] = &[
     "electionTimeoutMin",
     "electionTimeoutMax",
     "heartbeatInterval",
+    "leaseDuration",
     "ghostTtl",
     "preVote",
     "confirmLeader",
@@ -66,6 +67,7 @@ pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
     if let Some(v) = prop(&obj, "heartbeatInterval")? {
         c.heartbeat_interval = u64_arg(env, &v, "config.heartbeatInterval")?;
     }
+    c.lease_duration = opt_u64(env, prop(&obj, "leaseDuration")?.as_ref(), "config.leaseDuration")?;
     if let Some(v) = prop(&obj, "ghostTtl")? {
         c.ghost_ttl = u64_arg(env, &v, "config.ghostTtl")?;
     }
@@ -234,20 +236,16 @@ impl NativeNode {
         self.inner.leave(now, &peer).map_err(|e| core_error(&env, e))
     }
 
-    /// Reports a peer down: `reason` is `"terminated"` or `"no_connection"`.
+    /// Reports a peer down: `reason` is a `PeerDownReason` name (`"terminated"`, `"no_connection"`
+    /// or `"refused"`).
     #[napi(catch_unwind)]
     pub fn peer_down(&mut self, env: Env, now: Unknown, peer: Unknown, reason: Unknown) -> Result<()> {
         let now = u64_arg(&env, &now, "now")?;
         let peer = string(&env, &peer, "peer")?;
-        let reason = match string(&env, &reason, "reason")?.as_str() {
-            "terminated" => PeerDownReason::Terminated,
-            "no_connection" => PeerDownReason::NoConnection,
-            other => {
-                return Err(type_error(
-                    &env,
-                    format!("reason must be \"terminated\" or \"no_connection\", got {other:?}"),
-                ))
-            }
+        let reason = string(&env, &reason, "reason")?;
+        let Some(reason) = PeerDownReason::from_name(&reason) else {
+            let names: Vec<&str> = PeerDownReason::ALL.iter().map(|r| r.as_str()).collect();
+            return Err(type_error(&env, format!("reason must be one of {names:?}, got {reason:?}")));
         };
         self.inner.peer_down(now, &peer, reason).map_err(|e| core_error(&env, e))
     }
@@ -398,6 +396,7 @@ impl NativeNode {
         o.set("maxPeers", c.max_peers)?;
         o.set("maxClockDriftPpm", c.max_clock_drift_ppm)?;
         o.set("leaseSpan", U64(c.lease_span))?;
+        o.set("leaseDuration", U64(c.lease_duration))?;
         Ok(o)
     }
 

@@ -133,6 +133,7 @@ pub(crate) fn config_from(obj: &Bound<'_, PyAny>) -> PyResult<Config> {
     c.election_timeout_min = attr(obj, W, "election_timeout_min")?;
     c.election_timeout_max = attr(obj, W, "election_timeout_max")?;
     c.heartbeat_interval = attr(obj, W, "heartbeat_interval")?;
+    c.lease_duration = attr(obj, W, "lease_duration")?;
     c.ghost_ttl = attr(obj, W, "ghost_ttl")?;
     c.pre_vote = attr(obj, W, "pre_vote")?;
     c.confirm_leader = attr(obj, W, "confirm_leader")?;
@@ -176,13 +177,15 @@ pub(crate) fn peer_down_reason(reason: &Bound<'_, PyAny>) -> PyResult<PeerDownRe
     let s = reason.cast::<PyString>().map_err(|_| {
         PyTypeError::new_err(format!("reason must be a PeerDownReason or str, got {}", type_name(reason)))
     })?;
-    match s.to_cow()?.as_ref() {
-        "terminated" => Ok(PeerDownReason::Terminated),
-        "no_connection" => Ok(PeerDownReason::NoConnection),
-        other => Err(PyValueError::new_err(format!(
-            "unknown peer-down reason {other:?}: expected \"terminated\" or \"no_connection\""
-        ))),
-    }
+    peer_down_reason_name(s.to_cow()?.as_ref())
+}
+
+/// The core's peer-down reason named `name` (`PeerDownReason::from_name`).
+pub(crate) fn peer_down_reason_name(name: &str) -> PyResult<PeerDownReason> {
+    PeerDownReason::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = PeerDownReason::ALL.iter().map(|r| r.as_str()).collect();
+        PyValueError::new_err(format!("unknown peer-down reason {name:?}: expected one of {names:?}"))
+    })
 }
 
 pub(crate) fn drop_reason_arg(reason: &Bound<'_, PyAny>) -> PyResult<DropReason> {

@@ -106,6 +106,7 @@ fn validate_config<'py>(config: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny
         v.max_peers,
         v.max_clock_drift_ppm,
         v.lease_span,
+        v.lease_duration,
     ))
 }
 

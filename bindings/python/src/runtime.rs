@@ -11,7 +11,6 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use tenure::PeerDownReason;
 use tenure_runtime::{native, Confirm, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
 
 use crate::{config_from, errors_module, json_loads};
@@ -136,16 +135,6 @@ pub(crate) fn spawn_runtime(
         .map_err(|e| runtime_error(py, &e))
 }
 
-fn peer_down_reason(reason: &str) -> PyResult<PeerDownReason> {
-    match reason {
-        "terminated" => Ok(PeerDownReason::Terminated),
-        "no_connection" => Ok(PeerDownReason::NoConnection),
-        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "peer_down reason must be 'terminated' or 'no_connection', got {other:?}"
-        ))),
-    }
-}
-
 impl PyRuntime {
     /// Runs a blocking handle call without the GIL and converts its error.
     fn call<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&Handle) -> Result<T, RuntimeError> + Send) -> PyResult<T> {
@@ -233,7 +222,7 @@ impl PyRuntime {
         self.call(py, |h| h.leave(&peer))
     }
     fn peer_down(&self, py: Python<'_>, peer: String, reason: &str) -> PyResult<()> {
-        let reason = peer_down_reason(reason)?;
+        let reason = crate::convert::peer_down_reason_name(reason)?;
         self.call(py, |h| h.peer_down(&peer, reason))
     }
     fn confirm_leader(&self, py: Python<'_>, term: u64, granted: bool) -> PyResult<()> {

@@ -23,6 +23,10 @@ export interface NodeConfig {
   electionTimeoutMin?: number | null;
   electionTimeoutMax?: number | null;
   heartbeatInterval?: number;
+  /** How long a promise (and so the leader's lease) lasts, ms (default `electionTimeoutMin`): at
+   * most `electionTimeoutMin` and, less the clock-drift margin, above `heartbeatInterval`
+   * (`lease_out_of_range` otherwise). Shorter means faster failover after `"refused"`. */
+  leaseDuration?: number | null;
   ghostTtl?: number;
   preVote?: boolean;
   confirmLeader?: boolean;
@@ -186,7 +190,7 @@ fn bool_field(options: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     }
 }
 
-const CONFIG_KEYS: [&str; 16] = [
+const CONFIG_KEYS: [&str; 17] = [
     "id",
     "cluster",
     "bootstrap",
@@ -194,6 +198,7 @@ const CONFIG_KEYS: [&str; 16] = [
     "electionTimeoutMin",
     "electionTimeoutMax",
     "heartbeatInterval",
+    "leaseDuration",
     "ghostTtl",
     "preVote",
     "confirmLeader",
@@ -258,6 +263,9 @@ fn parse_options(options: &JsValue, extra: &JsValue) -> Result<Parsed, JsValue> 
     }
     if let Some(n) = number_field(options, "heartbeatInterval")? {
         config = config.heartbeat_interval(n);
+    }
+    if let Some(n) = number_field(options, "leaseDuration")? {
+        config = config.lease_duration(n);
     }
     if let Some(n) = number_field(options, "ghostTtl")? {
         config = config.ghost_ttl(n);
@@ -456,20 +464,18 @@ impl WasmNode {
     }
 
     /// Reports a peer down: `"terminated"` removes it at once, `"no_connection"` after `ghostTtl`
-    /// unless it is heard from.
+    /// unless it is heard from, `"refused"` (its port refused a datagram: the process is gone)
+    /// keeps it a member and stops waiting for it if it leads.
     #[wasm_bindgen(js_name = peerDown)]
     pub fn peer_down(
         &mut self,
         now: f64,
         peer: &str,
-        #[wasm_bindgen(unchecked_param_type = "\"terminated\" | \"no_connection\"")] reason: &str,
+        #[wasm_bindgen(unchecked_param_type = "\"terminated\" | \"no_connection\" | \"refused\"")] reason: &str,
     ) -> Result<(), JsValue> {
-        let reason = match reason {
-            "terminated" => PeerDownReason::Terminated,
-            "no_connection" => PeerDownReason::NoConnection,
-            other => {
-                return Err(invalid(&format!("reason must be \"terminated\" or \"no_connection\", got {other:?}")))
-            }
+        let Some(reason) = PeerDownReason::from_name(reason) else {
+            let names: Vec<&str> = PeerDownReason::ALL.iter().map(|r| r.as_str()).collect();
+            return Err(invalid(&format!("reason must be one of {names:?}, got {reason:?}")));
         };
         self.inner.peer_down(to_u64("now", now)?, peer, reason).map_err(core_error)
     }

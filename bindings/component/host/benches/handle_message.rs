@@ -59,6 +59,7 @@ fn config(id: &str) -> NodeConfig {
         election_timeout_min: None,
         election_timeout_max: None,
         heartbeat_interval: None,
+        lease_duration: None,
         ghost_ttl: None,
         pre_vote: None,
         confirm_leader: None,

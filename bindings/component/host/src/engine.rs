@@ -13,8 +13,8 @@ use tenure::{Event, Output};
 use tenure_runtime::{Engine, EngineInit, RuntimeError};
 
 use crate::{
-    core_inspect, node_config, Callbacks, ComponentNode, ConfirmAnswer, DropReason, DurableState, Loader, NodeError,
-    NodeErrorCode, PeerDownReason, Role,
+    core_inspect, node_config, peer_down_reason, Callbacks, ComponentNode, ConfirmAnswer, DropReason, DurableState,
+    Loader, NodeError, NodeErrorCode, Role,
 };
 
 /// Callbacks that queue the component's outputs as the core's [`Output`]s.
@@ -196,11 +196,7 @@ impl Engine for ComponentEngine {
         self.node_result(r, Args { peer: Some(peer), ..Args::default() })
     }
     fn peer_down(&mut self, now: u64, peer: &str, reason: tenure::PeerDownReason) -> Result<(), tenure::Error> {
-        let reason = match reason {
-            tenure::PeerDownReason::Terminated => PeerDownReason::Terminated,
-            tenure::PeerDownReason::NoConnection => PeerDownReason::NoConnection,
-        };
-        let r = self.node.peer_down(now, peer, reason);
+        let r = self.node.peer_down(now, peer, peer_down_reason(reason));
         self.node_result(r, Args { peer: Some(peer), ..Args::default() })
     }
     fn confirm_leader(&mut self, now: u64, term: u64, granted: bool) -> Result<(), tenure::Error> {

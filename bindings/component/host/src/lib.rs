@@ -347,6 +347,7 @@ pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::Durab
         election_timeout_min: c.election_timeout_min,
         election_timeout_max: c.election_timeout_max,
         heartbeat_interval: Some(c.heartbeat_interval),
+        lease_duration: c.lease_duration,
         ghost_ttl: Some(c.ghost_ttl),
         pre_vote: Some(c.pre_vote),
         confirm_leader: Some(c.confirm_leader),
@@ -405,6 +406,16 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         confirm_denied: i.confirm_denied,
         last_denied_at: i.last_denied_at,
         lease_deadline: i.lease_deadline,
+    }
+}
+
+/// The component's `peer-down-reason` for the core's [`tenure::PeerDownReason`] (whose
+/// `from_name` / `as_str` are the one table of names).
+pub fn peer_down_reason(r: tenure::PeerDownReason) -> PeerDownReason {
+    match r {
+        tenure::PeerDownReason::Terminated => PeerDownReason::Terminated,
+        tenure::PeerDownReason::NoConnection => PeerDownReason::NoConnection,
+        tenure::PeerDownReason::Refused => PeerDownReason::Refused,
     }
 }
 

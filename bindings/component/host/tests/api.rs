@@ -15,6 +15,7 @@ fn config(id: &str, peers: &[&str]) -> NodeConfig {
         election_timeout_min: None,
         election_timeout_max: None,
         heartbeat_interval: None,
+        lease_duration: None,
         ghost_ttl: None,
         pre_vote: None,
         confirm_leader: None,
@@ -106,6 +107,25 @@ fn a_bad_config_is_a_typed_error() {
     let w = n.warnings().unwrap();
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].code, "small_min_cluster_size");
+}
+
+#[test]
+fn lease_duration_and_refused_reach_the_core() {
+    let loader = loader();
+    let mut c = config("a", &["b", "c"]);
+    c.election_timeout_min = Some(200);
+    c.lease_duration = Some(201);
+    let err = ComponentNode::new(&loader, Recorder::default(), &c, 0).unwrap().err().expect("refused");
+    assert_eq!(err.code, ConfigErrorCode::LeaseOutOfRange);
+    assert!(err.message.contains("lease_duration (201 ms)"), "{}", err.message);
+
+    let mut c = config("a", &["b", "c"]);
+    c.lease_duration = Some(120);
+    let mut n = node(&loader, c);
+    // A refused port means the process is gone, not the member: b stays in the view.
+    n.peer_down(1, "b", PeerDownReason::Refused).unwrap().unwrap();
+    assert_eq!(n.view().unwrap(), ["a", "b", "c"]);
+    assert_eq!(n.peer_down(2, "a", PeerDownReason::Refused).unwrap().unwrap_err().code, NodeErrorCode::SelfPeer);
 }
 
 #[test]

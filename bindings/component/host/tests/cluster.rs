@@ -28,6 +28,7 @@ fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
         election_timeout_min: None,
         election_timeout_max: None,
         heartbeat_interval: None,
+        lease_duration: None,
         ghost_ttl: None,
         pre_vote: None,
         confirm_leader: None,

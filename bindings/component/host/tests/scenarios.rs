@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 use tenure_component_host::{
-    drop_reason_name, node_error_name, role_name, ComponentNode, ConfirmAnswer, DurableState, Loader, NodeConfig,
-    NodeError, PeerDownReason, Record, Recorder,
+    drop_reason_name, node_error_name, peer_down_reason, role_name, ComponentNode, ConfirmAnswer, DurableState, Loader,
+    NodeConfig, NodeError, Record, Recorder,
 };
 
 fn scenarios_dir() -> PathBuf {
@@ -43,6 +43,7 @@ fn config(c: &Value, seed: u64, restored: &Value) -> NodeConfig {
         election_timeout_min: c["election_timeout_min"].as_u64(),
         election_timeout_max: c["election_timeout_max"].as_u64(),
         heartbeat_interval: c["heartbeat_interval"].as_u64(),
+        lease_duration: c["lease_duration"].as_u64(),
         ghost_ttl: c["ghost_ttl"].as_u64(),
         pre_vote: c["pre_vote"].as_bool(),
         confirm_leader: c["confirm_leader"].as_bool(),
@@ -117,12 +118,10 @@ fn replay(loader: &Loader<Recorder>, path: &PathBuf) {
             "join" => code(node.join(at, &str_field(input, "peer")).expect("no trap")),
             "leave" => code(node.leave(at, &str_field(input, "peer")).expect("no trap")),
             "peer_down" => {
-                let reason = match str_field(input, "reason").as_str() {
-                    "terminated" => PeerDownReason::Terminated,
-                    "no_connection" => PeerDownReason::NoConnection,
-                    other => panic!("{name}: unknown reason {other}"),
-                };
-                code(node.peer_down(at, &str_field(input, "peer"), reason).expect("no trap"))
+                let name_ = str_field(input, "reason");
+                let reason = tenure::PeerDownReason::from_name(&name_)
+                    .unwrap_or_else(|| panic!("{name}: unknown reason {name_}"));
+                code(node.peer_down(at, &str_field(input, "peer"), peer_down_reason(reason)).expect("no trap"))
             }
             "confirm" => code(
                 node.confirm_leader(at, u64_field(input, "term"), input["granted"].as_bool().expect("granted"))

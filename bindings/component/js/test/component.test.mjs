@@ -86,6 +86,16 @@ test('errors are thrown as the typed WIT error values', async () => {
   assert.throws(() => node.transferLeadership(2n, 'b'), (e) => e.code === 'not-leader');
 });
 
+test('leaseDuration and the refused reason reach the core', async () => {
+  await assert.rejects(
+    startNode({ id: 'a', cluster: 'c', bootstrap: ['b', 'c'], seed: 1n, leaseDuration: 151n }, 0n),
+    (e) => e.code === 'lease-out-of-range' && /lease_duration \(151 ms\)/.test(e.message),
+  );
+  const { node } = await startNode({ id: 'a', cluster: 'c', bootstrap: ['b', 'c'], seed: 1n, leaseDuration: 120n }, 0n);
+  node.peerDown(1n, 'b', 'refused'); // the process is gone, the member stays
+  assert.deepEqual(node.view(), ['a', 'b', 'c']);
+});
+
 test('an error from becameLeader rolls leadership back', async () => {
   const { node, outputs, wakeup } = await startNode(
     { id: 'solo', cluster: 'js', minClusterSize: 1, seed: 5n },

@@ -72,6 +72,7 @@ for (const file of files) {
         electionTimeoutMin: big(c.election_timeout_min),
         electionTimeoutMax: big(c.election_timeout_max),
         heartbeatInterval: big(c.heartbeat_interval),
+        leaseDuration: big(c.lease_duration ?? null),
         ghostTtl: big(c.ghost_ttl),
         preVote: c.pre_vote,
         confirmLeader: c.confirm_leader,
