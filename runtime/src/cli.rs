@@ -605,6 +605,9 @@ mod tests {
             .contains("--kill-grace"));
         let Command::Run(o) = parse_args(base).unwrap() else { panic!("not run") };
         assert!(o.command.is_empty());
+    }
+
+    #[test]
     fn lease_duration_reaches_the_core() {
         let args = |lease: &'static str| {
             let Command::Run(o) =
