@@ -1,6 +1,9 @@
-"""Process benchmark (issue 10, part 4): idle CPU and RSS of one node process of each tenure
-runtime in a 5-node cluster, and leader failover after SIGKILL measured from outside (20 kills),
-side by side with PySyncObj (5 processes, its defaults and a 150-300 ms configuration).
+"""Process benchmark (issue 10, part 4; issue 15): idle CPU and RSS of one node process of each
+tenure runtime in a 5-node cluster, and leader failover after SIGKILL measured from outside, side
+by side with PySyncObj (5 processes, its defaults and a 150-300 ms configuration) in the same run.
+Failover is measured per runtime (Python, Node.js, wasmtime) in three settings: the previous
+behaviour (no failure detection: an election timeout), the defaults (a refused port ends the wait,
+the lease promise of 150 ms remains), and the fast-lease profile (heartbeat 20 ms, lease 50 ms).
 
 A benchmark, not a test: it prints and writes numbers, and never fails because the machine was
 slow. Writes processes.md (and .json) into $TENURE_BENCH_RESULTS (or the current directory).
@@ -119,6 +122,24 @@ def measure(name: str, c: Cluster, idle_s: float, kills: int) -> dict:
     return {"name": name, "idle": rows, "failover_ms": times}
 
 
+# Failover settings measured per runtime: (label, extra command-line options).
+PROFILES = [
+    ("election timeout only (previous)", ["--no-failure-detection"]),
+    ("refused port, defaults", []),
+    ("refused port, heartbeat 20 + lease 50", ["--heartbeat-interval", "20", "--lease-duration", "50"]),
+]
+
+
+def failover_only(name: str, c: Cluster, kills: int) -> dict:
+    try:
+        c.start_all()
+        times = failovers(c, kills)
+    finally:
+        c.close()
+    print(f"{name}: failover ms {times}", flush=True)
+    return {"name": name, "idle": [], "failover_ms": times}
+
+
 def markdown(results: list[dict], idle_s: float, kills: int) -> str:
     w = [
         "## Processes: idle cost and failover from the outside",
@@ -127,8 +148,12 @@ def markdown(results: list[dict], idle_s: float, kills: int) -> str:
             f"`python benches/processes/run.py` (in `make bench`): 5-process clusters on 127.0.0.1; CPU is "
             f"utime+stime from /proc over {idle_s:.0f} s of an idle cluster (leader elected), RSS is VmRSS at the "
             f"end; failover is the time from SIGKILL of the leader (sent by the harness) to the first `leader` "
-            f"line of a higher term from another process, over {kills} kills (each victim restarted before the "
-            "next). tenure's cluster is the mixed one of `make demo` (2 Python, 2 Node.js, 1 wasmtime); "
+            f"line of a higher term from another process, over {kills} kills per cluster (each victim restarted "
+            "before the next). The idle rows are the mixed cluster of `make demo` (2 Python, 2 Node.js, 1 "
+            "wasmtime); the failover rows are 5 processes of one runtime each, with default 150-300 ms election "
+            "timeouts, in three settings: `--no-failure-detection` (the previous behaviour: an election timeout), "
+            "the defaults (a refused port ends the wait, the 150 ms lease promise remains; docs/protocol.md, "
+            "\"Failover when the leader's port refuses\") and `--heartbeat-interval 20 --lease-duration 50`. "
             "PySyncObj is 5 Python processes over TCP."
         ),
         "",
@@ -136,7 +161,7 @@ def markdown(results: list[dict], idle_s: float, kills: int) -> str:
         "| --- | --- | --- | ---: | ---: |",
     ]
     for r in results:
-        for row in r["idle"]:
+        for row in r.get("idle", []):
             w.append(
                 f"| {r['name']} | {row['kind']} | {row['role']} | {row['cpu_pct']:.2f} | {row['rss_mib']:.1f} |"
             )
@@ -159,12 +184,20 @@ def markdown(results: list[dict], idle_s: float, kills: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--idle-seconds", type=float, default=30.0)
-    ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--kills", type=int, default=30)
     ap.add_argument("--skip-pysyncobj", action="store_true")
+    ap.add_argument(
+        "--runtimes", default="python,node,wasmtime", help="runtimes measured for failover, comma-separated"
+    )
     a = ap.parse_args()
     results = [
         measure("tenure (mixed runtimes)", Cluster(KINDS), a.idle_seconds, a.kills)
     ]
+    for kind in [k for k in a.runtimes.split(",") if k]:
+        for label, options in PROFILES:
+            results.append(
+                failover_only(f"tenure {kind}, {label}", Cluster([kind] * 5, options=options), a.kills)
+            )
     if not a.skip_pysyncobj:
         results.append(
             measure(

@@ -21,7 +21,7 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
     [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
-    [--ready-when node|leader] [--kill-grace MS] [-- CMD ARGS...]
+    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -51,6 +51,8 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
   --admit-unknown-peers        admit a sender missing from --peer on its first valid message
                                (default: membership is closed; such messages are dropped)
   --max-peers N                most peers the view may hold (default 64)
+  --no-failure-detection       do not probe a quiet leader for a refused port (ICMP); a dead
+                               leader is then replaced after an election timeout only
   --kill-grace MS              SIGTERM to SIGKILL for the leader-only command (default 1000)
   -- CMD ARGS...               run CMD only while this node leads (in its own process group, under
                                a supervisor process; env TENURE_TERM, TENURE_LEADER_ID): started
@@ -104,6 +106,8 @@ pub struct RunOptions {
     pub key_file: Option<String>,
     /// `--admit-unknown-peers`.
     pub admit_unknown_peers: bool,
+    /// `--no-failure-detection`.
+    pub no_failure_detection: bool,
     /// `--max-peers`.
     pub max_peers: Option<u32>,
     /// `--kill-grace`.
@@ -176,14 +180,18 @@ where
         if !name.starts_with("--") {
             return Err(format!("unexpected argument \"{flag}\""));
         }
-        if name == "--admit-unknown-peers" {
+        if name == "--admit-unknown-peers" || name == "--no-failure-detection" {
             if inline.is_some() {
                 return Err(format!("{name} takes no value"));
             }
-            if o.admit_unknown_peers {
+            let slot = match name {
+                "--admit-unknown-peers" => &mut o.admit_unknown_peers,
+                _ => &mut o.no_failure_detection,
+            };
+            if *slot {
                 return Err(format!("{name} given more than once"));
             }
-            o.admit_unknown_peers = true;
+            *slot = true;
             continue;
         }
         const KNOWN: [&str; 16] = [
@@ -269,6 +277,7 @@ impl RunOptions {
         r.state_file = self.state_file.as_ref().map(PathBuf::from);
         r.key_file = self.key_file.as_ref().map(PathBuf::from);
         r.http = self.http.clone();
+        r.failure_detection = !self.no_failure_detection;
         r.ready_when = self.ready_when.as_deref().and_then(|w| w.parse().ok()).unwrap_or_default();
         r
     }
@@ -605,6 +614,19 @@ mod tests {
             .contains("--kill-grace"));
         let Command::Run(o) = parse_args(base).unwrap() else { panic!("not run") };
         assert!(o.command.is_empty());
+    }
+
+    #[test]
+    fn failure_detection_is_on_unless_switched_off() {
+        let base = ["run", "--id", "a:1", "--peer", "b:1", "--cluster", "c"];
+        let Command::Run(o) = parse_args(base).unwrap() else { panic!("not run") };
+        assert!(o.runtime_config().failure_detection);
+        let Command::Run(o) = parse_args(base.iter().copied().chain(["--no-failure-detection"])).unwrap() else {
+            panic!("not run")
+        };
+        assert!(!o.runtime_config().failure_detection);
+        let twice = base.iter().copied().chain(["--no-failure-detection", "--no-failure-detection"]);
+        assert!(parse_args(twice).unwrap_err().contains("more than once"));
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct RuntimeConfig {
     pub http: Option<String>,
     /// When the sidecar's `/readyz` answers 200. Default [`ReadyWhen::Node`].
     pub ready_when: ReadyWhen,
+    /// Probe a quiet leader and report its refused port as `peer_down(refused)` (see the crate
+    /// docs, "A dead leader's refused port"). Default on; off only to measure or compare.
+    pub failure_detection: bool,
 }
 
 /// When the HTTP sidecar's `GET /readyz` answers 200 (else 503).
@@ -115,6 +118,7 @@ impl RuntimeConfig {
             log: true,
             http: None,
             ready_when: ReadyWhen::Node,
+            failure_detection: true,
         }
     }
     /// Sets the bind address.
@@ -155,6 +159,11 @@ impl RuntimeConfig {
     /// Sets when `/readyz` is ready.
     pub fn ready_when(mut self, when: ReadyWhen) -> Self {
         self.ready_when = when;
+        self
+    }
+    /// Turns failure detection from the transport on or off.
+    pub fn failure_detection(mut self, on: bool) -> Self {
+        self.failure_detection = on;
         self
     }
     /// Turns logging through the `log` crate on or off.

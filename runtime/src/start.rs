@@ -57,6 +57,7 @@ where
         log,
         http,
         ready_when,
+        failure_detection,
     } = config;
     let id_addr = parse_id(&node.id)?;
     if let Some(path) = &key_file {
@@ -88,7 +89,7 @@ where
     let std_socket = bind_socket(&candidates)?;
     let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
     std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
-    let icmp = crate::probe::enable_icmp_errors(&std_socket, bound.is_ipv6());
+    let icmp = failure_detection && crate::probe::enable_icmp_errors(&std_socket, bound.is_ipv6());
 
     // The sidecar's port, like the UDP one, is taken before anything runs.
     #[cfg(feature = "http")]
@@ -157,7 +158,7 @@ where
             .warnings
             .iter()
             .map(|w| (w.code().to_string(), w.to_string()))
-            .chain((!icmp).then(|| {
+            .chain((failure_detection && !icmp).then(|| {
                 let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";
                 ("failure_detection_off".to_string(), m.to_string())
             }))
