@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-netns test-dist
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-conformance test-netns test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -296,6 +296,13 @@ runtimes: python-dev node-addon component
 # fault schedule, plus the authenticated variant with a wrong-key outsider.
 test-e2e: setup runtimes
 	python -m pytest -q -s tests/e2e
+
+# Cross-runtime conformance: one scripted 3-node story (election, inspect, a bad control line, a
+# refused command, transfer, a graceful handover, a restart from the state file, usage errors) run
+# against `tenure`, `python -m tenure`, the Node.js `tenure` and `tenure-wasmtime`; their JSON lines
+# must match the Rust one's after normalising times and ports (tests/conformance/scenario.py).
+test-conformance: setup runtimes
+	python -m pytest -q tests/conformance
 
 # Real network faults: 5 runtime processes, one Linux network namespace each (veth pairs on a bridge,
 # 10.77.0.x), under partitions, one-way loss, a bridge node, flapping links and signals (tests/netns).
