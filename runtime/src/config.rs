@@ -43,6 +43,9 @@ pub struct RuntimeConfig {
     pub handover_timeout: Option<Duration>,
     /// How often resolved DNS names are resolved again. Default [`DEFAULT_RESOLVE_INTERVAL`].
     pub resolve_interval: Duration,
+    /// What the runtime does when the application's leader-only work keeps failing. Default
+    /// [`crate::FailurePolicy::default`].
+    pub failure_policy: crate::FailurePolicy,
     /// Log through the `log` crate (target `tenure`): role changes at info, warnings at warn.
     /// Default on. Every warning is also delivered as [`crate::RuntimeEvent::Warning`].
     pub log: bool,
@@ -59,6 +62,7 @@ impl RuntimeConfig {
             confirm_timeout: None,
             handover_timeout: None,
             resolve_interval: DEFAULT_RESOLVE_INTERVAL,
+            failure_policy: crate::FailurePolicy::default(),
             log: true,
         }
     }
@@ -90,6 +94,11 @@ impl RuntimeConfig {
     /// Sets the DNS re-resolution interval.
     pub fn resolve_interval(mut self, t: Duration) -> Self {
         self.resolve_interval = t;
+        self
+    }
+    /// Sets the leader-work failure policy.
+    pub fn failure_policy(mut self, policy: crate::FailurePolicy) -> Self {
+        self.failure_policy = policy;
         self
     }
     /// Turns logging through the `log` crate on or off.
@@ -124,6 +133,7 @@ impl RuntimeConfig {
         if self.confirm_timeout == Some(Duration::ZERO) {
             return Err(RuntimeError::InvalidOption { option: "confirm_timeout", message: "must be above 0".into() });
         }
+        self.failure_policy.validate()?;
         if self.resolve_interval.is_zero() {
             return Err(RuntimeError::InvalidOption { option: "resolve_interval", message: "must be above 0".into() });
         }

@@ -60,6 +60,17 @@
 //! at start. The file `PATH.lock` next to it is locked exclusively for the runtime's lifetime, so
 //! two processes can never share one state file. The temporary file is `PATH.tmp`.
 //!
+//! ## Leader-work failure policy
+//!
+//! The application reports that its leader-only work failed with [`Handle::leader_work_failed`]
+//! (retried after a backoff, up to `max_failures` times in one leadership) or
+//! [`Handle::leadership_failed`] (the whole leadership failed: an `on_leader` callback raised).
+//! The runtime counts and decides ([`FailurePolicy`], in [`RuntimeConfig::failure_policy`]): it
+//! answers with a [`LeaderWorkVerdict`], steps the node down (warning `leader_work_failed`), and
+//! after `max_step_downs` consecutive failed leaderships stops the node
+//! ([`RuntimeError::LeaderWorkFailed`] as `Fatal`, a leader handing over first). The hosts only
+//! run the work and convert.
+//!
 //! ## Warnings
 //!
 //! Delivered as [`RuntimeEvent::Warning`] and logged at warn level, at most one per code and
@@ -68,7 +79,7 @@
 //! of the core (`dropped_wrong_cluster`: another cluster id; `dropped_bad_mac`: another key;
 //! `dropped_sender_mismatch`: the sender's id does not match its address, see `--bind`/NAT;
 //! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`,
-//! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `socket_error`, `handover_timeout`,
+//! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `leader_work_failed`, `socket_error`, `handover_timeout`,
 //! and, from the command line, `bad_control_line` and the core's error codes for refused commands.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -79,6 +90,7 @@ mod engine;
 mod error;
 mod event;
 mod handle;
+mod policy;
 mod resolve;
 mod runloop;
 mod start;
@@ -92,6 +104,7 @@ pub use engine::{native, Engine, EngineInit};
 pub use error::{AddressProblem, RuntimeError};
 pub use event::{Confirm, Handler, RuntimeEvent};
 pub use handle::Handle;
+pub use policy::{FailurePolicy, LeaderWorkVerdict};
 pub use start::spawn;
 
 use std::time::Instant;

@@ -10,6 +10,7 @@ use mio::{Interest, Poll, Waker};
 
 use crate::config::{parse_bind, parse_id, Host};
 use crate::handle::{EndGuard, Shared, Snapshot};
+use crate::policy::FailureCounter;
 use crate::resolve::{Family, Peers, Resolver};
 use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
 use crate::state::StateFile;
@@ -53,6 +54,7 @@ where
         confirm_timeout,
         handover_timeout,
         resolve_interval,
+        failure_policy,
         log,
     } = config;
     let id_addr = parse_id(&node.id)?;
@@ -145,6 +147,7 @@ where
         buf: vec![0; RECV_BUFFER],
         start_term,
         readable: false,
+        failures: FailureCounter::new(failure_policy),
     };
     let thread = std::thread::Builder::new()
         .name("tenure-runtime".into())
