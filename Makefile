@@ -381,8 +381,9 @@ bench: setup
 	$(MAKE) bench-netns BENCH_RESULTS="$(BENCH_RESULTS)"
 	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --criterion "$${CARGO_TARGET_DIR:-$(ROOT)/target}/criterion" --out BENCHMARKS.md
 
-# Per-call cost from Python, Node.js and the browser build, and the process benchmark (idle CPU/RSS,
-# failover from outside, PySyncObj side by side), as Markdown fragments for benches/report.py.
+# Per-call cost from Python, Node.js and the browser build, the process benchmark (idle CPU/RSS,
+# failover from outside, PySyncObj side by side) and idle CPU per runtime in 3-node clusters
+# (leader and follower; benches/processes/idle.py), as Markdown fragments for benches/report.py.
 .PHONY: bench-hosts
 bench-hosts: setup runtimes web
 	@mkdir -p "$(BENCH_RESULTS)"; f="$(BENCH_RESULTS)/hosts.md"; \
@@ -393,6 +394,8 @@ bench-hosts: setup runtimes web
 	  echo "### Browser build in headless Chromium (\`node demo/bench/run.mjs\`)"; echo; echo '```'; node demo/bench/run.mjs; echo '```'; echo; \
 	} > "$$f"; cat "$$f"
 	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure
+	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
 
 fuzz: setup setup-fuzz
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \
