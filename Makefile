@@ -395,7 +395,7 @@ bench-hosts: setup runtimes web
 	} > "$$f"; cat "$$f"
 	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
 	$(CARGO) build -q --release -p tenure-runtime --bin tenure
-	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
+	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
 
 fuzz: setup setup-fuzz
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \

@@ -9,7 +9,8 @@ idle cost of an `Elector` in those languages, plus the interpreter's own.
 
 A benchmark, not a test: it prints and writes numbers and never fails because the machine was
 slow. Writes idle-cpu.md (and .json) into $TENURE_BENCH_RESULTS (or the current directory).
-`make bench` runs it (bench-hosts); alone: `python benches/processes/idle.py --seconds 10`.
+`make bench` runs it (bench-hosts, with TENURE_NATIVE pointing at the release `tenure`); alone:
+`python benches/processes/idle.py --seconds 10`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cluster import Cluster, Proc, runtime_command
+from cluster import Cluster
 from run import cpu_seconds, rss_mib
 
 KINDS = ["native", "python", "node", "wasmtime"]
@@ -37,27 +38,8 @@ LABELS = {
 }
 
 
-def native_command() -> list[str]:
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
-    for profile in ("release", "debug"):
-        exe = target / profile / "tenure"
-        if exe.exists():
-            return [str(exe)]
-    raise FileNotFoundError(
-        "the tenure binary is not built (cargo build -p tenure-runtime --bin tenure)"
-    )
-
-
-class KindCluster(Cluster):
-    """Three processes of one runtime kind (`native` is the Rust `tenure` binary)."""
-
-    def command(self, p: Proc) -> list[str]:
-        base = native_command() if p.kind == "native" else runtime_command(p.kind)
-        return base + p.args
-
-
 def measure(kind: str, seconds: float) -> dict:
-    c = KindCluster([kind] * 3)
+    c = Cluster([kind] * 3)
     try:
         c.start_all()
         if not c.wait_for(lambda: c.current_leader() is not None, 20):

@@ -44,8 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from cluster import ROOT, free_udp_ports
-from cluster import runtime_command as e2e_runtime_command
+from cluster import free_udp_ports, runtime_command
 
 CLUSTER = "conformance"
 KINDS = ("native", "python", "node", "wasmtime")
@@ -62,22 +61,6 @@ INSPECT_TIMES = (
     "last_denied_at",
     "lease_deadline",
 )
-
-
-def runtime_command(kind: str) -> list[str]:
-    """The command that starts one node of `kind` (before `run ...`)."""
-    if kind == "native":
-        if os.environ.get("TENURE_NATIVE"):
-            return [os.environ["TENURE_NATIVE"]]
-        target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
-        for profile in ("debug", "release"):
-            exe = target / profile / "tenure"
-            if exe.exists():
-                return [str(exe)]
-        raise FileNotFoundError(
-            "the tenure binary is not built (cargo build -p tenure-runtime --bin tenure)"
-        )
-    return e2e_runtime_command(kind)
 
 
 @dataclass
