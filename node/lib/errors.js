@@ -105,6 +105,7 @@ const RUNTIME_KINDS = {
   stopped: StoppedError,
   engine: InternalError,
   misuse: InternalError,
+  leader_work: LeaderWorkError,
 }
 
 /**

@@ -268,6 +268,16 @@ def test_an_on_leader_that_always_raises_does_not_churn_terms_forever() -> None:
         s.stop()
 
 
+def test_a_bad_failure_policy_is_a_typed_error_naming_the_value() -> None:
+    with pytest.raises(tenure.ConfigError, match="max_failures: must be at least 1, got 0"):
+        FailurePolicy(max_failures=0)
+    with pytest.raises(tenure.ConfigError, match="backoff"):
+        FailurePolicy(backoff=2.0, max_backoff=1.0)
+    # The delays are the runtime's (doubling from backoff, at most max_backoff).
+    policy = FailurePolicy(backoff=0.1, max_backoff=0.3)
+    assert [policy.delay(n) for n in (1, 2, 3)] == pytest.approx([0.1, 0.2, 0.3])
+
+
 def test_work_that_fails_then_recovers_keeps_leadership() -> None:
     (a,) = ids(1)
     policy = FailurePolicy(max_failures=3, backoff=0.01)

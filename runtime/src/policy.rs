@@ -52,15 +52,15 @@ impl FailurePolicy {
     }
     /// Checks the counts (at least 1) and `backoff <= max_backoff`.
     pub fn validate(&self) -> Result<(), RuntimeError> {
-        let bad = |option, message: &str| Err(RuntimeError::InvalidOption { option, message: message.into() });
+        let bad = |option, message: String| Err(RuntimeError::InvalidOption { option, message });
         if self.max_failures == 0 {
-            return bad("max_failures", "must be at least 1");
+            return bad("max_failures", format!("must be at least 1, got {}", self.max_failures));
         }
         if self.max_step_downs == 0 {
-            return bad("max_step_downs", "must be at least 1");
+            return bad("max_step_downs", format!("must be at least 1, got {}", self.max_step_downs));
         }
         if self.backoff > self.max_backoff {
-            return bad("backoff", "must not be above max_backoff");
+            return bad("backoff", format!("{:?} is above max_backoff {:?}", self.backoff, self.max_backoff));
         }
         Ok(())
     }
