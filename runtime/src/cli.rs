@@ -378,8 +378,13 @@ where
     };
     init_logging();
     let id = options.id.clone();
+    // `started` is the first line: control lines (answered on the stdin thread) wait for it.
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
     let handle = match spawn(options.runtime_config(), engine_factory, move |event: RuntimeEvent| {
-        emit(&event_line(wall_ms(), &id, &event))
+        emit(&event_line(wall_ms(), &id, &event));
+        if matches!(event, RuntimeEvent::Started { .. }) {
+            let _ = started_tx.send(());
+        }
     }) {
         Ok(h) => h,
         Err(e) => {
@@ -403,6 +408,7 @@ where
         }
         Err(e) => eprintln!("{prog}: cannot handle SIGTERM/SIGINT ({e}); they will end the process without a handover"),
     }
+    let _ = started_rx.recv(); // Err: the runtime ended (the handler is gone) before `started`
     let h = handle.clone();
     let _ = std::thread::Builder::new().name("tenure-stdin".into()).spawn(move || {
         for line in std::io::stdin().lock().lines() {
