@@ -204,9 +204,18 @@ def test_always_failing_leader_work_stops_the_elector_instead_of_churning_terms(
     (a,) = ids(1)
     policy = FailurePolicy(max_failures=2, max_step_downs=3, backoff=0.01, max_backoff=0.02)
     attempts: List[int] = []
+    warnings: List[str] = []
 
     async def main() -> int:
-        e = Elector(a, [], cluster="pytest", min_cluster_size=1, failure_policy=policy, **FAST)
+        e = Elector(
+            a,
+            [],
+            cluster="pytest",
+            min_cluster_size=1,
+            failure_policy=policy,
+            on_warning=lambda code, _message: warnings.append(code),
+            **FAST,
+        )
 
         async def work(lease: tenure.Lease) -> None:
             attempts.append(lease.term)
@@ -224,6 +233,8 @@ def test_always_failing_leader_work_stops_the_elector_instead_of_churning_terms(
     # 3 leaderships, 2 attempts each, then the elector stopped: the term stopped growing.
     assert len(attempts) == 6
     assert len(set(attempts)) == 3
+    # The runtime explains each step-down (the third failed leadership stops it instead).
+    assert warnings.count("leader_work_failed") == 2, warnings
     assert term <= max(attempts) + 1
 
 
