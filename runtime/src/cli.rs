@@ -377,6 +377,9 @@ where
         }
     };
     init_logging();
+    // Registered before the runtime starts: a SIGTERM right after `started` (or during a slow
+    // engine start) is a graceful stop, never the default action. Handled once the handle exists.
+    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
     let id = options.id.clone();
     // `started` is the first line: control lines (answered on the stdin thread) wait for it.
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
@@ -392,7 +395,7 @@ where
             return exit_code(&e);
         }
     };
-    match signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]) {
+    match signals {
         Ok(mut signals) => {
             let h = handle.clone();
             let _ = std::thread::Builder::new().name("tenure-signals".into()).spawn(move || {

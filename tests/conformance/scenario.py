@@ -12,8 +12,7 @@ The story (3 nodes on 127.0.0.1, same options):
 5. C is paused (SIGSTOP), so that A is the peer B heard from most recently; SIGTERM B: the
    leader hands leadership to A and waits for it (A leads term 3); C resumes and follows A.
 6. B restarts from its state file (started in term 3) and follows A.
-7. SIGTERM B, C (followers stop at once), then A (its handover target is gone:
-   `handover_timeout`).
+7. SIGTERM B and C (followers stop at once); A, alone, steps down (check-quorum); then SIGTERM A.
 
 Plus the one-shot commands: `--version`, `--help` and two usage errors (exit status, stdout and
 stderr compared with the program name normalised).
@@ -105,6 +104,8 @@ class Normaliser:
             for k in INSPECT_TIMES:
                 if state.get(k) is not None:
                     state[k] = "<time>"
+            # null until a quorum has acknowledged a heartbeat of this term: how soon is timing.
+            state["lease_deadline"] = "<time or null>"
             state["unreachable"] = {p: "<time>" for p in state.get("unreachable", {})}
             # Lists of ids are in id (port) order, which the relabelling does not keep.
             for k, v in state.items():
@@ -193,6 +194,10 @@ class Proc:
 
     def terminate(self) -> int:
         self.signal(signal.SIGTERM)
+        return self.finish()
+
+    def finish(self) -> int:
+        """Waits for the process to exit and reads the rest of its lines; its exit status."""
         code = self.popen.wait(timeout=WAIT_S)
         self._drain()
         return code
@@ -289,9 +294,11 @@ def run_scenario(
         # leadership to A, whatever the timing.
         pc.signal(signal.SIGSTOP)
         time.sleep(PAUSE_S)
-        stop(pb)
+        pb.signal(signal.SIGTERM)
         pa.wait_for(is_event("leader", term=3), "A leading term 3 after B's handover")
+        # C resumes at once (not after B's exit, however slow): A keeps its quorum.
         pc.signal(signal.SIGCONT)
+        trace.exits[pb.label] = pb.finish()
         pc.wait_for(is_event("follower", term=3, leader=a), "A as the leader of term 3")
 
         pb2 = start(b)
@@ -302,6 +309,9 @@ def run_scenario(
 
         stop(pb2)
         stop(pc)
+        # Alone, A steps down (check-quorum) and then stops as a follower; stopping it while it
+        # still led would race that step-down.
+        pa.wait_for(is_event("follower", term=3, leader=None), "A stepping down alone")
         stop(pa)
     finally:
         for p in procs:
