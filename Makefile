@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-netns test-dist
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-conformance test-netns test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -297,6 +297,13 @@ runtimes: python-dev node-addon component
 test-e2e: setup runtimes
 	python -m pytest -q -s tests/e2e
 
+# Cross-runtime conformance: one scripted 3-node story (election, inspect, a bad control line, a
+# refused command, transfer, a graceful handover, a restart from the state file, usage errors) run
+# against `tenure`, `python -m tenure`, the Node.js `tenure` and `tenure-wasmtime`; their JSON lines
+# must match the Rust one's after normalising times and ports (tests/conformance/scenario.py).
+test-conformance: setup runtimes
+	python -m pytest -q tests/conformance
+
 # Real network faults: 5 runtime processes, one Linux network namespace each (veth pairs on a bridge,
 # 10.77.0.x), under partitions, one-way loss, a bridge node, flapping links and signals (tests/netns).
 # Needs root; skips with the reason otherwise. NETNS_RUNTIMES picks the runtimes (comma list of
@@ -374,8 +381,9 @@ bench: setup
 	$(MAKE) bench-netns BENCH_RESULTS="$(BENCH_RESULTS)"
 	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --criterion "$${CARGO_TARGET_DIR:-$(ROOT)/target}/criterion" --out BENCHMARKS.md
 
-# Per-call cost from Python, Node.js and the browser build, and the process benchmark (idle CPU/RSS,
-# failover from outside, PySyncObj side by side), as Markdown fragments for benches/report.py.
+# Per-call cost from Python, Node.js and the browser build, the process benchmark (idle CPU/RSS,
+# failover from outside, PySyncObj side by side) and idle CPU per runtime in 3-node clusters
+# (leader and follower; benches/processes/idle.py), as Markdown fragments for benches/report.py.
 .PHONY: bench-hosts
 bench-hosts: setup runtimes web
 	@mkdir -p "$(BENCH_RESULTS)"; f="$(BENCH_RESULTS)/hosts.md"; \
@@ -386,6 +394,8 @@ bench-hosts: setup runtimes web
 	  echo "### Browser build in headless Chromium (\`node demo/bench/run.mjs\`)"; echo; echo '```'; node demo/bench/run.mjs; echo '```'; echo; \
 	} > "$$f"; cat "$$f"
 	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure
+	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
 
 fuzz: setup setup-fuzz
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \

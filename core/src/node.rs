@@ -696,9 +696,8 @@ impl Node {
                 return Err(DropReason::ViewFull);
             }
         }
-        if raw.term > MAX_TERM {
-            return Err(DropReason::Malformed);
-        }
+        // `raw.term <= MAX_TERM` here: the decoder refuses larger terms as `malformed` (wire.rs,
+        // `terms_past_max_term_neither_encode_nor_decode`).
         if raw.term > self.term.saturating_add(MAX_TERM_JUMP) && !self.bug(Bug::UnboundedTerm) {
             // One message moves this node at most MAX_TERM_JUMP terms, and at most once per
             // election_timeout_min; the message itself is dropped. Refusing such terms outright

@@ -3,7 +3,7 @@
 const { EventEmitter } = require('node:events')
 
 const native = require('./native')
-const { wrapError, TenureError, LeaderWorkError, StoppedError } = require('./errors')
+const { wrapError, TenureError, StoppedError } = require('./errors')
 
 /** Consecutive failed leaderships after which an elector stops (see `maxLeaderFailures`). */
 const DEFAULT_MAX_LEADER_FAILURES = 5
@@ -23,8 +23,8 @@ const NODE_KEYS = [
   'maxClockDriftPpm',
   'incarnation',
 ]
-const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval', 'http', 'readyWhen']
-const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal', 'maxLeaderFailures', ...NODE_KEYS, ...RUNTIME_KEYS])
+const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval', 'http', 'readyWhen', 'maxLeaderFailures']
+const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal', ...NODE_KEYS, ...RUNTIME_KEYS])
 
 /**
  * @param {string} what
@@ -107,12 +107,10 @@ class Elector extends EventEmitter {
   /** @type {any} */ #rt = null
   /** @type {string} */ #id
   /** @type {'new' | 'starting' | 'running' | 'stopping' | 'closed'} */ #state = 'new'
-  /** @type {{ term: number, controller: AbortController, failed: boolean } | null} */ #leadership = null
+  /** @type {{ term: number, controller: AbortController } | null} */ #leadership = null
   /** @type {((info: { term: number }) => boolean | Promise<boolean>) | undefined} */ #confirm
   /** @type {AbortSignal | undefined} */ #signal
   #onAbort = () => void this.stop()
-  #maxFailures = DEFAULT_MAX_LEADER_FAILURES
-  #failures = 0
   #term = 0
   /** @type {{ promise: Promise<void>, resolve: () => void, reject: (e: unknown) => void } | null} */ #starting = null
   /** @type {Promise<void> | null} */ #closed = null
@@ -147,12 +145,11 @@ class Elector extends EventEmitter {
           code: 'ERR_OUT_OF_RANGE',
         })
       }
-      this.#maxFailures = maxLeaderFailures
     }
     /** @type {Record<string, any>} */
     const node = { id, cluster, bootstrap: peers }
     /** @type {Record<string, any>} */
-    const runtime = { deferConfirm: confirmLeader != null }
+    const runtime = { deferConfirm: confirmLeader != null, maxLeaderFailures: DEFAULT_MAX_LEADER_FAILURES }
     const o = /** @type {Record<string, any>} */ (options)
     for (const k of NODE_KEYS) if (o[k] !== undefined) node[k] = o[k]
     for (const k of RUNTIME_KEYS) if (o[k] != null) runtime[k] = o[k]
@@ -262,7 +259,7 @@ class Elector extends EventEmitter {
         break
       case 'leader': {
         this.#endLeadership()
-        const l = { term: e.term, controller: new AbortController(), failed: false }
+        const l = { term: e.term, controller: new AbortController() }
         this.#leadership = l
         this.#emit('leader', { term: e.term, signal: l.controller.signal })
         for (const fn of this.#workers) this.#runWorker(fn, l)
@@ -356,7 +353,7 @@ class Elector extends EventEmitter {
 
   /**
    * @param {(lease: Lease) => unknown} fn
-   * @param {{ term: number, controller: AbortController, failed: boolean }} l
+   * @param {{ term: number, controller: AbortController }} l
    */
   #runWorker(fn, l) {
     const lease = new Lease(this, l.term, l.controller.signal)
@@ -370,25 +367,15 @@ class Elector extends EventEmitter {
   }
 
   /**
-   * The failure policy: a failed leadership steps down (the core backs off before campaigning
-   * again, `electionTimeoutMax` × consecutive failures); `maxLeaderFailures` consecutive failed
-   * leaderships stop the elector with a `LeaderWorkError`.
+   * A failed leadership, reported to the runtime's failure policy (`maxLeaderFailures`): it steps
+   * the node down (the core backs off before campaigning again), and after `maxLeaderFailures`
+   * failed leaderships in a row stops it (a `fatal` event with a `LeaderWorkError`, then
+   * `'close'`). The runtime counts each leadership once.
    * @param {number} term
    */
   #leaderWorkFailed(term) {
-    const l = this.#leadership
-    if (l === null || l.term !== term || l.failed) return
-    l.failed = true
-    this.#failures += 1
-    if (this.#failures >= this.#maxFailures) {
-      this.#reportError(
-        new LeaderWorkError(`leader-only work failed in ${this.#failures} leaderships in a row; stopping this elector`, 'leader_work_failed')
-      )
-      void this.stop()
-      return
-    }
     try {
-      this.#rt?.leaderWorkFailed(term)
+      this.#rt?.leaderWorkFailed(term, true)
     } catch {
       // Leadership already ended.
     }
@@ -419,7 +406,6 @@ class Elector extends EventEmitter {
     const l = this.#leadership
     if (l === null) return
     this.#leadership = null
-    if (!l.failed) this.#failures = 0
     l.controller.abort(wrapError(Object.assign(new Error('leadership ended'), { code: 'not_leader' })))
   }
 

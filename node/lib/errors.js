@@ -106,6 +106,7 @@ const RUNTIME_KINDS = {
   stopped: StoppedError,
   engine: InternalError,
   misuse: InternalError,
+  leader_work: LeaderWorkError,
 }
 
 /**

@@ -235,6 +235,7 @@ _BY_CODE = {
     "no_pending_confirm": NoPendingConfirmError,
     "not_leader_in_term": NotLeaderInTermError,
     "view_full": ViewFullError,
+    "leader_work_failed": LeaderWorkError,
 }
 _BY_KIND = {"config": ConfigError, "state_file": StateFileError, "address": InvalidAddressError}
 

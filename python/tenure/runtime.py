@@ -10,7 +10,8 @@ order; a plain (sync) callback runs in a worker thread, so even a blocking one c
 heartbeats. Leader-only work (:meth:`Elector.while_leader`, :meth:`Elector.leadership`) is cancelled
 the moment leadership is lost.
 
-Leader-work failure policy (:class:`FailurePolicy`): leader-only work that raises is restarted in
+Leader-work failure policy (:class:`FailurePolicy`, counted and decided by the runtime, the same
+for :class:`tenure.SyncElector` and the Node.js package): leader-only work that raises is restarted in
 the same leadership after a backoff (0.1 s, doubling, at most 5 s); after ``max_failures``
 consecutive failures the node steps down (``leader_work_failed``: the core rolls leadership back
 and backs off before campaigning again); after ``max_step_downs`` consecutive leaderships ended that
@@ -33,7 +34,6 @@ from typing import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Dict,
     Iterable,
     Optional,
     Set,
@@ -42,8 +42,9 @@ from typing import (
 )
 
 from . import _native
-from ._types import Config, PeerDownReason, Role
-from .errors import LeadershipLost, LeaderWorkError, StoppedError, TenureError
+from ._facade import RuntimeEvent, _Facade
+from ._types import Config
+from .errors import LeadershipLost, StoppedError, TenureError
 
 __all__ = ["Elector", "FailurePolicy", "Lease", "LeaderWork", "now_ms"]
 
@@ -57,7 +58,6 @@ MessageCallback = Callable[[str, bytes], Union[Awaitable[None], None]]
 WarningCallback = Callable[[str, str], Union[Awaitable[None], None]]
 ConfirmCallback = Callable[[int], Union[Awaitable[bool], bool]]
 LeaderWorkFn = Callable[["Lease"], Awaitable[Any]]
-RuntimeEvent = Tuple[Any, ...]
 
 
 def now_ms() -> int:
@@ -67,7 +67,8 @@ def now_ms() -> int:
 
 @dataclass(frozen=True)
 class FailurePolicy:
-    """What happens when leader-only work keeps failing (see the module docs)."""
+    """What happens when leader-only work keeps failing (see the module docs). The runtime
+    (``tenure-runtime``) counts the failures and decides; this only configures it."""
 
     max_failures: int = 3
     """Consecutive failures of leader-only work in one leadership before stepping down."""
@@ -79,14 +80,14 @@ class FailurePolicy:
     """The longest restart delay in seconds."""
 
     def __post_init__(self) -> None:
-        if self.max_failures < 1 or self.max_step_downs < 1:
-            raise ValueError("FailurePolicy: max_failures and max_step_downs must be at least 1")
-        if not 0 <= self.backoff <= self.max_backoff:
-            raise ValueError("FailurePolicy: need 0 <= backoff <= max_backoff")
+        _native.check_failure_policy(self._args())
+
+    def _args(self) -> Tuple[int, int, float, float]:
+        return (self.max_failures, self.max_step_downs, self.backoff, self.max_backoff)
 
     def delay(self, failures: int) -> float:
         """The restart delay after ``failures`` consecutive failures."""
-        return float(min(self.backoff * 2 ** max(failures - 1, 0), self.max_backoff))
+        return _native.failure_delay(self._args(), failures)
 
 
 def _bind_str(bind: Union[str, Address, None]) -> Optional[str]:
@@ -110,6 +111,7 @@ class _Options:
     log: bool
     http: Optional[str] = None
     ready_when: str = "node"
+    failure_policy: FailurePolicy
 
     def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
         return _native.spawn_runtime(
@@ -125,6 +127,7 @@ class _Options:
             log=self.log,
             http=self.http,
             ready_when=self.ready_when,
+            failure_policy=self.failure_policy._args(),
         )
 
 
@@ -144,6 +147,7 @@ def _options(
     log: bool,
     http: Optional[str] = None,
     ready_when: str = "node",
+    failure_policy: Optional[FailurePolicy] = None,
     **timing: Any,
 ) -> _Options:
     if config is None:
@@ -173,6 +177,7 @@ def _options(
         log=log,
         http=http,
         ready_when=ready_when,
+        failure_policy=failure_policy if failure_policy is not None else FailurePolicy(),
     )
 
 
@@ -269,7 +274,7 @@ class LeaderWork:
             self.task.cancel()
 
 
-class Elector:
+class Elector(_Facade):
     """Runs one tenure node over UDP with asyncio, through the Rust runtime.
 
     ``Elector("127.0.0.1:7001", ["127.0.0.1:7002", "127.0.0.1:7003"], cluster="jobs",
@@ -341,6 +346,7 @@ class Elector:
             log=log,
             http=http,
             ready_when=ready_when,
+            failure_policy=failure_policy,
             min_cluster_size=min_cluster_size,
             election_timeout_min=election_timeout_min,
             election_timeout_max=election_timeout_max,
@@ -349,18 +355,19 @@ class Elector:
             ghost_ttl=ghost_ttl,
             pre_vote=pre_vote,
         )
-        self._on_leader = on_leader
-        self._on_follower = on_follower
-        self._on_peer_joined = on_peer_joined
-        self._on_peer_left = on_peer_left
-        self._on_message = on_message
-        self._on_warning = on_warning
+        super().__init__(
+            on_leader=on_leader,
+            on_follower=on_follower,
+            on_peer_joined=on_peer_joined,
+            on_peer_left=on_peer_left,
+            on_message=on_message,
+            on_warning=on_warning,
+        )
         self._confirm = confirm_leader
-        self._policy = failure_policy if failure_policy is not None else FailurePolicy()
 
         self._rt: Optional[_native.Runtime] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._callbacks: Optional[asyncio.Queue[Optional[Tuple[Callable[..., Any], Tuple[Any, ...]]]]] = None
+        self._callbacks: Optional[asyncio.Queue[Optional[Tuple[str, Callable[..., Any], Tuple[Any, ...]]]]] = None
         self._dispatcher: Optional[asyncio.Task[None]] = None
         self._tasks: Set[asyncio.Task[Any]] = set()
         self._work: Set[LeaderWork] = set()
@@ -371,9 +378,6 @@ class Elector:
         self._state = "new"
         self._failure: Optional[BaseException] = None
         self._last_term = 0
-        self._failures = 0  # consecutive failures of leader-only work
-        self._failed_term: Optional[int] = None  # the term stepped down from for failing work
-        self._step_downs = 0  # consecutive leaderships ended by failing work
 
     # ----- lifecycle ------------------------------------------------------------------------------
 
@@ -485,36 +489,6 @@ class Elector:
         return self._options.config.id
 
     @property
-    def bound_addr(self) -> Optional[str]:
-        """The local address the socket is bound to (``None`` before :meth:`start`)."""
-        return self._rt.bound_addr if self._rt is not None else None
-
-    @property
-    def http_addr(self) -> Optional[str]:
-        """The HTTP sidecar's address (``HOST:PORT``) while running with ``http=``, else ``None``."""
-        return self._rt.http_addr if self._rt is not None else None
-
-    @property
-    def role(self) -> Role:
-        """The current role."""
-        return Role(self._rt.role) if self._rt is not None else Role.FOLLOWER
-
-    @property
-    def term(self) -> int:
-        """The current term."""
-        return self._rt.term if self._rt is not None else 0
-
-    @property
-    def leader(self) -> Optional[str]:
-        """The leader known in the current term (this node's id when leading)."""
-        return self._rt.leader if self._rt is not None else None
-
-    @property
-    def is_leader(self) -> bool:
-        """Whether this node leads."""
-        return self._rt is not None and self._rt.is_leader
-
-    @property
     def lease(self) -> Optional[Lease]:
         """The current leadership's :class:`Lease`, or ``None`` when not leading."""
         return self._lease
@@ -534,18 +508,6 @@ class Elector:
         """The runtime's clock (monotonic milliseconds), the clock of :attr:`Lease.deadline`."""
         return self._running().now_ms()
 
-    def inspect(self) -> Dict[str, Any]:
-        """The whole election state (every key listed in the SPEC)."""
-        return self._running().inspect()
-
-    def metrics(self) -> Dict[str, Any]:
-        """The runtime's metrics snapshot: ``role``, ``term``, ``leader``, ``is_leader``,
-        ``lease_remaining_ms``, ``leader_changes``, ``elections``, ``dropped`` (by reason),
-        ``peers`` (by state), ``failover`` (a histogram of leaderless time), ... — the numbers behind
-        ``tenure run --http``'s ``/metrics`` (``docs/http.md``). :class:`tenure.prometheus.TenureCollector`
-        exposes them to ``prometheus_client``. A cheap read: no round trip to the runtime thread."""
-        return self._running().metrics()
-
     # ----- inputs ----------------------------------------------------------------------------------
 
     def _running(self) -> _native.Runtime:
@@ -556,27 +518,6 @@ class Elector:
         if self._state == "stopped":
             raise StoppedError("this Elector was stopped")
         return self._rt
-
-    def broadcast(self, payload: bytes) -> None:
-        """Sends ``payload`` to every member of the view (received by their ``on_message``)."""
-        self._running().broadcast(bytes(payload))
-
-    def transfer_leadership(self, peer: Optional[str] = None) -> None:
-        """Hands leadership to ``peer`` (default: the peer the core picks) at once. Raises
-        :class:`tenure.NotLeaderError` when not leading."""
-        self._running().transfer(peer)
-
-    def join(self, peer: str) -> None:
-        """Declares a peer ``HOST:PORT`` (idempotent)."""
-        self._running().join(peer)
-
-    def leave(self, peer: str) -> None:
-        """Withdraws a peer from the view (lowers the quorum: see the README's guarantees)."""
-        self._running().leave(peer)
-
-    def peer_down(self, peer: str, reason: Union[PeerDownReason, str] = PeerDownReason.NO_CONNECTION) -> None:
-        """Reports a peer down (see :meth:`tenure.Node.peer_down`)."""
-        self._running().peer_down(peer, PeerDownReason(reason).value)
 
     # ----- leader-only work ------------------------------------------------------------------------
 
@@ -647,26 +588,10 @@ class Elector:
         kind = event[0]
         if kind == "leader":
             self._gain_leadership(event[1])
-            if self._on_leader is not None:
-                self._queue(self._leader_callback, event[1])
         elif kind == "follower":
             self._lose_leadership()
-            if self._on_follower is not None:
-                self._queue(self._on_follower, event[1], event[2])
         elif kind == "confirm":
             self._spawn(self._confirm_task(event[1]))
-        elif kind == "peer_joined":
-            if self._on_peer_joined is not None:
-                self._queue(self._on_peer_joined, event[1])
-        elif kind == "peer_left":
-            if self._on_peer_left is not None:
-                self._queue(self._on_peer_left, event[1])
-        elif kind == "message":
-            if self._on_message is not None:
-                self._queue(self._on_message, event[1], event[2])
-        elif kind == "warning":
-            if self._on_warning is not None:
-                self._queue(self._on_warning, event[1], event[2])
         elif kind == "fatal":
             self._failure = event[1]
             log.error("tenure: the runtime stopped: %s", event[1])
@@ -677,6 +602,9 @@ class Elector:
                 self._stopped_event.set()
             if self._state == "running" and self._loop is not None:  # stopped on its own
                 self._stop_task = self._loop.create_task(self._stop(None, 1.0))
+        callback = self._callback_for(event)
+        if callback is not None and self._callbacks is not None:
+            self._callbacks.put_nowait(callback)
 
     # ----- internals: leadership and the failure policy --------------------------------------------
 
@@ -701,9 +629,6 @@ class Elector:
             if work.task is not None:
                 work.task.cancel()
                 work.task = None
-        if self._failed_term != lease.term:  # a leadership that ended without failing work
-            self._step_downs = 0
-            self._failures = 0
 
     def _start_work(self, work: LeaderWork, lease: Lease) -> None:
         async def run() -> None:
@@ -715,39 +640,26 @@ class Elector:
                     raise
                 except Exception:
                     log.exception("tenure: leader-only work failed (term %d)", lease.term)
-                if not self._work_failed(lease.term):
+                delay = self._work_failed(lease.term)
+                if delay is None:
                     return
-                await asyncio.sleep(self._policy.delay(self._failures))
+                await asyncio.sleep(delay)
                 if lease.lost:
                     return
 
         work.task = self._spawn(run())
 
-    def _work_failed(self, term: int, at_once: bool = False) -> bool:
-        """Counts a failure of leader-only work in ``term``; true when it should be retried."""
-        if self._failed_term == term:
-            return False  # already stepping down from this term
-        self._failures += 1
-        if not at_once and self._failures < self._policy.max_failures:
-            return True
-        self._failed_term = term
-        self._failures = 0
-        self._step_downs += 1
+    def _work_failed(self, term: int, at_once: bool = False) -> Optional[float]:
+        """Reports a failure of leader-only work in ``term`` to the runtime's failure policy; the
+        delay before retrying, or ``None`` (stepped down, or the runtime is stopping: its
+        ``fatal`` event carries the :class:`tenure.LeaderWorkError`)."""
         rt = self._rt
-        if self._step_downs >= self._policy.max_step_downs:
-            self._failure = LeaderWorkError(
-                f"leader-only work failed in {self._step_downs} consecutive leaderships (last term {term}): "
-                "the elector stopped instead of churning terms"
-            )
-            log.error("tenure: %s", self._failure)
-            if rt is not None:
-                rt.request_stop()
-            return False
-        log.warning("tenure: leader-only work keeps failing in term %d: stepping down", term)
-        if rt is not None:
-            with contextlib.suppress(TenureError):  # no longer leading that term: nothing to roll back
-                rt.leader_work_failed(term)
-        return False
+        if rt is None or self._state != "running":
+            return None
+        try:
+            return rt.leader_work_failed(term, at_once)
+        except TenureError:  # no longer leading that term: nothing to roll back
+            return None
 
     async def _confirm_task(self, term: int) -> None:
         """Asks ``confirm_leader``; the runtime denies on its own when the answer comes later than
@@ -765,15 +677,6 @@ class Elector:
         with contextlib.suppress(TenureError):  # answered too late: the runtime denied it already
             self._rt.confirm_leader(term, granted)
 
-    async def _leader_callback(self, term: int) -> None:
-        assert self._on_leader is not None
-        try:
-            await _call(self._on_leader, term)
-        except Exception:
-            log.exception("tenure: on_leader(%d) failed: leadership rolled back", term)
-            if self._state == "running":
-                self._work_failed(term, at_once=True)
-
     # ----- internals: callbacks --------------------------------------------------------------------
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
@@ -783,24 +686,17 @@ class Elector:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _queue(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._callbacks is not None:
-            self._callbacks.put_nowait((fn, args))
-
     async def _dispatch(self) -> None:
         assert self._callbacks is not None
         while True:
             item = await self._callbacks.get()
             if item is None:
                 return
-            fn, args = item
+            kind, fn, args = item
             try:
-                if fn == self._leader_callback:
-                    await fn(*args)
-                else:
-                    await _call(fn, *args)
+                await _call(fn, *args)
             except Exception:
-                log.exception("tenure: callback %s failed", getattr(fn, "__name__", fn))
+                self._callback_failed(kind, args)
 
     def __repr__(self) -> str:
         return f"<tenure.Elector id={self.id!r} role={self.role.value} term={self.term} {self._state}>"

@@ -14,10 +14,12 @@ import logging
 import os
 import queue
 import threading
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Tuple, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Tuple, Union
 
-from ._types import Config, PeerDownReason, Role
-from .errors import LeadershipLost, LeaderWorkError, StoppedError, TenureError
+from . import _native
+from ._facade import _Facade
+from ._types import Config
+from .errors import LeadershipLost, StoppedError
 from .runtime import Address, FailurePolicy, _options
 
 __all__ = ["SyncElector", "SyncLease"]
@@ -57,7 +59,7 @@ class SyncLease:
         return f"SyncLease(term={self.term}, valid={self.valid})"
 
 
-class SyncElector:
+class SyncElector(_Facade):
     """One tenure node for threaded code; the runtime starts here, in the background.
 
     Arguments are those of :class:`tenure.Elector` (bad values raise typed errors here, and so do
@@ -116,6 +118,7 @@ class SyncElector:
             log=log,
             http=http,
             ready_when=ready_when,
+            failure_policy=failure_policy,
             min_cluster_size=min_cluster_size,
             election_timeout_min=election_timeout_min,
             election_timeout_max=election_timeout_max,
@@ -124,22 +127,20 @@ class SyncElector:
             ghost_ttl=ghost_ttl,
             pre_vote=pre_vote,
         )
-        self._callbacks: Dict[str, Optional[Callable[..., Any]]] = {
-            "leader": on_leader,
-            "follower": on_follower,
-            "peer_joined": on_peer_joined,
-            "peer_left": on_peer_left,
-            "message": on_message,
-            "warning": on_warning,
-        }
-        self._policy = failure_policy if failure_policy is not None else FailurePolicy()
-        self._step_downs = 0
+        super().__init__(
+            on_leader=on_leader,
+            on_follower=on_follower,
+            on_peer_joined=on_peer_joined,
+            on_peer_left=on_peer_left,
+            on_message=on_message,
+            on_warning=on_warning,
+        )
         self._cond = threading.Condition()
         self._stopped = False
         self._error: Optional[BaseException] = None
-        self._queue: queue.SimpleQueue[Optional[Tuple[Any, ...]]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Optional[Tuple[str, Callable[..., Any], Tuple[Any, ...]]]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._dispatch, name="tenure-callbacks", daemon=True)
-        self._rt = options.spawn(self._deliver, defer_confirm=False)
+        self._rt: _native.Runtime = options.spawn(self._deliver, defer_confirm=False)
         self._thread.start()
 
     # ----- runtime thread -> callback thread -------------------------------------------------------
@@ -153,40 +154,25 @@ class SyncElector:
                 if kind == "stopped":
                     self._stopped = True
                 self._cond.notify_all()
-        self._queue.put(event)
+        callback = self._callback_for(event)
+        if callback is not None:
+            self._queue.put(callback)
         if kind == "stopped":
             self._queue.put(None)
 
     def _dispatch(self) -> None:
         while True:
-            event = self._queue.get()
-            if event is None:
+            item = self._queue.get()
+            if item is None:
                 return
-            fn = self._callbacks.get(event[0])
-            if fn is None:
-                continue
+            kind, fn, args = item
             try:
-                fn(*event[1:])
+                fn(*args)
             except Exception:
-                log.exception("tenure: callback on_%s failed", event[0])
-                if event[0] == "leader":
-                    self._leader_failed(event[1])
-            else:
-                if event[0] == "leader":
-                    self._step_downs = 0
+                self._callback_failed(kind, args)
 
-    def _leader_failed(self, term: int) -> None:
-        self._step_downs += 1
-        if self._step_downs >= self._policy.max_step_downs:
-            self._error = LeaderWorkError(
-                f"on_leader failed in {self._step_downs} consecutive leaderships (last term {term}): "
-                "the elector stopped instead of churning terms"
-            )
-            log.error("tenure: %s", self._error)
-            self._rt.request_stop()
-            return
-        with contextlib.suppress(TenureError):  # no longer leading that term
-            self._rt.leader_work_failed(term)
+    def _running(self) -> _native.Runtime:
+        return self._rt
 
     # ----- queries ---------------------------------------------------------------------------------
 
@@ -194,31 +180,6 @@ class SyncElector:
     def id(self) -> str:
         """This node's id."""
         return self._rt.id
-
-    @property
-    def bound_addr(self) -> str:
-        """The local address the UDP socket is bound to."""
-        return self._rt.bound_addr
-
-    @property
-    def is_leader(self) -> bool:
-        """Whether this node leads (cheap: a snapshot of the runtime's last round)."""
-        return self._rt.is_leader
-
-    @property
-    def role(self) -> Role:
-        """The current role."""
-        return Role(self._rt.role)
-
-    @property
-    def term(self) -> int:
-        """The current term."""
-        return self._rt.term
-
-    @property
-    def leader(self) -> Optional[str]:
-        """The leader known in the current term (this node's id when leading)."""
-        return self._rt.leader
 
     @property
     def running(self) -> bool:
@@ -229,14 +190,6 @@ class SyncElector:
     def error(self) -> Optional[BaseException]:
         """The error that stopped the runtime on its own, or ``None``."""
         return self._error
-
-    def inspect(self) -> Dict[str, Any]:
-        """The whole election state (every key listed in the SPEC)."""
-        return self._rt.inspect()
-
-    def metrics(self) -> Dict[str, Any]:
-        """The runtime's metrics snapshot (see :meth:`tenure.Elector.metrics`)."""
-        return self._rt.metrics()
 
     # ----- waiting ---------------------------------------------------------------------------------
 
@@ -262,26 +215,6 @@ class SyncElector:
         yield lease
 
     # ----- inputs ----------------------------------------------------------------------------------
-
-    def broadcast(self, payload: bytes) -> None:
-        """Sends ``payload`` to every member of the view (their ``on_message``)."""
-        self._rt.broadcast(bytes(payload))
-
-    def transfer_leadership(self, peer: Optional[str] = None) -> None:
-        """Hands leadership to ``peer`` (default: the peer the core picks)."""
-        self._rt.transfer(peer)
-
-    def join(self, peer: str) -> None:
-        """Declares a peer ``HOST:PORT``."""
-        self._rt.join(peer)
-
-    def leave(self, peer: str) -> None:
-        """Withdraws a peer from the view."""
-        self._rt.leave(peer)
-
-    def peer_down(self, peer: str, reason: Union[PeerDownReason, str] = PeerDownReason.NO_CONNECTION) -> None:
-        """Reports a peer down."""
-        self._rt.peer_down(peer, PeerDownReason(reason).value)
 
     def stop(self, handover_timeout: Optional[float] = None, callback_timeout: float = 1.0) -> None:
         """Stops gracefully (a leader hands over and waits for the new leader, up to

@@ -204,9 +204,18 @@ def test_always_failing_leader_work_stops_the_elector_instead_of_churning_terms(
     (a,) = ids(1)
     policy = FailurePolicy(max_failures=2, max_step_downs=3, backoff=0.01, max_backoff=0.02)
     attempts: List[int] = []
+    warnings: List[str] = []
 
     async def main() -> int:
-        e = Elector(a, [], cluster="pytest", min_cluster_size=1, failure_policy=policy, **FAST)
+        e = Elector(
+            a,
+            [],
+            cluster="pytest",
+            min_cluster_size=1,
+            failure_policy=policy,
+            on_warning=lambda code, _message: warnings.append(code),
+            **FAST,
+        )
 
         async def work(lease: tenure.Lease) -> None:
             attempts.append(lease.term)
@@ -224,6 +233,8 @@ def test_always_failing_leader_work_stops_the_elector_instead_of_churning_terms(
     # 3 leaderships, 2 attempts each, then the elector stopped: the term stopped growing.
     assert len(attempts) == 6
     assert len(set(attempts)) == 3
+    # The runtime explains each step-down (the third failed leadership stops it instead).
+    assert warnings.count("leader_work_failed") == 2, warnings
     assert term <= max(attempts) + 1
 
 
@@ -266,6 +277,16 @@ def test_an_on_leader_that_always_raises_does_not_churn_terms_forever() -> None:
         assert len(sync_calls) == 3
     finally:
         s.stop()
+
+
+def test_a_bad_failure_policy_is_a_typed_error_naming_the_value() -> None:
+    with pytest.raises(tenure.ConfigError, match="max_failures: must be at least 1, got 0"):
+        FailurePolicy(max_failures=0)
+    with pytest.raises(tenure.ConfigError, match="backoff"):
+        FailurePolicy(backoff=2.0, max_backoff=1.0)
+    # The delays are the runtime's (doubling from backoff, at most max_backoff).
+    policy = FailurePolicy(backoff=0.1, max_backoff=0.3)
+    assert [policy.delay(n) for n in (1, 2, 3)] == pytest.approx([0.1, 0.2, 0.3])
 
 
 def test_work_that_fails_then_recovers_keeps_leadership() -> None:

@@ -459,6 +459,9 @@ where
         }
     };
     init_logging();
+    // Registered before the runtime starts: a SIGTERM right after `started` (or during a slow
+    // engine start) is a graceful stop, never the default action. Handled once the handle exists.
+    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
     let id = options.id.clone();
     // The leader-only command (`-- CMD ARGS...`, see `docs/command.md`).
     let runner = (!options.command.is_empty()).then(|| {
@@ -470,9 +473,14 @@ where
         let spec = CommandSpec { argv: options.command.clone(), kill_grace, restart_backoff, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))
     });
-    let on_event = move |event: RuntimeEvent| emit(&event_line(wall_ms(), &id, &event));
-    // Before the node starts: a SIGTERM right after the `started` line must find the handler.
-    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
+    // `started` is the first line: control lines (answered on the stdin thread) wait for it.
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let on_event = move |event: RuntimeEvent| {
+        emit(&event_line(wall_ms(), &id, &event));
+        if matches!(event, RuntimeEvent::Started { .. }) {
+            let _ = started_tx.send(());
+        }
+    };
     let handle = match spawn(options.runtime_config(), engine_factory, WithCommand { runner: runner.clone(), on_event })
     {
         Ok(h) => h,
@@ -511,6 +519,7 @@ where
         }
         Err(e) => eprintln!("{prog}: cannot handle SIGTERM/SIGINT ({e}); they will end the process without a handover"),
     }
+    let _ = started_rx.recv(); // Err: the runtime ended (the handler is gone) before `started`
     let (h, r) = (handle.clone(), runner.clone());
     let _ = std::thread::Builder::new().name("tenure-stdin".into()).spawn(move || {
         for line in std::io::stdin().lock().lines() {

@@ -43,6 +43,9 @@ pub struct RuntimeConfig {
     pub handover_timeout: Option<Duration>,
     /// How often resolved DNS names are resolved again. Default [`DEFAULT_RESOLVE_INTERVAL`].
     pub resolve_interval: Duration,
+    /// What the runtime does when the application's leader-only work keeps failing. Default
+    /// [`crate::FailurePolicy::default`].
+    pub failure_policy: crate::FailurePolicy,
     /// Log through the `log` crate (target `tenure`): role changes at info, warnings at warn.
     /// Default on. Every warning is also delivered as [`crate::RuntimeEvent::Warning`].
     pub log: bool,
@@ -115,6 +118,7 @@ impl RuntimeConfig {
             confirm_timeout: None,
             handover_timeout: None,
             resolve_interval: DEFAULT_RESOLVE_INTERVAL,
+            failure_policy: crate::FailurePolicy::default(),
             log: true,
             http: None,
             ready_when: ReadyWhen::Node,
@@ -166,6 +170,11 @@ impl RuntimeConfig {
         self.failure_detection = on;
         self
     }
+    /// Sets the leader-work failure policy.
+    pub fn failure_policy(mut self, policy: crate::FailurePolicy) -> Self {
+        self.failure_policy = policy;
+        self
+    }
     /// Turns logging through the `log` crate on or off.
     pub fn log(mut self, on: bool) -> Self {
         self.log = on;
@@ -207,6 +216,7 @@ impl RuntimeConfig {
                 });
             }
         }
+        self.failure_policy.validate()?;
         if self.resolve_interval.is_zero() {
             return Err(RuntimeError::InvalidOption { option: "resolve_interval", message: "must be above 0".into() });
         }

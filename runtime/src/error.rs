@@ -152,6 +152,15 @@ pub enum RuntimeError {
         /// What the engine reported.
         message: String,
     },
+    /// The application's leader-only work kept failing: the failure policy stopped the runtime
+    /// after this many consecutive leaderships ended by failing work (see
+    /// [`crate::FailurePolicy`]).
+    LeaderWorkFailed {
+        /// Consecutive failed leaderships.
+        leaderships: u32,
+        /// The last one's term.
+        term: u64,
+    },
     /// The application's handler panicked on the runtime thread.
     HandlerPanicked {
         /// The panic message, when it was a string.
@@ -203,6 +212,7 @@ impl RuntimeError {
             RuntimeError::Node(e) => e.code(),
             RuntimeError::Engine { .. } => "engine_failed",
             RuntimeError::HandlerPanicked { .. } => "handler_panicked",
+            RuntimeError::LeaderWorkFailed { .. } => "leader_work_failed",
             RuntimeError::Stopped => "stopped",
             RuntimeError::NoTransferTarget => "no_transfer_target",
             RuntimeError::OnRuntimeThread { .. } => "on_runtime_thread",
@@ -232,6 +242,7 @@ impl RuntimeError {
             RuntimeError::Engine { .. } => "engine",
             RuntimeError::Stopped => "stopped",
             RuntimeError::OnRuntimeThread { .. } | RuntimeError::HandlerPanicked { .. } => "misuse",
+            RuntimeError::LeaderWorkFailed { .. } => "leader_work",
             RuntimeError::Io { .. } => "io",
             RuntimeError::NoRandomness => "no_randomness",
         }
@@ -286,6 +297,11 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Node(e) => e.fmt(f),
             RuntimeError::Engine { message } => write!(f, "the engine failed: {message}"),
             RuntimeError::HandlerPanicked { message } => write!(f, "the event handler panicked: {message}"),
+            RuntimeError::LeaderWorkFailed { leaderships, term } => write!(
+                f,
+                "leader-only work failed in {leaderships} consecutive leaderships (last term {term}): the node \
+                 stopped instead of churning terms"
+            ),
             RuntimeError::Stopped => write!(f, "the runtime has stopped"),
             RuntimeError::NoRandomness => {
                 write!(f, "the operating system's random source failed; no seed for the election timers")

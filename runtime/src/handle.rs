@@ -10,7 +10,7 @@ use tenure::{Inspect, PeerDownReason, Role};
 
 use crate::config::parse_peer;
 use crate::metrics::{Counters, Metrics};
-use crate::{Clock, RuntimeError};
+use crate::{Clock, LeaderWorkVerdict, RuntimeError};
 
 pub(crate) type Reply<T> = Option<mpsc::Sender<Result<T, RuntimeError>>>;
 
@@ -23,7 +23,8 @@ pub(crate) enum Command {
     Leave(String, Reply<()>),
     PeerDown(String, PeerDownReason, Reply<()>),
     ConfirmLeader(u64, bool, Reply<()>),
-    LeaderWorkFailed(u64, Reply<()>),
+    /// (term, the whole leadership failed).
+    LeaderWorkFailed(u64, bool, Reply<LeaderWorkVerdict>),
     /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
     Stop(Option<u64>),
     /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
@@ -285,10 +286,18 @@ impl Handle {
     pub fn confirm_leader(&self, term: u64, granted: bool) -> Result<(), RuntimeError> {
         self.request(|r| Command::ConfirmLeader(term, granted, r), ())
     }
-    /// The application's leader-only work for `term` failed: leadership is rolled back and the
-    /// node steps down, backing off before it campaigns again.
-    pub fn leader_work_failed(&self, term: u64) -> Result<(), RuntimeError> {
-        self.request(|r| Command::LeaderWorkFailed(term, r), ())
+    /// The application's leader-only work for `term` failed once. The runtime's
+    /// [`crate::FailurePolicy`] decides: [`LeaderWorkVerdict::Retry`] (run it again after the
+    /// delay), [`LeaderWorkVerdict::SteppedDown`] (leadership rolled back; the node backs off before
+    /// it campaigns again) or [`LeaderWorkVerdict::Stopping`] (too many failed leaderships in a row).
+    /// Errors: `not_leader_in_term` when this node does not lead `term`.
+    pub fn leader_work_failed(&self, term: u64) -> Result<LeaderWorkVerdict, RuntimeError> {
+        self.request(|r| Command::LeaderWorkFailed(term, false, r), LeaderWorkVerdict::Queued)
+    }
+    /// The whole leadership of `term` failed (an `on_leader` callback raised): steps down at once,
+    /// counted like [`Handle::leader_work_failed`]'s step-downs (never [`LeaderWorkVerdict::Retry`]).
+    pub fn leadership_failed(&self, term: u64) -> Result<LeaderWorkVerdict, RuntimeError> {
+        self.request(|r| Command::LeaderWorkFailed(term, true, r), LeaderWorkVerdict::Queued)
     }
 
     /// Asks the runtime to stop gracefully (see the crate docs) without waiting.

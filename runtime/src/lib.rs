@@ -76,6 +76,16 @@
 //! the snapshot the loop publishes after every round; [`Handle::metrics`] is that snapshot
 //! (counters computed once, here). Cargo feature `http` (default). `docs/http.md` lists every
 //! endpoint, field and metric.
+//! ## Leader-work failure policy
+//!
+//! The application reports that its leader-only work failed with [`Handle::leader_work_failed`]
+//! (retried after a backoff, up to `max_failures` times in one leadership) or
+//! [`Handle::leadership_failed`] (the whole leadership failed: an `on_leader` callback raised).
+//! The runtime counts and decides ([`FailurePolicy`], in [`RuntimeConfig::failure_policy`]): it
+//! answers with a [`LeaderWorkVerdict`], steps the node down (warning `leader_work_failed`), and
+//! after `max_step_downs` consecutive failed leaderships stops the node
+//! ([`RuntimeError::LeaderWorkFailed`] as `Fatal`, a leader handing over first). The hosts only
+//! run the work and convert.
 //!
 //! ## Warnings
 //!
@@ -85,10 +95,10 @@
 //! of the core (`dropped_wrong_cluster`: another cluster id; `dropped_bad_mac`: another key;
 //! `dropped_sender_mismatch`: the sender's id does not match its address, see `--bind`/NAT;
 //! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`,
-//! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `socket_error`, `handover_timeout`,
-//! `failure_detection_off` (the socket cannot report ICMP errors),
-//! and, from the command line, `bad_control_line`, the core's error codes for refused commands, and
-//! for the leader-only command (`-- CMD ARGS...`, see `docs/command.md`) `command_failed` and
+//! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `leader_work_failed`, `socket_error`,
+//! `handover_timeout`, `failure_detection_off` (the socket cannot report ICMP errors), and, from
+//! the command line, `bad_control_line`, the core's error codes for refused commands, and for the
+//! leader-only command (`-- CMD ARGS...`, see `docs/command.md`) `command_failed` and
 //! `command_backoff`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -103,6 +113,7 @@ mod handle;
 #[cfg(feature = "http")]
 mod http;
 pub mod metrics;
+mod policy;
 mod probe;
 mod resolve;
 mod runloop;
@@ -121,6 +132,7 @@ pub use error::{AddressProblem, RuntimeError};
 pub use event::{Confirm, Handler, RuntimeEvent};
 pub use handle::Handle;
 pub use metrics::{FailoverHistogram, Metrics};
+pub use policy::{FailurePolicy, LeaderWorkVerdict};
 pub use start::spawn;
 
 use std::time::Instant;

@@ -13,11 +13,12 @@ use tenure::{DropReason, DurableState, Event, Output, PeerDownReason, Role};
 
 use crate::config::Host;
 use crate::handle::{Command, Reply, Shared};
+use crate::policy::{Decision, FailureCounter};
 use crate::probe::{refused_destinations, Prober};
 use crate::resolve::{Family, Peers, Update};
 use crate::state::StateFile;
 use crate::warn::{explain_drop, Warner};
-use crate::{Confirm, Engine, Handler, RuntimeError, RuntimeEvent};
+use crate::{Confirm, Engine, Handler, LeaderWorkVerdict, RuntimeError, RuntimeEvent};
 
 pub(crate) const SOCKET: Token = Token(0);
 pub(crate) const WAKER: Token = Token(1);
@@ -58,6 +59,8 @@ pub(crate) struct Loop<E, H> {
     pub(crate) prober: Option<Prober>,
     /// The node's heartbeat interval (when to probe a quiet leader).
     pub(crate) heartbeat_interval: u64,
+    /// The leader-work failure policy's counters.
+    pub(crate) failures: FailureCounter,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -305,8 +308,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 let result = self.engine.confirm_leader(now, term, granted).map_err(RuntimeError::from);
                 self.reply(r, result);
             }
-            Command::LeaderWorkFailed(term, r) => {
-                let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
+            Command::LeaderWorkFailed(term, at_once, r) => {
+                let result = self.leader_work_failed(now, term, at_once);
                 self.reply(r, result);
             }
             Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.handover_timeout)),
@@ -349,6 +352,38 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 if let Err(e) = result {
                     self.emit_warning(e.code().to_string(), e.to_string());
                 }
+            }
+        }
+    }
+
+    /// The failure policy (see `policy.rs`): count, then retry, step down or stop.
+    fn leader_work_failed(&mut self, now: u64, term: u64, at_once: bool) -> Result<LeaderWorkVerdict, RuntimeError> {
+        match self.failures.failed(term, at_once) {
+            Decision::Retry(after) => Ok(LeaderWorkVerdict::Retry { after }),
+            Decision::AlreadyFailed => Ok(LeaderWorkVerdict::SteppedDown),
+            Decision::NotLeading => Err(RuntimeError::Node(tenure::Error::NotLeaderInTerm { term })),
+            Decision::StepDown { failures, step_downs } => {
+                let _ = self.engine.leader_handler_failed(now, term);
+                let max = self.failures.policy().max_step_downs;
+                self.emit_warning(
+                    "leader_work_failed".into(),
+                    format!(
+                        "leader-only work failed {failures} time(s) in term {term}: stepping down \
+                         ({step_downs} of {max} failed leaderships in a row before the node stops)"
+                    ),
+                );
+                Ok(LeaderWorkVerdict::SteppedDown)
+            }
+            Decision::Stop { step_downs } => {
+                let error = RuntimeError::LeaderWorkFailed { leaderships: step_downs, term };
+                if self.log {
+                    log::error!(target: "tenure", "{}: {error}; stopping", self.id);
+                }
+                *self.shared.fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.clone());
+                self.emit(RuntimeEvent::Fatal { error });
+                // A leader hands over (it denies any confirmation while stopping).
+                self.begin_stop(now, self.handover_timeout);
+                Ok(LeaderWorkVerdict::Stopping)
             }
         }
     }
@@ -494,6 +529,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 if self.log {
                     log::info!(target: "tenure", "{}: leader of term {term}", self.id);
                 }
+                self.failures.became_leader(term);
                 // The handler sees the handle's snapshot agree with the event.
                 self.publish();
                 self.emit(RuntimeEvent::Leader { term });
@@ -502,6 +538,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 if self.log {
                     log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
                 }
+                self.failures.leadership_ended();
                 self.publish();
                 self.emit(RuntimeEvent::Follower { term, leader });
             }

@@ -10,6 +10,7 @@ use mio::{Interest, Poll, Waker};
 
 use crate::config::{parse_bind, parse_id, Host};
 use crate::handle::{EndGuard, Shared, Snapshot};
+use crate::policy::FailureCounter;
 use crate::probe::Prober;
 use crate::resolve::{Family, Peers, Resolver};
 use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
@@ -54,6 +55,7 @@ where
         confirm_timeout,
         handover_timeout,
         resolve_interval,
+        failure_policy,
         log,
         http,
         ready_when,
@@ -174,6 +176,7 @@ where
         readable: false,
         prober: icmp.then(Prober::default),
         heartbeat_interval: valid.heartbeat_interval,
+        failures: FailureCounter::new(failure_policy),
     };
     #[cfg(feature = "http")]
     if let Some((server, _)) = sidecar {

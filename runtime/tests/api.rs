@@ -5,7 +5,10 @@ use std::net::UdpSocket;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use tenure_runtime::{native, spawn, Confirm, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
+use tenure_runtime::{
+    native, spawn, Confirm, FailurePolicy, Handle, Handler, LeaderWorkVerdict, RuntimeConfig, RuntimeError,
+    RuntimeEvent,
+};
 
 fn free_ports(n: usize) -> Vec<u16> {
     let sockets: Vec<UdpSocket> = (0..n).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
@@ -285,6 +288,41 @@ impl ShortTimeouts for RuntimeConfig {
     }
 }
 
+/// The failure policy is the runtime's: retries with backoff within a leadership, a step-down
+/// (warning `leader_work_failed`) after `max_failures`, and a stop (`Fatal` with
+/// `leader_work_failed`, then `Stopped`) after `max_step_downs` failed leaderships in a row.
+#[test]
+fn the_failure_policy_retries_steps_down_then_stops_the_node() {
+    let id = ids(1).remove(0);
+    let (tx, rx) = channel();
+    let policy = FailurePolicy::new(2, 2).backoff(Duration::from_millis(10), Duration::from_millis(40));
+    let mut c = config(&id, &[]).failure_policy(policy);
+    c.node.min_cluster_size = 1;
+    let h = spawn(c, native, forward(&id, &tx)).unwrap();
+    let (_, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    assert_eq!(h.leader_work_failed(term).unwrap(), LeaderWorkVerdict::Retry { after: Duration::from_millis(10) });
+    assert_eq!(h.leader_work_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
+    // Reported again for the same leadership (two tasks failing): not counted twice.
+    assert_eq!(h.leader_work_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
+    wait_for(
+        &rx,
+        Duration::from_secs(5),
+        |_, e| matches!(e, RuntimeEvent::Warning { code, .. } if code == "leader_work_failed"),
+    );
+    let (_, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    let RuntimeEvent::Leader { term: second } = e else { unreachable!() };
+    assert!(second > term);
+    assert_eq!(h.leadership_failed(second).unwrap(), LeaderWorkVerdict::Stopping);
+    let (_, e) = wait_for(&rx, Duration::from_secs(5), |_, e| matches!(e, RuntimeEvent::Fatal { .. }));
+    let RuntimeEvent::Fatal { error } = e else { unreachable!() };
+    assert_eq!(error, RuntimeError::LeaderWorkFailed { leaderships: 2, term: second });
+    wait_for(&rx, Duration::from_secs(5), |_, e| matches!(e, RuntimeEvent::Stopped { .. }));
+    h.wait();
+    assert_eq!(h.fatal_error().map(|e| e.code()), Some("leader_work_failed"));
+    assert!(config(&id, &[]).failure_policy(FailurePolicy::new(0, 1)).validate().is_err());
+}
+
 #[test]
 fn failed_leader_work_steps_down_and_stop_is_safe_from_many_threads() {
     let all = ids(3);
@@ -295,7 +333,7 @@ fn failed_leader_work_steps_down_and_stop_is_safe_from_many_threads() {
     let RuntimeEvent::Leader { term } = e else { unreachable!() };
     let leader = handles.iter().find(|h| h.id() == first).unwrap();
     assert_eq!(leader.leader_work_failed(term + 1).unwrap_err().code(), "not_leader_in_term");
-    leader.leader_work_failed(term).unwrap();
+    assert_eq!(leader.leadership_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
     wait_for(&rx, Duration::from_secs(5), |id, e| id == first && matches!(e, RuntimeEvent::Follower { .. }));
     assert!(!leader.is_leader());
     // The cluster elects again in a later term (the failed node backs off first).

@@ -98,6 +98,30 @@ fn the_state_file_is_reused_migrated_and_locked() {
     assert!(again.wait_exit(LIMIT).success());
 }
 
+/// `started` is the first line even when a control line is already waiting on stdin (its answer
+/// used to race it).
+#[test]
+fn started_is_the_first_line_even_with_a_control_line_waiting() {
+    use std::io::{BufRead, Write};
+    for _ in 0..50 {
+        let ids: Vec<String> = free_ports(2).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let mut child = Command::new(BIN)
+            .args(["run", "--id", &ids[0], "--peer", &ids[1], "--cluster", "c"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .env("TENURE_LOG", "off")
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"reboot now\n").unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(first["event"], "started", "{first}");
+    }
+}
+
 #[test]
 fn each_bad_input_is_one_line_and_its_exit_code() {
     let dir = tempfile::tempdir().unwrap();

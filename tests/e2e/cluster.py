@@ -66,12 +66,18 @@ def runtime_command(kind: str) -> list[str]:
             bin_field if isinstance(bin_field, str) else next(iter(bin_field.values()))
         )
         return [shutil.which("node") or "node", str(ROOT / "node" / rel)]
-    if kind == "rust":
-        for profile in ("release", "debug"):
-            exe = ROOT / "target" / profile / "tenure"
+    if kind == "native":
+        # The Rust `tenure` binary: TENURE_NATIVE, else the debug or release build.
+        if os.environ.get("TENURE_NATIVE"):
+            return [os.environ["TENURE_NATIVE"]]
+        target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+        for profile in ("debug", "release"):
+            exe = target / profile / "tenure"
             if exe.exists():
                 return [str(exe)]
-        raise FileNotFoundError("the tenure binary is not built (cargo build -p tenure-runtime)")
+        raise FileNotFoundError(
+            "the tenure binary is not built (cargo build -p tenure-runtime --bin tenure)"
+        )
     if kind == "wasmtime":
         if os.environ.get("TENURE_WASMTIME"):
             return [os.environ["TENURE_WASMTIME"]]

@@ -9,7 +9,9 @@ use napi::bindgen_prelude::{AsyncTask, Buffer, Env, Function, JsValue, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Result, Status, Task};
 use napi_derive::napi;
-use tenure_runtime::{Confirm, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
+use tenure_runtime::{
+    Confirm, FailurePolicy, Handle, Handler, LeaderWorkVerdict, RuntimeConfig, RuntimeError, RuntimeEvent,
+};
 
 use crate::config_from_js;
 use crate::conv::{boolean, is_nullish, object, only_keys, opt_string, prop, u64_arg, MAX_SAFE};
@@ -43,6 +45,7 @@ const OPTION_KEYS: &[&str] = &[
     "deferConfirm",
     "http",
     "readyWhen",
+    "maxLeaderFailures",
 ];
 
 /// A runtime configuration, validated when built (ids, peers, bind address, the core's
@@ -56,7 +59,9 @@ pub struct NativeRuntimeConfig {
 #[napi]
 impl NativeRuntimeConfig {
     /// `new NativeRuntimeConfig(nodeConfig, { bind, stateFile, keyFile, confirmTimeout,
-    /// handoverTimeout, resolveInterval, log, deferConfirm, http, readyWhen })`.
+    /// handoverTimeout, resolveInterval, log, deferConfirm, http, readyWhen, maxLeaderFailures })`.
+    /// `maxLeaderFailures`: the runtime's failure policy with a step-down at the first failure of
+    /// a leadership and a stop after that many failed leaderships in a row.
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, node: Unknown, options: Unknown) -> Result<Self> {
         let node = config_from_js(&env, &node)?;
@@ -79,6 +84,12 @@ impl NativeRuntimeConfig {
             }
             if let Some(v) = prop(&o, "log")? {
                 config.log = boolean(&env, &v, "options.log")?;
+            }
+            if let Some(v) = prop(&o, "maxLeaderFailures")? {
+                if !is_nullish(&v)? {
+                    let n = u64_arg(&env, &v, "options.maxLeaderFailures")?;
+                    config.failure_policy = FailurePolicy::new(1, u32::try_from(n).unwrap_or(u32::MAX));
+                }
             }
             if let Some(v) = prop(&o, "deferConfirm")? {
                 defer_confirm = boolean(&env, &v, "options.deferConfirm")?;
@@ -258,11 +269,22 @@ impl NativeRuntime {
         let granted = boolean(&env, &granted, "granted")?;
         self.handle.confirm_leader(term, granted).map_err(|e| runtime_error(&env, &e))
     }
-    /// The leader-only work of `term` failed: step down and back off.
-    #[napi(catch_unwind, ts_args_type = "term: number")]
-    pub fn leader_work_failed(&self, env: Env, term: Unknown) -> Result<()> {
+    /// Reports a failure of the leader-only work of `term` to the runtime's failure policy
+    /// (`atOnce`: the whole leadership failed). Returns the delay in ms before retrying, or `null`
+    /// (stepped down, or stopping: a `fatal` event with `leader_work_failed` follows).
+    #[napi(catch_unwind, ts_args_type = "term: number, atOnce?: boolean | null")]
+    pub fn leader_work_failed(&self, env: Env, term: Unknown, at_once: Unknown) -> Result<Option<f64>> {
         let term = u64_arg(&env, &term, "term")?;
-        self.handle.leader_work_failed(term).map_err(|e| runtime_error(&env, &e))
+        let at_once = !is_nullish(&at_once)? && boolean(&env, &at_once, "atOnce")?;
+        let verdict = match at_once {
+            true => self.handle.leadership_failed(term),
+            false => self.handle.leader_work_failed(term),
+        }
+        .map_err(|e| runtime_error(&env, &e))?;
+        Ok(match verdict {
+            LeaderWorkVerdict::Retry { after } => Some(after.as_secs_f64() * 1000.0),
+            _ => None,
+        })
     }
     /// Requests a graceful stop (`handoverTimeout` in ms overrides the configured bound); returns
     /// at once, `{ type: "stopped" }` follows.

@@ -11,7 +11,10 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use tenure_runtime::{native, Confirm, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
+use tenure_runtime::{
+    native, Confirm, EngineInit, FailurePolicy, Handle, Handler, LeaderWorkVerdict, RuntimeConfig, RuntimeError,
+    RuntimeEvent,
+};
 
 use crate::{config_from, errors_module, json_loads};
 
@@ -86,6 +89,31 @@ fn ms(seconds: Option<f64>, what: &str) -> PyResult<Option<Duration>> {
         .transpose()
 }
 
+/// `(max_failures, max_step_downs, backoff, max_backoff)` (seconds) -> the runtime's policy,
+/// checked by the runtime (a `ConfigError` naming the option).
+type PolicyArgs = (u32, u32, f64, f64);
+
+fn failure_policy(py: Python<'_>, args: PolicyArgs) -> PyResult<FailurePolicy> {
+    let (max_failures, max_step_downs, backoff, max_backoff) = args;
+    let first = ms(Some(backoff), "backoff")?.unwrap_or_default();
+    let max = ms(Some(max_backoff), "max_backoff")?.unwrap_or_default();
+    let policy = FailurePolicy::new(max_failures, max_step_downs).backoff(first, max);
+    policy.validate().map_err(|e| runtime_error(py, &e))?;
+    Ok(policy)
+}
+
+/// Checks a failure policy as the runtime will (`tenure.FailurePolicy` calls it when built).
+#[pyfunction]
+pub(crate) fn check_failure_policy(py: Python<'_>, policy: PolicyArgs) -> PyResult<()> {
+    failure_policy(py, policy).map(|_| ())
+}
+
+/// The policy's retry delay in seconds after `failures` consecutive failures.
+#[pyfunction]
+pub(crate) fn failure_delay(py: Python<'_>, policy: PolicyArgs, failures: u32) -> PyResult<f64> {
+    Ok(failure_policy(py, policy)?.delay(failures).as_secs_f64())
+}
+
 /// A running runtime (see `tenure.Elector`); every method may be called from any thread.
 #[pyclass(module = "tenure._native", name = "Runtime", frozen)]
 pub(crate) struct PyRuntime {
@@ -96,7 +124,8 @@ pub(crate) struct PyRuntime {
 /// binds, reads and locks the state file, then delivers events to `callback` on its thread.
 #[pyfunction]
 #[pyo3(signature = (config, callback, *, bind=None, state_file=None, key_file=None, confirm_timeout=None,
-    handover_timeout=None, defer_confirm=false, seed=None, log=false, http=None, ready_when=None))]
+    handover_timeout=None, defer_confirm=false, seed=None, log=false, http=None, ready_when=None,
+    failure_policy=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_runtime(
     py: Python<'_>,
@@ -112,8 +141,12 @@ pub(crate) fn spawn_runtime(
     log: bool,
     http: Option<String>,
     ready_when: Option<String>,
+    failure_policy: Option<PolicyArgs>,
 ) -> PyResult<PyRuntime> {
     let mut rc = RuntimeConfig::new(config_from(config)?).log(log);
+    if let Some(p) = failure_policy {
+        rc.failure_policy = self::failure_policy(py, p)?;
+    }
     rc.bind = bind;
     rc.state_file = state_file;
     rc.key_file = key_file;
@@ -228,8 +261,17 @@ impl PyRuntime {
     fn confirm_leader(&self, py: Python<'_>, term: u64, granted: bool) -> PyResult<()> {
         self.call(py, |h| h.confirm_leader(term, granted))
     }
-    fn leader_work_failed(&self, py: Python<'_>, term: u64) -> PyResult<()> {
-        self.call(py, |h| h.leader_work_failed(term))
+    /// Reports a failure of leader-only work to the runtime's failure policy (`at_once`: the whole
+    /// leadership failed). Returns the delay in seconds before retrying, or `None` (stepped down,
+    /// stopping, or queued from the runtime thread).
+    #[pyo3(signature = (term, at_once=false))]
+    fn leader_work_failed(&self, py: Python<'_>, term: u64, at_once: bool) -> PyResult<Option<f64>> {
+        let verdict =
+            self.call(py, |h| if at_once { h.leadership_failed(term) } else { h.leader_work_failed(term) })?;
+        Ok(match verdict {
+            LeaderWorkVerdict::Retry { after } => Some(after.as_secs_f64()),
+            _ => None,
+        })
     }
     /// Asks for a graceful stop without waiting.
     fn request_stop(&self) {

@@ -13,8 +13,8 @@ use tenure::{Event, Output};
 use tenure_runtime::{Engine, EngineInit, RuntimeError};
 
 use crate::{
-    core_inspect, node_config, peer_down_reason, Callbacks, ComponentNode, ConfirmAnswer, DropReason, DurableState,
-    Loader, NodeError, NodeErrorCode, Role,
+    core_drop_reason, core_inspect, core_role, node_config, peer_down_reason, Callbacks, ComponentNode, ConfirmAnswer,
+    DurableState, Loader, NodeError, NodeErrorCode, Role,
 };
 
 /// Callbacks that queue the component's outputs as the core's [`Output`]s.
@@ -98,7 +98,7 @@ impl ComponentEngine {
     fn node_result(&mut self, r: wasmtime::Result<Result<(), NodeError>>, args: Args<'_>) -> Result<(), tenure::Error> {
         match r {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(node_error(&e, args)),
+            Ok(Err(e)) => Err(core_error(&e, args)),
             Err(e) => {
                 self.failure.get_or_insert_with(|| format!("{e:#}"));
                 // The runtime stops on the failure; the caller sees a refusal meanwhile.
@@ -110,13 +110,13 @@ impl ComponentEngine {
 
 /// The arguments of a call, to rebuild the core's typed error from the component's code.
 #[derive(Default, Clone, Copy)]
-struct Args<'a> {
+pub(crate) struct Args<'a> {
     peer: Option<&'a str>,
     term: Option<u64>,
     size: Option<usize>,
 }
 
-fn node_error(e: &NodeError, a: Args<'_>) -> tenure::Error {
+pub(crate) fn core_error(e: &NodeError, a: Args<'_>) -> tenure::Error {
     let peer = || a.peer.unwrap_or_default().to_string();
     let term = a.term.unwrap_or_default();
     match e.code {
@@ -143,36 +143,10 @@ fn last_number(s: &str) -> usize {
     s.split(|c: char| !c.is_ascii_digit()).rev().find_map(|w| w.parse().ok()).unwrap_or(0)
 }
 
-fn drop_reason(r: DropReason) -> tenure::DropReason {
-    match r {
-        DropReason::Oversized => tenure::DropReason::Oversized,
-        DropReason::Malformed => tenure::DropReason::Malformed,
-        DropReason::UnknownVersion => tenure::DropReason::UnknownVersion,
-        DropReason::WrongCluster => tenure::DropReason::WrongCluster,
-        DropReason::BadMac => tenure::DropReason::BadMac,
-        DropReason::SenderMismatch => tenure::DropReason::SenderMismatch,
-        DropReason::FromSelf => tenure::DropReason::FromSelf,
-        DropReason::RemovedPeer => tenure::DropReason::RemovedPeer,
-        DropReason::UnknownPeer => tenure::DropReason::UnknownPeer,
-        DropReason::ViewFull => tenure::DropReason::ViewFull,
-        DropReason::ImplausibleTerm => tenure::DropReason::ImplausibleTerm,
-        DropReason::Replay => tenure::DropReason::Replay,
-    }
-}
-
-fn core_role(r: Role) -> tenure::Role {
-    match r {
-        Role::Unclustered => tenure::Role::Unclustered,
-        Role::Follower => tenure::Role::Follower,
-        Role::Candidate => tenure::Role::Candidate,
-        Role::Leader => tenure::Role::Leader,
-    }
-}
-
 impl Engine for ComponentEngine {
     fn handle_message(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), tenure::DropReason> {
         let r = self.node.handle_message(now, from, bytes);
-        self.ok(r, Ok(())).map_err(drop_reason)
+        self.ok(r, Ok(())).map_err(core_drop_reason)
     }
     fn handle_timeout(&mut self, now: u64) {
         let r = self.node.handle_timeout(now);

@@ -362,13 +362,18 @@ pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::Durab
     }
 }
 
-/// A `role` as the core's lower-case name.
+/// A `role` as the core's lower-case name (the core's own table, through [`core_role`]).
 pub fn role_name(r: Role) -> &'static str {
+    core_role(r).as_str()
+}
+
+/// A component `role` as the core's [`tenure::Role`].
+pub fn core_role(r: Role) -> tenure::Role {
     match r {
-        Role::Unclustered => "unclustered",
-        Role::Follower => "follower",
-        Role::Candidate => "candidate",
-        Role::Leader => "leader",
+        Role::Unclustered => tenure::Role::Unclustered,
+        Role::Follower => tenure::Role::Follower,
+        Role::Candidate => tenure::Role::Candidate,
+        Role::Leader => tenure::Role::Leader,
     }
 }
 
@@ -419,36 +424,34 @@ pub fn peer_down_reason(r: tenure::PeerDownReason) -> PeerDownReason {
     }
 }
 
-/// A drop reason as the core's snake_case name.
+/// A drop reason as the core's snake_case name (the core's own table, through
+/// [`core_drop_reason`]).
 pub fn drop_reason_name(r: DropReason) -> &'static str {
+    core_drop_reason(r).as_str()
+}
+
+/// A component drop reason as the core's [`tenure::DropReason`].
+pub fn core_drop_reason(r: DropReason) -> tenure::DropReason {
     match r {
-        DropReason::Oversized => "oversized",
-        DropReason::Malformed => "malformed",
-        DropReason::UnknownVersion => "unknown_version",
-        DropReason::WrongCluster => "wrong_cluster",
-        DropReason::BadMac => "bad_mac",
-        DropReason::SenderMismatch => "sender_mismatch",
-        DropReason::FromSelf => "from_self",
-        DropReason::RemovedPeer => "removed_peer",
-        DropReason::UnknownPeer => "unknown_peer",
-        DropReason::ViewFull => "view_full",
-        DropReason::ImplausibleTerm => "implausible_term",
-        DropReason::Replay => "replay",
+        DropReason::Oversized => tenure::DropReason::Oversized,
+        DropReason::Malformed => tenure::DropReason::Malformed,
+        DropReason::UnknownVersion => tenure::DropReason::UnknownVersion,
+        DropReason::WrongCluster => tenure::DropReason::WrongCluster,
+        DropReason::BadMac => tenure::DropReason::BadMac,
+        DropReason::SenderMismatch => tenure::DropReason::SenderMismatch,
+        DropReason::FromSelf => tenure::DropReason::FromSelf,
+        DropReason::RemovedPeer => tenure::DropReason::RemovedPeer,
+        DropReason::UnknownPeer => tenure::DropReason::UnknownPeer,
+        DropReason::ViewFull => tenure::DropReason::ViewFull,
+        DropReason::ImplausibleTerm => tenure::DropReason::ImplausibleTerm,
+        DropReason::Replay => tenure::DropReason::Replay,
     }
 }
 
-/// A node error code as the core's snake_case `Error::code()`.
+/// A node error code as the core's snake_case `Error::code()` (the core's own table, through the
+/// conversion `tenure-wasmtime` uses).
 pub fn node_error_name(c: NodeErrorCode) -> &'static str {
-    match c {
-        NodeErrorCode::InvalidPeer => "invalid_peer",
-        NodeErrorCode::SelfPeer => "self_peer",
-        NodeErrorCode::UnknownPeer => "unknown_peer",
-        NodeErrorCode::NotLeader => "not_leader",
-        NodeErrorCode::PayloadTooLarge => "payload_too_large",
-        NodeErrorCode::NoPendingConfirm => "no_pending_confirm",
-        NodeErrorCode::NotLeaderInTerm => "not_leader_in_term",
-        NodeErrorCode::ViewFull => "view_full",
-    }
+    engine::core_error(&NodeError { code: c, message: String::new() }, engine::Args::default()).code()
 }
 
 /// One callback, recorded.
