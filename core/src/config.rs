@@ -252,13 +252,15 @@ impl Config {
         if declared > self.max_peers as usize {
             return Err(ConfigError::TooManyPeers { peers: declared, max_peers: self.max_peers });
         }
-        // lease_span = lease × (1 − 2ρ), rounded down: see `ValidConfig::lease_span`.
+        // lease_span = lease × (1 − 2ρ) − 1 ms, rounded down: see `ValidConfig::lease_span`.
         let lease_duration = self.lease_duration.unwrap_or(min);
         if lease_duration == 0 {
             return Err(ConfigError::ZeroTimeout { field: "lease_duration" });
         }
         let margin = (lease_duration.saturating_mul(u64::from(self.max_clock_drift_ppm)) * 2).div_ceil(1_000_000);
-        let lease_span = lease_duration.saturating_sub(margin);
+        // One more millisecond: clocks are read in whole milliseconds, and the follower's reading
+        // when it acknowledges may lag its clock by up to 1 ms, which shortens its promise.
+        let lease_span = lease_duration.saturating_sub(margin).saturating_sub(1);
         // Longer than the election timeout, it would delay every election; not longer than one
         // heartbeat interval (after the margin), the lease would lapse between two heartbeats.
         if lease_duration > min || lease_span <= self.heartbeat_interval {
@@ -333,7 +335,7 @@ pub struct ValidConfig {
     /// How long a promise lasts (`lease_duration`, default `election_timeout_min`).
     pub lease_duration: u64,
     /// How long after a heartbeat's `sent_at` the lease it earns lasts, on the leader's clock:
-    /// `lease_duration − ⌈2ρ · lease_duration⌉`. A follower that acknowledges the heartbeat
+    /// `lease_duration − ⌈2ρ · lease_duration⌉ − 1 ms`. A follower that acknowledges the heartbeat
     /// refuses other candidates for `lease_duration` of its own clock from the moment it receives
     /// it; with clock rates within 1 ± ρ of real time, that outlasts the lease.
     pub lease_span: u64,

@@ -171,7 +171,7 @@ fn a_cluster_fails_over_within_the_promise_plus_a_few_round_trips_when_every_sur
 fn lease_duration_sets_the_promise_and_the_lease_span() {
     let c = fast(Config::new("n1", "test").bootstrap(ids(3)));
     let v = c.validate().unwrap();
-    assert_eq!((v.lease_duration, v.lease_span), (60, 60 - 2), "60 ms less 2 × 1 % of it, rounded up");
+    assert_eq!((v.lease_duration, v.lease_span), (60, 60 - 2 - 1), "60 ms less 2 × 1 % of it, rounded up, less 1 ms");
     let d = Config::new("n1", "test").validate().unwrap();
     assert_eq!(d.lease_duration, 150, "default: election_timeout_min");
     let n = Node::new(c, 1, None, 500).unwrap();
@@ -188,9 +188,10 @@ fn a_lease_longer_than_election_timeout_min_or_not_above_the_heartbeat_is_an_err
     );
     assert_eq!(e.code(), "lease_out_of_range");
     assert!(e.to_string().contains("lease_duration (151 ms)"), "{e}");
-    // 52 ms less its 2 % margin (rounded up: 2 ms) is 50 ms: it would lapse between heartbeats.
-    assert!(matches!(err(Config::new("a", "c").lease_duration(52)), ConfigError::LeaseOutOfRange { .. }));
-    assert!(Config::new("a", "c").lease_duration(53).validate().is_ok());
+    // 53 ms less its 2 % margin (rounded up: 2 ms) and 1 ms is 50 ms: it would lapse between
+    // heartbeats.
+    assert!(matches!(err(Config::new("a", "c").lease_duration(53)), ConfigError::LeaseOutOfRange { .. }));
+    assert!(Config::new("a", "c").lease_duration(54).validate().is_ok());
     assert_eq!(err(Config::new("a", "c").lease_duration(0)), ConfigError::ZeroTimeout { field: "lease_duration" });
 }
 

@@ -540,7 +540,7 @@ fn lease_deadline_comes_from_acknowledged_heartbeats() {
     let lease = h.nodes[&leader].lease_deadline().expect("a leader with acks has a lease");
     let last_out = h.nodes[&leader].inspect().heartbeat_out_last.unwrap();
     let span = h.nodes[&leader].config().lease_span;
-    assert_eq!(span, 147, "election_timeout_min less the 1 % clock-drift margin, twice");
+    assert_eq!(span, 146, "election_timeout_min less the 1 % clock-drift margin, twice");
     assert!(lease <= last_out + span && lease >= last_out + span - 50, "lease {lease}, last heartbeat {last_out}");
     assert_eq!(h.nodes[&leader].fencing_token(), Some(h.nodes[&leader].term()));
     let f = h.others(&leader)[0].clone();

@@ -132,12 +132,12 @@ fn a_transfer_vote_is_granted_inside_the_promise_because_the_leader_ended_its_le
 #[test]
 fn the_lease_deadline_carries_the_clock_drift_margin() {
     let mut n = node_at(0, |c| c.max_clock_drift_ppm(100_000));
-    assert_eq!(n.config().lease_span, 150 - 30, "150 ms less 2 × 10 % of it");
+    assert_eq!(n.config().lease_span, 150 - 30 - 1, "150 ms less 2 × 10 % of it, less 1 ms");
     let t = make_leader(&mut n, 0);
     n.handle_message(t + 1, "n2", &msg("n2", 1, Message::HeartbeatAck { echo: t })).unwrap();
-    assert_eq!(n.lease_deadline(), Some(t + 120));
+    assert_eq!(n.lease_deadline(), Some(t + 119));
     let d = node_at(0, |c| c).config().lease_span;
-    assert_eq!(d, 147, "default ρ = 1 %: 150 − 3");
+    assert_eq!(d, 146, "default ρ = 1 %: 150 − 3 − 1 (whole-millisecond clocks)");
     assert_eq!(
         Config::new("a", "c").max_clock_drift_ppm(100_001).validate(),
         Err(ConfigError::ClockDriftTooLarge { max_clock_drift_ppm: 100_001 })

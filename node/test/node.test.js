@@ -60,7 +60,7 @@ test('a new node follows, with a deadline inside the election timeout', () => {
     minClusterSize: 3,
     maxPeers: 64,
     maxClockDriftPpm: 10000,
-    leaseSpan: 147,
+    leaseSpan: 146,
     leaseDuration: 150,
   })
 })

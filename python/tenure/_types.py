@@ -213,7 +213,7 @@ class ValidConfig:
     warnings: Tuple[ConfigWarning, ...]
     max_peers: int = 64
     max_clock_drift_ppm: int = 10_000
-    lease_span: int = 147
+    lease_span: int = 146
     """How long a heartbeat's lease lasts on the leader's clock: ``lease_duration`` less the
     clock-drift margin."""
     lease_duration: int = 150

@@ -17,7 +17,7 @@ const LIMIT: Duration = Duration::from_secs(10);
 
 /// The lease span at the default timeouts: `election_timeout_min` (150) − ⌈2ρ · 150⌉ with
 /// ρ = 1 % (docs/protocol.md). The lease deadline is at most this after the last heartbeat sent.
-const LEASE_SPAN_MS: u64 = 147;
+const LEASE_SPAN_MS: u64 = 146;
 
 /// Slack for scheduling on a loaded machine (two cores shared with builds): a supervisor woken a
 /// little late, a `/proc` poll. The faults checked below are off by hundreds of milliseconds.
