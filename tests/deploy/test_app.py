@@ -1,0 +1,48 @@
+"""deploy/kubernetes/python-app/app.py: its settings come from the StatefulSet's environment."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from types import ModuleType
+
+import pytest
+from manifests import KUBERNETES, Pod, one, render
+
+pytest.importorskip("tenure._native", reason="the tenure extension is not built (make python-dev)")
+
+
+def load_app() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("k8s_app", KUBERNETES / "python-app" / "app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["k8s_app"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_settings_from_the_manifests_environment() -> None:
+    app = load_app()
+    sts = one(render(KUBERNETES / "python-app"), "StatefulSet")
+    assert sts is not None
+    pod = Pod(sts, 1, "shop")
+    s = app.settings_from_env(pod.env)
+    assert s.id == "tenure-py-1.tenure-py.shop.svc.cluster.local:7946"
+    assert s.peers == [f"tenure-py-{i}.tenure-py.shop.svc.cluster.local:7946" for i in range(3)]
+    assert (s.cluster, s.state_file, s.http_port) == ("tenure-py", "/var/lib/tenure/state.json", 8080)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TENURE_PEERS": "a:1", "TENURE_CLUSTER": "c"}, "TENURE_ID is not set"),
+        ({"TENURE_ID": "a:1", "TENURE_CLUSTER": "c"}, "TENURE_PEERS is not set"),
+        ({"TENURE_ID": "a:1", "TENURE_PEERS": "b:1"}, "TENURE_CLUSTER is not set"),
+        ({"TENURE_ID": "a:1", "TENURE_PEERS": "b:1", "TENURE_CLUSTER": "c", "HTTP_PORT": "http"}, "'http'"),
+        ({"TENURE_ID": "a:1", "TENURE_PEERS": "b:1", "TENURE_CLUSTER": "c", "HTTP_PORT": "70000"}, "'70000'"),
+    ],
+)
+def test_a_missing_or_bad_variable_is_named(env: dict[str, str], message: str) -> None:
+    app = load_app()
+    with pytest.raises(ValueError, match=message):
+        app.settings_from_env(env)
