@@ -544,6 +544,8 @@ export class Elector extends EventEmitter<ElectorEvents> {
   transferLeadership(peer?: string): void
   /** The whole election state, camelCase keys (`leaderId`, `droppedByReason`, ...). */
   inspect(): Record<string, any>
+  /** The runtime's metrics snapshot (what `tenure run --http` serves at `/metrics`; docs/http.md). */
+  metrics(): Metrics
   readonly state: 'new' | 'starting' | 'running' | 'stopping' | 'closed'
   readonly id: string
   readonly boundAddr: string | null
@@ -580,3 +582,31 @@ declare const tenure: {
   Lease: typeof Lease
 }
 export default tenure
+
+/** {@link Elector.metrics}: what the runtime counts and knows (counters start at 0 at start). */
+export interface Metrics {
+  id: string
+  role: Role
+  term: number
+  leader: string | null
+  isLeader: boolean
+  /** While leading with a confirmed lease: milliseconds until it expires (0 once expired), else `null`. */
+  leaseRemainingMs: number | null
+  running: boolean
+  /** A graceful stop is under way. */
+  stopping: boolean
+  /** Milliseconds since the run loop last finished a round. */
+  loopAgeMs: number
+  /** Leaderships observed: each (term, leader) pair this node learned of, once. */
+  leaderChanges: number
+  /** Campaigns this node ran (terms in which it became candidate). */
+  elections: number
+  /** Datagrams dropped, by the core's drop reason (every reason, zeros included). */
+  dropped: Record<string, number>
+  /** Known peers by state: `in_view`, `unreachable` (in the view, sends failing), `left`. */
+  peers: Record<string, number>
+  /** Leaderless time observed by this node: `[upper bound in seconds, cumulative count]` buckets. */
+  failover: { buckets: Array<[number, number]>; sumSeconds: number; count: number }
+  /** The runtime's version. */
+  version: string
+}

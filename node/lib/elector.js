@@ -457,6 +457,36 @@ class Elector extends EventEmitter {
     return camelKeys(JSON.parse(json))
   }
 
+  /**
+   * The runtime's metrics snapshot (the numbers behind `tenure run --http`'s `/metrics`, see
+   * docs/http.md): a cheap read, no round trip to the runtime thread. `dropped` and `peers` keep
+   * their label values (`bad_mac`, `in_view`) as keys. `tenure/prometheus` exposes them to prom-client.
+   * @returns {import('../index').Metrics}
+   */
+  metrics() {
+    /** @type {string} */
+    let json = ''
+    this.#command(() => (json = this.#rt.metricsJson()))
+    const m = JSON.parse(json)
+    return {
+      id: m.id,
+      role: m.role,
+      term: m.term,
+      leader: m.leader,
+      isLeader: m.is_leader,
+      leaseRemainingMs: m.lease_remaining_ms,
+      running: m.running,
+      stopping: m.stopping,
+      loopAgeMs: m.loop_age_ms,
+      leaderChanges: m.leader_changes,
+      elections: m.elections,
+      dropped: m.dropped,
+      peers: m.peers,
+      failover: { buckets: m.failover.buckets, sumSeconds: m.failover.sum_seconds, count: m.failover.count },
+      version: m.version,
+    }
+  }
+
   /** `'new' | 'starting' | 'running' | 'stopping' | 'closed'`. */
   get state() {
     return this.#state

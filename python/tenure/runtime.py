@@ -516,6 +516,14 @@ class Elector:
         """The whole election state (every key listed in the SPEC)."""
         return self._running().inspect()
 
+    def metrics(self) -> Dict[str, Any]:
+        """The runtime's metrics snapshot: ``role``, ``term``, ``leader``, ``is_leader``,
+        ``lease_remaining_ms``, ``leader_changes``, ``elections``, ``dropped`` (by reason),
+        ``peers`` (by state), ``failover`` (a histogram of leaderless time), ... — the numbers behind
+        ``tenure run --http``'s ``/metrics`` (``docs/http.md``). :class:`tenure.prometheus.TenureCollector`
+        exposes them to ``prometheus_client``. A cheap read: no round trip to the runtime thread."""
+        return self._running().metrics()
+
     # ----- inputs ----------------------------------------------------------------------------------
 
     def _running(self) -> _native.Runtime:

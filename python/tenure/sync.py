@@ -228,6 +228,10 @@ class SyncElector:
         """The whole election state (every key listed in the SPEC)."""
         return self._rt.inspect()
 
+    def metrics(self) -> Dict[str, Any]:
+        """The runtime's metrics snapshot (see :meth:`tenure.Elector.metrics`)."""
+        return self._rt.metrics()
+
     # ----- waiting ---------------------------------------------------------------------------------
 
     def wait_leader(self, timeout: Optional[float] = None) -> Optional[SyncLease]:

@@ -19,13 +19,14 @@ use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, Runt
 pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT ...] --cluster NAME
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--ghost-ttl MS] [--state-file PATH] [--key-file PATH]
-    [--admit-unknown-peers] [--max-peers N]
+    [--admit-unknown-peers] [--max-peers N] [--http IP:PORT] [--ready-when node|leader]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
 {\"ts_ms\": <wall-clock ms>, \"id\": \"HOST:PORT\", \"event\": \"leader\", \"term\": 4}.
 Events: started, leader, follower (with \"leader\": id or null), peer_joined, peer_left, message,
-warning (with \"code\" and \"message\"), inspect, fatal, stopped. SIGTERM or SIGINT stops the node
+warning (with \"code\" and \"message\"), inspect, fatal, stopped, and with --http one
+http_listening (with \"addr\", the bound TCP address). SIGTERM or SIGINT stops the node
 gracefully (a leader hands leadership over first). Control lines on stdin: `transfer [PEER]` (a
 leader hands leadership to PEER, or to the peer heard from most recently), `inspect` (prints an
 `inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member).
@@ -45,6 +46,11 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
   --admit-unknown-peers        admit a sender missing from --peer on its first valid message
                                (default: membership is closed; such messages are dropped)
   --max-peers N                most peers the view may hold (default 64)
+  --http IP:PORT               serve GET /leader, /healthz, /readyz and /metrics (Prometheus) on
+                               this TCP address (port 0: any free port; an `http_listening` line
+                               gives the address); see docs/http.md
+  --ready-when node|leader     /readyz is 200 while the node runs (node, the default) or only
+                               while it leads with a valid lease (leader)
   --help, --version
 
 Exit status: 0 stopped by a signal, 1 fatal error while running, 2 usage error or bad value,
@@ -82,6 +88,10 @@ pub struct RunOptions {
     pub admit_unknown_peers: bool,
     /// `--max-peers`.
     pub max_peers: Option<u32>,
+    /// `--http`.
+    pub http: Option<String>,
+    /// `--ready-when`.
+    pub ready_when: Option<String>,
 }
 
 /// What the command line asked for.
@@ -148,7 +158,7 @@ where
             o.admit_unknown_peers = true;
             continue;
         }
-        const KNOWN: [&str; 12] = [
+        const KNOWN: [&str; 14] = [
             "--id",
             "--peer",
             "--cluster",
@@ -161,6 +171,8 @@ where
             "--state-file",
             "--key-file",
             "--max-peers",
+            "--http",
+            "--ready-when",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -181,8 +193,13 @@ where
             "--ghost-ttl" => once(&mut o.ghost_ttl, name, number(name, &value)?)?,
             "--state-file" => once(&mut o.state_file, name, value)?,
             "--max-peers" => once(&mut o.max_peers, name, number(name, &value)?)?,
+            "--http" => once(&mut o.http, name, value)?,
+            "--ready-when" => once(&mut o.ready_when, name, value)?,
             _ => once(&mut o.key_file, name, value)?,
         }
+    }
+    if let Some(r) = &o.ready_when {
+        r.parse::<crate::ReadyWhen>().map_err(|_| format!("--ready-when expects node or leader, got \"{r}\""))?;
     }
     o.id = id.ok_or("--id HOST:PORT is required")?;
     o.cluster = cluster.ok_or("--cluster NAME is required")?;
@@ -215,6 +232,8 @@ impl RunOptions {
         r.bind = self.bind.clone();
         r.state_file = self.state_file.as_ref().map(PathBuf::from);
         r.key_file = self.key_file.as_ref().map(PathBuf::from);
+        r.http = self.http.clone();
+        r.ready_when = self.ready_when.as_deref().and_then(|w| w.parse().ok()).unwrap_or_default();
         r
     }
 }
@@ -387,6 +406,10 @@ where
             return exit_code(&e);
         }
     };
+    if let Some(addr) = handle.http_addr() {
+        let addr = json_str(&addr.to_string());
+        emit(&format!("{},\"addr\":{addr}}}", head(wall_ms(), handle.id(), "http_listening")));
+    }
     match signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]) {
         Ok(mut signals) => {
             let h = handle.clone();

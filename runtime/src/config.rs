@@ -46,6 +46,59 @@ pub struct RuntimeConfig {
     /// Log through the `log` crate (target `tenure`): role changes at info, warnings at warn.
     /// Default on. Every warning is also delivered as [`crate::RuntimeEvent::Warning`].
     pub log: bool,
+    /// Serve the HTTP sidecar (`/leader`, `/healthz`, `/readyz`, `/metrics`; see `docs/http.md`)
+    /// on this `IP:PORT` (`[IPv6]:PORT`; port 0 picks a free port, see
+    /// [`crate::Handle::http_addr`]). Needs the `http` cargo feature (on by default).
+    pub http: Option<String>,
+    /// When the sidecar's `/readyz` answers 200. Default [`ReadyWhen::Node`].
+    pub ready_when: ReadyWhen,
+}
+
+/// When the HTTP sidecar's `GET /readyz` answers 200 (else 503).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReadyWhen {
+    /// While the node runs and is not stopping (any role).
+    #[default]
+    Node,
+    /// Only while this node leads with an unexpired lease: a Kubernetes Service whose endpoints
+    /// are the ready pods then routes to the leader alone.
+    Leader,
+}
+
+impl ReadyWhen {
+    /// `node` or `leader`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReadyWhen::Node => "node",
+            ReadyWhen::Leader => "leader",
+        }
+    }
+}
+
+impl std::str::FromStr for ReadyWhen {
+    type Err = RuntimeError;
+    /// `node` or `leader`; anything else is [`RuntimeError::InvalidOption`] naming the value.
+    fn from_str(s: &str) -> Result<Self, RuntimeError> {
+        match s {
+            "node" => Ok(ReadyWhen::Node),
+            "leader" => Ok(ReadyWhen::Leader),
+            _ => Err(RuntimeError::InvalidOption {
+                option: "ready_when",
+                message: format!("expected \"node\" or \"leader\", got \"{s}\""),
+            }),
+        }
+    }
+}
+
+/// Parses the HTTP sidecar's listen address: `IP:PORT` or `[IPv6]:PORT`, port 0 allowed (the OS
+/// picks one). A DNS name is refused: the sidecar binds, it does not resolve.
+pub fn parse_http(s: &str) -> Result<SocketAddr, RuntimeError> {
+    s.parse::<SocketAddr>().map_err(|_| RuntimeError::InvalidOption {
+        option: "http",
+        message: format!(
+            "\"{s}\" is not IP:PORT (examples: 127.0.0.1:8080, 0.0.0.0:8080, [::]:8080; port 0 picks a free port)"
+        ),
+    })
 }
 
 impl RuntimeConfig {
@@ -60,6 +113,8 @@ impl RuntimeConfig {
             handover_timeout: None,
             resolve_interval: DEFAULT_RESOLVE_INTERVAL,
             log: true,
+            http: None,
+            ready_when: ReadyWhen::Node,
         }
     }
     /// Sets the bind address.
@@ -90,6 +145,16 @@ impl RuntimeConfig {
     /// Sets the DNS re-resolution interval.
     pub fn resolve_interval(mut self, t: Duration) -> Self {
         self.resolve_interval = t;
+        self
+    }
+    /// Serves the HTTP sidecar on `addr` (see [`RuntimeConfig::http`]).
+    pub fn http(mut self, addr: impl Into<String>) -> Self {
+        self.http = Some(addr.into());
+        self
+    }
+    /// Sets when `/readyz` is ready.
+    pub fn ready_when(mut self, when: ReadyWhen) -> Self {
+        self.ready_when = when;
         self
     }
     /// Turns logging through the `log` crate on or off.
@@ -123,6 +188,15 @@ impl RuntimeConfig {
         }
         if self.confirm_timeout == Some(Duration::ZERO) {
             return Err(RuntimeError::InvalidOption { option: "confirm_timeout", message: "must be above 0".into() });
+        }
+        if let Some(addr) = &self.http {
+            parse_http(addr)?;
+            if !cfg!(feature = "http") {
+                return Err(RuntimeError::InvalidOption {
+                    option: "http",
+                    message: "this build of tenure-runtime has no HTTP sidecar (cargo feature `http`)".into(),
+                });
+            }
         }
         if self.resolve_interval.is_zero() {
             return Err(RuntimeError::InvalidOption { option: "resolve_interval", message: "must be above 0".into() });

@@ -9,6 +9,7 @@ use std::time::Instant;
 use tenure::{Inspect, PeerDownReason, Role};
 
 use crate::config::parse_peer;
+use crate::metrics::{Counters, Metrics};
 use crate::{Clock, RuntimeError};
 
 pub(crate) type Reply<T> = Option<mpsc::Sender<Result<T, RuntimeError>>>;
@@ -84,6 +85,12 @@ pub(crate) struct Shared {
     pub(crate) thread: Mutex<Option<JoinHandle<()>>>,
     pub(crate) thread_id: OnceLock<ThreadId>,
     pub(crate) fatal: Mutex<Option<RuntimeError>>,
+    /// What the run loop counts (see [`crate::metrics`]).
+    pub(crate) counters: Counters,
+    /// The HTTP sidecar's bound address, when one runs.
+    pub(crate) http_addr: Option<SocketAddr>,
+    /// Run once when the runtime thread ends (the HTTP sidecar's shutdown).
+    pub(crate) on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
 }
 
 /// A running runtime. Every method may be called from any thread. Dropping the last handle does
@@ -124,6 +131,10 @@ pub(crate) struct EndGuard(pub(crate) Arc<Shared>);
 impl Drop for EndGuard {
     fn drop(&mut self) {
         self.0.running.store(false, Ordering::Release);
+        let hooks = std::mem::take(&mut *self.0.on_end.lock().unwrap_or_else(|p| p.into_inner()));
+        for hook in hooks {
+            hook();
+        }
         let (lock, cvar) = &self.0.ended;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cvar.notify_all();
@@ -198,6 +209,36 @@ impl Handle {
     /// The runtime clock: monotonic milliseconds since [`crate::spawn`].
     pub fn now_ms(&self) -> u64 {
         self.shared.clock.now()
+    }
+    /// What the runtime counts and knows now, for monitoring: role, term, leader, lease, counters
+    /// (leaderships, campaigns, drops by reason), peers by state and the failover histogram. A
+    /// cheap read of state the run loop publishes after every round (no round trip to it); the
+    /// HTTP sidecar's `/metrics` and the Python and Node.js collectors are this snapshot.
+    pub fn metrics(&self) -> Metrics {
+        let now = self.now_ms();
+        let (leader_changes, elections, dropped, peers, failover) = self.shared.counters.read();
+        let role = self.role();
+        Metrics {
+            id: self.shared.id.clone(),
+            role,
+            term: self.term(),
+            leader: self.leader(),
+            is_leader: role == Role::Leader,
+            lease_remaining_ms: self.lease_deadline_ms().map(|d| d.saturating_sub(now)),
+            running: self.is_running(),
+            stopping: self.shared.counters.stopping.load(Ordering::Acquire),
+            loop_age_ms: now.saturating_sub(self.shared.counters.alive_at.load(Ordering::Acquire)),
+            leader_changes,
+            elections,
+            dropped,
+            peers,
+            failover,
+        }
+    }
+    /// The address the HTTP sidecar listens on, when [`crate::RuntimeConfig::http`] was set
+    /// (the bound port when it asked for port 0).
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.shared.http_addr
     }
     /// The error that stopped the runtime, if a fatal one did.
     pub fn fatal_error(&self) -> Option<RuntimeError> {

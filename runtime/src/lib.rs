@@ -79,6 +79,9 @@ mod engine;
 mod error;
 mod event;
 mod handle;
+#[cfg(feature = "http")]
+mod http;
+pub mod metrics;
 mod resolve;
 mod runloop;
 mod start;
@@ -86,12 +89,14 @@ pub mod state;
 mod warn;
 
 pub use config::{
-    parse_address, parse_bind, parse_id, parse_peer, Address, Host, RuntimeConfig, DEFAULT_RESOLVE_INTERVAL,
+    parse_address, parse_bind, parse_http, parse_id, parse_peer, Address, Host, ReadyWhen, RuntimeConfig,
+    DEFAULT_RESOLVE_INTERVAL,
 };
 pub use engine::{native, Engine, EngineInit};
 pub use error::{AddressProblem, RuntimeError};
 pub use event::{Confirm, Handler, RuntimeEvent};
 pub use handle::Handle;
+pub use metrics::{FailoverHistogram, Metrics};
 pub use start::spawn;
 
 use std::time::Instant;

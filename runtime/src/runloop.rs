@@ -494,6 +494,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     }
 
     fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, now: u64) {
+        self.shared.counters.dropped(reason);
         let code = format!("dropped_{}", reason.as_str());
         let id = self.id.clone();
         self.warn(now, &code, "", || explain_drop(reason, from, source, &id));
@@ -510,6 +511,9 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
         let (role, leader) = self.publish();
         let now = self.now();
+        let term = self.engine.term();
+        let peers = self.peers.by_id.values().map(|p| (p.in_view, p.down_reported));
+        self.shared.counters.after_round(now, role, term, leader.as_deref(), self.stopping.is_some(), peers);
         if let Some(deadline) = self.stopping {
             if self.exit.is_none() {
                 if leader.as_deref().is_some_and(|l| l != self.id) {

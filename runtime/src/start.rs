@@ -54,6 +54,8 @@ where
         handover_timeout,
         resolve_interval,
         log,
+        http,
+        ready_when,
     } = config;
     let id_addr = parse_id(&node.id)?;
     if let Some(path) = &key_file {
@@ -85,6 +87,17 @@ where
     let std_socket = bind_socket(&candidates)?;
     let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
     std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
+
+    // The sidecar's port, like the UDP one, is taken before anything runs.
+    #[cfg(feature = "http")]
+    let sidecar = http.as_deref().map(crate::config::parse_http).transpose()?.map(crate::http::bind).transpose()?;
+    #[cfg(feature = "http")]
+    let http_addr = sidecar.as_ref().map(|(_, a)| *a);
+    #[cfg(not(feature = "http"))]
+    let http_addr = {
+        let _ = (&http, ready_when);
+        None
+    };
 
     let clock = Clock::new();
     let start_term = restored.as_ref().map_or(0, |s| s.term);
@@ -122,6 +135,9 @@ where
         thread: Mutex::new(None),
         thread_id: OnceLock::new(),
         fatal: Mutex::new(None),
+        counters: Default::default(),
+        http_addr,
+        on_end: Mutex::new(Vec::new()),
     });
     let mut runner = Loop {
         engine,
@@ -146,6 +162,11 @@ where
         start_term,
         readable: false,
     };
+    #[cfg(feature = "http")]
+    if let Some((server, _)) = sidecar {
+        crate::http::serve(server, Handle { shared: shared.clone() }, ready_when)
+            .map_err(io_err("starting the HTTP sidecar thread"))?;
+    }
     let thread = std::thread::Builder::new()
         .name("tenure-runtime".into())
         .spawn(move || {
@@ -153,7 +174,15 @@ where
             runner.run();
             drop(runner);
         })
-        .map_err(io_err("starting the runtime thread"))?;
+        .map_err(io_err("starting the runtime thread"));
+    let thread = match thread {
+        Ok(t) => t,
+        Err(e) => {
+            // Nothing runs: stop the sidecar too.
+            drop(EndGuard(shared));
+            return Err(e);
+        }
+    };
     let _ = shared.thread_id.set(thread.thread().id());
     *shared.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
     Ok(Handle { shared })

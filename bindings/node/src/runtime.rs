@@ -212,6 +212,16 @@ impl NativeRuntime {
     pub fn inspect_json(&self, env: Env) -> Result<String> {
         self.handle.inspect().map(|i| i.to_string()).map_err(|e| runtime_error(&env, &e))
     }
+    /// The runtime's metrics snapshot as JSON (`Handle::metrics`, snake_case keys).
+    #[napi(catch_unwind)]
+    pub fn metrics_json(&self) -> String {
+        self.handle.metrics().to_json()
+    }
+    /// The HTTP sidecar's address (`HOST:PORT`), when one runs.
+    #[napi(getter, catch_unwind)]
+    pub fn http_addr(&self) -> Option<String> {
+        self.handle.http_addr().map(|a| a.to_string())
+    }
     #[napi(catch_unwind, ts_args_type = "payload: Uint8Array")]
     pub fn broadcast(&self, env: Env, payload: Unknown) -> Result<()> {
         let bytes = crate::conv::bytes(&env, &payload, "payload")?;

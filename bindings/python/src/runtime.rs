@@ -208,6 +208,15 @@ impl PyRuntime {
         let state = self.call(py, |h| h.inspect())?;
         json_loads(py)?.call1((state.to_string(),))
     }
+    /// The runtime's metrics snapshot (`Handle::metrics`), as a dict.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_loads(py)?.call1((self.handle.metrics().to_json(),))
+    }
+    /// The HTTP sidecar's address, `HOST:PORT`, when one runs.
+    #[getter]
+    fn http_addr(&self) -> Option<String> {
+        self.handle.http_addr().map(|a| a.to_string())
+    }
     fn broadcast(&self, py: Python<'_>, payload: Vec<u8>) -> PyResult<()> {
         self.call(py, |h| h.broadcast(&payload))
     }
