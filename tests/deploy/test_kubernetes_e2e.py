@@ -13,6 +13,7 @@ Needs root (network namespaces); skipped with the reason otherwise.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,14 +85,15 @@ class PodNet(Net):
         assert port is not None
         return port
 
-    def get(self, n: Node, path: str) -> int:
-        """The HTTP status of GET path on the pod's HTTP port, from inside its namespace (as the
-        kubelet probes the pod's IP); 0 when nothing answers."""
+    def get(self, n: Node, path: str) -> tuple[int, str]:
+        """The HTTP status and body of GET path on the pod's HTTP port, from inside its namespace
+        (as the kubelet probes the pod's IP); status 0 when nothing answers."""
         code = (
-            "import sys, urllib.request, urllib.error\n"
-            "try:\n    print(urllib.request.urlopen(sys.argv[1], timeout=2).status)\n"
-            "except urllib.error.HTTPError as e:\n    print(e.code)\n"
-            "except OSError:\n    print(0)\n"
+            "import json, sys, urllib.request, urllib.error\n"
+            "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=2); s, b = r.status, r.read()\n"
+            "except urllib.error.HTTPError as e:\n    s, b = e.code, e.read()\n"
+            "except OSError:\n    s, b = 0, b''\n"
+            "print(json.dumps([s, b.decode('utf-8', 'replace')]))\n"
         )
         url = f"http://{n.ip}:{self.http_port(n)}{path}"
         r = subprocess.run(
@@ -101,7 +103,8 @@ class PodNet(Net):
             check=False,
             timeout=10,
         )
-        return int(r.stdout.strip() or 0)
+        status, body = json.loads(r.stdout or "[0, \"\"]")
+        return int(status), str(body)
 
 
 def statefulset(variant: str) -> Doc:
@@ -124,19 +127,24 @@ def skip_unless_runnable(variant: str) -> None:
 
 def assert_only_the_leader_is_ready(net: PodNet, timeout_s: float = 15.0) -> Node:
     """Waits for one leader that every pod follows, then for /readyz to be 200 there and not 200
-    on every other pod (and /healthz 200 everywhere), with the same leader and term before and
-    after the probes."""
+    on every other pod, with the same leader and term before and after the probes; then every
+    pod's /healthz is 200 and its /leader names that leader."""
     deadline = time.monotonic() + timeout_s
     last: dict[str, int] = {}
     while time.monotonic() < deadline:
         ld = net.wait_leader(timeout_s)
         term = ld.term
-        last = {n.name: net.get(n, "/readyz") for n in net.nodes}
+        last = {n.name: net.get(n, "/readyz")[0] for n in net.nodes}
         with net.lock:
             same = net.converged() is ld and ld.term == term
         if same and last[ld.name] == 200 and all(c != 200 for name, c in last.items() if name != ld.name):
             for n in net.nodes:
-                assert net.get(n, "/healthz") == 200, f"{n.name}: /healthz\n{net.timeline()}"
+                assert net.get(n, "/healthz")[0] == 200, f"{n.name}: /healthz\n{net.timeline()}"
+                status, body = net.get(n, "/leader")
+                view = json.loads(body)
+                assert status == 200 and view["leader"] == ld.id and view["is_leader"] == (n is ld), body
+            short = {name.split(".")[0]: code for name, code in last.items()}
+            print(f"/readyz: {short} (leader {ld.name.split('.')[0]}, term {term})")
             return ld
         time.sleep(0.2)
     raise AssertionError(f"/readyz was not 200 on the leader alone: {last}\n{net.timeline()}")

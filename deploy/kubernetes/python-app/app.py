@@ -6,7 +6,8 @@ Configured from the environment the StatefulSet in this directory sets:
 - ``TENURE_PEERS``: every member's ``HOST:PORT``, comma-separated (this pod's own id may be listed:
   it is skipped, so every pod gets the same list)
 - ``TENURE_CLUSTER``: the cluster id; ``TENURE_STATE_FILE``: the state file on the pod's volume
-- ``HTTP_PORT``: the probes' port (default 8080): ``/readyz`` answers 200 on the leader only,
+- ``HTTP_PORT``: the probes' port (default 8080): ``/readyz`` answers 200 on the leader only
+  (leading with a valid lease, as the sidecar's ``--ready-when leader``),
   ``/healthz`` 200 while the node runs, ``/leader`` the node's view as JSON
 
 Every election event is printed as one JSON line on stdout (``{"ts_ms", "id", "event", ...}``, the
@@ -74,7 +75,9 @@ def respond(elector: tenure.Elector, path: str) -> tuple[int, dict[str, object]]
     if path == "/healthz":
         return (200 if running else 503), {"running": running}
     if path == "/readyz":
-        ready = running and elector.is_leader
+        # As the sidecar's --ready-when leader: leading with an unexpired, quorum-backed lease.
+        lease = elector.lease
+        ready = running and elector.is_leader and lease is not None and lease.valid
         return (200 if ready else 503), {"ready": ready, "role": elector.role.value}
     if path == "/leader":
         return 200, {
