@@ -135,14 +135,21 @@ def assert_only_the_leader_is_ready(net: PodNet, timeout_s: float = 15.0) -> Nod
         ld = net.wait_leader(timeout_s)
         term = ld.term
         last = {n.name: net.get(n, "/readyz")[0] for n in net.nodes}
+        healthz = {n.name: net.get(n, "/healthz")[0] for n in net.nodes}
+        views = {n.name: net.get(n, "/leader") for n in net.nodes}
         with net.lock:
             same = net.converged() is ld and ld.term == term
-        if same and last[ld.name] == 200 and all(c != 200 for name, c in last.items() if name != ld.name):
-            for n in net.nodes:
-                assert net.get(n, "/healthz")[0] == 200, f"{n.name}: /healthz\n{net.timeline()}"
-                status, body = net.get(n, "/leader")
-                view = json.loads(body)
-                assert status == 200 and view["leader"] == ld.id and view["is_leader"] == (n is ld), body
+        if not same:  # leadership moved while we probed (a loaded machine): look again
+            time.sleep(0.2)
+            continue
+        assert all(c == 200 for c in healthz.values()), f"/healthz: {healthz}\n{net.timeline()}"
+        for n in net.nodes:
+            status, body = views[n.name]
+            view = json.loads(body)
+            assert status == 200 and view["leader"] == ld.id and view["is_leader"] == (n is ld), (
+                f"{n.name}: /leader {body}\n{net.timeline()}"
+            )
+        if last[ld.name] == 200 and all(c != 200 for name, c in last.items() if name != ld.name):
             short = {name.split(".")[0]: code for name, code in last.items()}
             print(f"/readyz: {short} (leader {ld.name.split('.')[0]}, term {term})")
             return ld
@@ -210,6 +217,8 @@ def run_scenario(variant: str, http: bool) -> None:
                 assert all(n.leader == ld.id for n in net.nodes if n is not ld), net.timeline()
         harness_checks(net)
         assert_within_memory_limit(net, variant)
+        leaders = checks.leaders_by_term(net.snapshot())
+        print(f"{variant}: leaders by term " + ", ".join(f"{t}: {sorted(v)[0].split('.')[0]}" for t, v in sorted(leaders.items())))
     finally:
         net.close()
 
