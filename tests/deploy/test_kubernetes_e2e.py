@@ -218,7 +218,8 @@ def run_scenario(variant: str, http: bool) -> None:
         harness_checks(net)
         assert_within_memory_limit(net, variant)
         leaders = checks.leaders_by_term(net.snapshot())
-        print(f"{variant}: leaders by term " + ", ".join(f"{t}: {sorted(v)[0].split('.')[0]}" for t, v in sorted(leaders.items())))
+        by_term = (f"{t}: {'/'.join(sorted(x.split('.')[0] for x in v))}" for t, v in sorted(leaders.items()))
+        print(f"{variant}: leaders by term " + ", ".join(by_term))
     finally:
         net.close()
 
