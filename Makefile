@@ -314,7 +314,8 @@ test-netns: setup
 # schemas bundled in kubernetes-validate (strict), plus the checks tenure needs (stable names,
 # peers, publishNotReadyAddresses, probes, state volume), each shown failing on a broken manifest;
 # then the StatefulSets' pods run in network namespaces under their DNS names (hosts files), elect,
-# and find a pod restarted under another IP. The namespace part needs root and skips otherwise.
+# and find a pod restarted under another IP. deploy/docker's Dockerfiles are parsed (PyPI dockerfile)
+# and checked, not built (no image registry here). The namespace part needs root and skips otherwise.
 test-deploy: setup python-dev
 	$(CARGO) build -q -p tenure-runtime --bin tenure
 	mypy --strict deploy/kubernetes/python-app/app.py
