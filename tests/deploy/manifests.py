@@ -159,6 +159,21 @@ def port_number(container: Doc, port: Any, protocol: str = "TCP") -> int | None:
     return None
 
 
+def admits_election(rule: Doc, selects: Any) -> bool:
+    """Whether a NetworkPolicy ingress rule lets the pods' election datagrams in (from the pods
+    themselves, UDP, the `election` port or any port)."""
+    peers = rule.get("from")
+    from_pods = peers is None or any(
+        "podSelector" in p and "namespaceSelector" not in p and selects(p["podSelector"].get("matchLabels", {}))
+        for p in peers
+    )
+    ports = rule.get("ports")
+    udp = ports is None or any(
+        p.get("protocol", "TCP") == "UDP" and p.get("port") in (None, "election", 7946) for p in ports
+    )
+    return from_pods and udp
+
+
 def tenure_problems(docs: list[Doc]) -> list[str]:
     """What keeps these objects from running a tenure cluster (empty when nothing does)."""
     problems: list[str] = []
@@ -193,6 +208,16 @@ def tenure_problems(docs: list[Doc]) -> list[str]:
     pdb = one(docs, "PodDisruptionBudget")
     if pdb is None or not selects(pdb["spec"].get("selector", {}).get("matchLabels", {})):
         problems.append("expected one PodDisruptionBudget selecting the pods")
+    for policy in docs:
+        if policy.get("kind") != "NetworkPolicy" or "Ingress" not in policy["spec"].get("policyTypes", ["Ingress"]):
+            continue
+        if selects(policy["spec"].get("podSelector", {}).get("matchLabels", {})) and not any(
+            admits_election(rule, selects) for rule in policy["spec"].get("ingress", [])
+        ):
+            problems.append(
+                f"NetworkPolicy/{policy['metadata']['name']} blocks the election: no ingress rule admits "
+                "UDP to the election port from the StatefulSet's pods"
+            )
     if spec.get("podManagementPolicy") != "Parallel":
         problems.append("podManagementPolicy must be Parallel (OrderedReady waits for tenure-0 to be ready: to lead)")
     if spec.get("updateStrategy", {}).get("type", "RollingUpdate") != "OnDelete":

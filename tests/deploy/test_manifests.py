@@ -31,7 +31,8 @@ def rendered(request: pytest.FixtureRequest) -> list[Doc]:
 
 
 def test_every_variant_validates_and_fits_tenure(rendered: list[Doc]) -> None:
-    assert sorted(d["kind"] for d in rendered) == ["PodDisruptionBudget", "Service", "Service", "StatefulSet"]
+    kinds = sorted(d["kind"] for d in rendered)
+    assert kinds == ["NetworkPolicy", "PodDisruptionBudget", "Service", "Service", "StatefulSet"]
     for d in rendered:
         assert schema_errors(d) == [], kind_name(d)
     assert tenure_problems(rendered) == []
@@ -146,7 +147,13 @@ def id_without_namespace(docs: list[Doc]) -> None:
         e["value"] = e["value"].replace(".$(POD_NAMESPACE)", "")
 
 
+def policy_tcp_only(docs: list[Doc]) -> None:
+    policy = next(d for d in docs if d["kind"] == "NetworkPolicy")
+    policy["spec"]["ingress"][0]["ports"][0]["protocol"] = "TCP"
+
+
 TENURE_BREAKS: dict[str, Callable[[list[Doc]], None]] = {
+    "NetworkPolicy": policy_tcp_only,
     "publishNotReadyAddresses": rm_publish,
     "podManagementPolicy": ordered,
     "updateStrategy": rolling,
@@ -200,4 +207,4 @@ def test_validation_needs_no_network() -> None:
 
 def test_check_reports_schema_and_tenure_problems_together() -> None:
     docs, problems = check(KUBERNETES / "sidecar")
-    assert problems == [] and len(docs) == 4
+    assert problems == [] and len(docs) == 5
