@@ -460,6 +460,13 @@ export interface ElectorOptions {
   resolveInterval?: number
   /** The local `IP` or `IP:PORT` to bind when it differs from `id` (e.g. `0.0.0.0`). */
   bind?: string
+  /**
+   * Serve the HTTP sidecar (`GET /leader`, `/healthz`, `/readyz`, `/metrics`; docs/http.md) on this
+   * `IP:PORT` (port 0: any free port, see {@link Elector.httpAddr}).
+   */
+  http?: string
+  /** When the sidecar's `/readyz` is 200: while running (`'node'`, default) or only while leading with a valid lease. */
+  readyWhen?: 'node' | 'leader'
   /** Aborting it stops the elector (as {@link Elector.stop}). */
   signal?: AbortSignal
   /**
@@ -549,6 +556,8 @@ export class Elector extends EventEmitter<ElectorEvents> {
   readonly state: 'new' | 'starting' | 'running' | 'stopping' | 'closed'
   readonly id: string
   readonly boundAddr: string | null
+  /** The HTTP sidecar's address while running with the `http` option, else `null`. */
+  readonly httpAddr: string | null
   readonly isLeader: boolean
   readonly term: number
   readonly leader: string | null

@@ -22,7 +22,7 @@ const NODE_KEYS = [
   'maxClockDriftPpm',
   'incarnation',
 ]
-const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval']
+const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval', 'http', 'readyWhen']
 const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal', 'maxLeaderFailures', ...NODE_KEYS, ...RUNTIME_KEYS])
 
 /**
@@ -498,6 +498,10 @@ class Elector extends EventEmitter {
   /** The local address the UDP socket is bound to (`null` unless running). @returns {string | null} */
   get boundAddr() {
     return this.#rt?.boundAddr ?? null
+  }
+  /** The HTTP sidecar's address (`HOST:PORT`) while running with the `http` option, else `null`. */
+  get httpAddr() {
+    return this.#rt?.httpAddr ?? null
   }
   /** `'unclustered' | 'follower' | 'candidate' | 'leader'` (`'follower'` unless running). */
   get role() {

@@ -173,6 +173,14 @@ def spawn_runtime(
     defer_confirm: bool = False,
     seed: Optional[int] = None,
     log: bool = False,
+    http: Optional[str] = None,
+    ready_when: Optional[str] = None,
 ) -> Runtime: ...
-def check_addresses(id: str, peers: List[str], bind: Optional[str] = None) -> None: ...
+def check_addresses(
+    id: str,
+    peers: List[str],
+    bind: Optional[str] = None,
+    http: Optional[str] = None,
+    ready_when: Optional[str] = None,
+) -> None: ...
 def run_cli(argv: List[str]) -> int: ...

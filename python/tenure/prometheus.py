@@ -26,7 +26,6 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector, CollectorRegistry
-from prometheus_client.utils import floatToGoString
 
 from .errors import TenureError
 
@@ -85,7 +84,7 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
     )
     if m is not None:
         f = s["failover"]
-        buckets = [(floatToGoString(le), n) for le, n in f["buckets"]] + [("+Inf", f["count"])]
+        buckets = [(str(float(le)), n) for le, n in f["buckets"]] + [("+Inf", f["count"])]
         failover.add_metric([], buckets, f["sum_seconds"])
     yield failover
     build = GaugeMetricFamily(

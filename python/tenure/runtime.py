@@ -108,6 +108,8 @@ class _Options:
     handover_timeout: Optional[float]
     seed: Optional[int]
     log: bool
+    http: Optional[str] = None
+    ready_when: str = "node"
 
     def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
         return _native.spawn_runtime(
@@ -121,6 +123,8 @@ class _Options:
             defer_confirm=defer_confirm,
             seed=self.seed,
             log=self.log,
+            http=self.http,
+            ready_when=self.ready_when,
         )
 
 
@@ -138,6 +142,8 @@ def _options(
     handover_timeout: Optional[float],
     seed: Optional[int],
     log: bool,
+    http: Optional[str] = None,
+    ready_when: str = "node",
     **timing: Any,
 ) -> _Options:
     if config is None:
@@ -152,7 +158,7 @@ def _options(
     config = Config(**{**fields, "durable": False, "confirm_leader": True})
     config.validate()
     bind_s = _bind_str(bind)
-    _native.check_addresses(config.id, list(config.bootstrap), bind_s)
+    _native.check_addresses(config.id, list(config.bootstrap), bind_s, http, ready_when)
     for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
@@ -165,6 +171,8 @@ def _options(
         handover_timeout=handover_timeout,
         seed=seed,
         log=log,
+        http=http,
+        ready_when=ready_when,
     )
 
 
@@ -280,6 +288,9 @@ class Elector:
       not answering within ``confirm_timeout`` seconds (default: ``election_timeout_min``) denies
       leadership. ``on_warning(code, message)`` receives the runtime's rate-limited warnings.
     - ``failure_policy=`` governs leader-only work that keeps failing (see :class:`FailurePolicy`).
+    - ``http="IP:PORT"`` serves the HTTP sidecar (``/leader``, ``/healthz``, ``/readyz``, ``/metrics``;
+      ``docs/http.md``) from the runtime, port 0 for any free one (:attr:`http_addr`);
+      ``ready_when="leader"`` makes ``/readyz`` 200 only while this node leads with a valid lease.
     """
 
     def __init__(
@@ -311,6 +322,8 @@ class Elector:
         bind: Union[str, Address, None] = None,
         seed: Optional[int] = None,
         log: bool = False,
+        http: Optional[str] = None,
+        ready_when: str = "node",
     ) -> None:
         self._options = _options(
             id,
@@ -325,6 +338,8 @@ class Elector:
             handover_timeout=handover_timeout,
             seed=seed,
             log=log,
+            http=http,
+            ready_when=ready_when,
             min_cluster_size=min_cluster_size,
             election_timeout_min=election_timeout_min,
             election_timeout_max=election_timeout_max,
@@ -471,6 +486,11 @@ class Elector:
     def bound_addr(self) -> Optional[str]:
         """The local address the socket is bound to (``None`` before :meth:`start`)."""
         return self._rt.bound_addr if self._rt is not None else None
+
+    @property
+    def http_addr(self) -> Optional[str]:
+        """The HTTP sidecar's address (``HOST:PORT``) while running with ``http=``, else ``None``."""
+        return self._rt.http_addr if self._rt is not None else None
 
     @property
     def role(self) -> Role:

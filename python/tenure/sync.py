@@ -97,6 +97,8 @@ class SyncElector:
         bind: Union[str, Address, None] = None,
         seed: Optional[int] = None,
         log: bool = False,
+        http: Optional[str] = None,
+        ready_when: str = "node",
     ) -> None:
         options = _options(
             id,
@@ -111,6 +113,8 @@ class SyncElector:
             handover_timeout=handover_timeout,
             seed=seed,
             log=log,
+            http=http,
+            ready_when=ready_when,
             min_cluster_size=min_cluster_size,
             election_timeout_min=election_timeout_min,
             election_timeout_max=election_timeout_max,

@@ -165,7 +165,8 @@ def test_the_cli_sidecar_serves_parseable_metrics_and_leader_readiness(leader_mo
     reasons = {s.labels["reason"] for s in families["tenure_messages_dropped"].samples}
     assert reasons == {r.value for r in tenure.DropReason}
     buckets = [s for s in families["tenure_failover_seconds"].samples if s.name.endswith("_bucket")]
-    assert [s.labels["le"] for s in buckets][0] == "0.01" and buckets[-1].labels["le"] == "+Inf"
+    bounds = [0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2.5, 5, 10, float("inf")]
+    assert [float(s.labels["le"]) for s in buckets] == bounds
 
     # A handover through the stdin control line: readiness moves, counters move.
     f = followers[0]
@@ -226,5 +227,39 @@ def test_the_collector_maps_the_runtime_snapshot() -> None:
                 await e.stop()
         # Stopped: no samples, no error.
         assert list(collector.collect()) == []
+
+    asyncio.run(main())
+
+
+def test_an_elector_serves_the_sidecar_in_leader_mode() -> None:
+    ids = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
+    with pytest.raises(tenure.ConfigError, match="localhost:80"):
+        tenure.Elector(ids[0], ids, cluster="c", http="localhost:80")
+    with pytest.raises(tenure.ConfigError, match="follower"):
+        tenure.SyncElector(ids[0], ids, cluster="c", http="127.0.0.1:0", ready_when="follower")
+
+    async def main() -> None:
+        electors = [tenure.Elector(i, ids, cluster="embed-test", http="127.0.0.1:0", ready_when="leader") for i in ids]
+        assert electors[0].http_addr is None
+        for e in electors:
+            await e.start()
+        try:
+            addrs = [e.http_addr for e in electors]
+            assert all(a is not None and a.startswith("127.0.0.1:") for a in addrs)
+
+            def ready() -> List[bool]:
+                return [get(str(a), "/readyz")[0] == 200 for a in addrs]
+
+            deadline = time.monotonic() + 10
+            while (r := await asyncio.to_thread(ready)).count(True) != 1:
+                assert time.monotonic() < deadline, f"readiness {r}"
+                await asyncio.sleep(0.02)
+            leader = electors[r.index(True)]
+            assert leader.is_leader
+            view = json.loads((await asyncio.to_thread(get, str(leader.http_addr), "/leader"))[2])
+            assert view["id"] == leader.id and view["is_leader"] is True
+        finally:
+            for e in electors:
+                await e.stop()
 
     asyncio.run(main())

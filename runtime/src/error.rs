@@ -85,6 +85,16 @@ pub enum RuntimeError {
         /// The address.
         addr: String,
     },
+    /// The HTTP sidecar's TCP address ([`crate::RuntimeConfig::http`]) cannot be bound. Code
+    /// `address_in_use` when another socket holds it, else `bind_failed`; kind `bind`.
+    HttpBind {
+        /// The address.
+        addr: String,
+        /// Whether another socket holds it.
+        in_use: bool,
+        /// The OS error.
+        message: String,
+    },
     /// Binding the UDP socket failed for another reason.
     Bind {
         /// The address.
@@ -180,7 +190,8 @@ impl RuntimeError {
             RuntimeError::InvalidBind { .. } => "invalid_bind",
             RuntimeError::Config(e) => e.code(),
             RuntimeError::InvalidOption { .. } => "invalid_option",
-            RuntimeError::AddressInUse { .. } => "address_in_use",
+            RuntimeError::AddressInUse { .. } | RuntimeError::HttpBind { in_use: true, .. } => "address_in_use",
+            RuntimeError::HttpBind { .. } => "bind_failed",
             RuntimeError::Bind { .. } => "bind_failed",
             RuntimeError::StateDirMissing { .. } => "state_dir_missing",
             RuntimeError::StateUnwritable { .. } => "state_unwritable",
@@ -209,7 +220,7 @@ impl RuntimeError {
                 "address"
             }
             RuntimeError::Config(_) | RuntimeError::InvalidOption { .. } => "config",
-            RuntimeError::AddressInUse { .. } | RuntimeError::Bind { .. } => "bind",
+            RuntimeError::AddressInUse { .. } | RuntimeError::Bind { .. } | RuntimeError::HttpBind { .. } => "bind",
             RuntimeError::StateDirMissing { .. }
             | RuntimeError::StateUnwritable { .. }
             | RuntimeError::StateNotUtf8 { .. }
@@ -246,6 +257,9 @@ impl fmt::Display for RuntimeError {
                 "cannot bind UDP {addr}: the address is already in use (another node or program listens there)"
             ),
             RuntimeError::Bind { addr, message } => write!(f, "cannot bind UDP {addr}: {message}"),
+            RuntimeError::HttpBind { addr, message, .. } => {
+                write!(f, "cannot bind the HTTP sidecar to TCP {addr}: {message}")
+            }
             RuntimeError::StateDirMissing { path } => {
                 write!(f, "state file {}: its directory does not exist", path.display())
             }

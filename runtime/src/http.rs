@@ -22,16 +22,13 @@ const HEALTH_FRESH_MS: u64 = 100;
 pub(crate) const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Binds the sidecar's TCP listener (before the runtime thread starts, so that a taken port fails
-/// [`crate::spawn`] with [`RuntimeError::AddressInUse`]).
+/// [`crate::spawn`] with [`RuntimeError::HttpBind`]).
 pub(crate) fn bind(addr: SocketAddr) -> Result<(tiny_http::Server, SocketAddr), RuntimeError> {
-    let listener = TcpListener::bind(addr).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AddrInUse => RuntimeError::AddressInUse { addr: addr.to_string() },
-        _ => RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() },
-    })?;
-    let bound =
-        listener.local_addr().map_err(|e| RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() })?;
-    let server = tiny_http::Server::from_listener(listener, None)
-        .map_err(|e| RuntimeError::Bind { addr: addr.to_string(), message: e.to_string() })?;
+    let fail = |in_use: bool, message: String| RuntimeError::HttpBind { addr: addr.to_string(), in_use, message };
+    let listener =
+        TcpListener::bind(addr).map_err(|e| fail(e.kind() == std::io::ErrorKind::AddrInUse, e.to_string()))?;
+    let bound = listener.local_addr().map_err(|e| fail(false, e.to_string()))?;
+    let server = tiny_http::Server::from_listener(listener, None).map_err(|e| fail(false, e.to_string()))?;
     Ok((server, bound))
 }
 

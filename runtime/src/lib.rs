@@ -60,6 +60,14 @@
 //! at start. The file `PATH.lock` next to it is locked exclusively for the runtime's lifetime, so
 //! two processes can never share one state file. The temporary file is `PATH.tmp`.
 //!
+//! ## HTTP sidecar and metrics
+//!
+//! With [`RuntimeConfig::http`] (`--http IP:PORT`) a `tiny_http` thread serves `GET /leader`,
+//! `/healthz`, `/readyz` ([`ReadyWhen`]) and `/metrics` (Prometheus text format), reading only
+//! the snapshot the loop publishes after every round; [`Handle::metrics`] is that snapshot
+//! (counters computed once, here). Cargo feature `http` (default). `docs/http.md` lists every
+//! endpoint, field and metric.
+//!
 //! ## Warnings
 //!
 //! Delivered as [`RuntimeEvent::Warning`] and logged at warn level, at most one per code and

@@ -2,7 +2,7 @@
 //! Node.js collectors and any Rust caller of [`crate::Handle::metrics`].
 //!
 //! Everything is counted here, once, by the run loop after every round (see
-//! [`Counters::after_round`]); the HTTP sidecar and the bindings only read a [`Metrics`] snapshot.
+//! `Counters::after_round`); the HTTP sidecar and the bindings only read a [`Metrics`] snapshot.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -232,7 +232,10 @@ fn bad_http_values_fail_at_spawn_with_typed_errors() {
     }
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    assert_eq!(bad(&addr), RuntimeError::AddressInUse { addr: addr.clone() });
+    let e = bad(&addr);
+    assert!(matches!(&e, RuntimeError::HttpBind { addr: a, in_use: true, .. } if *a == addr), "{e:?}");
+    assert_eq!((e.code(), e.kind()), ("address_in_use", "bind"));
+    assert!(e.to_string().contains("HTTP sidecar"), "{e}");
     // Nothing was left running: the UDP port is free again.
     UdpSocket::bind(&all[0]).expect("the UDP port is free after a failed spawn");
     assert!("follower".parse::<ReadyWhen>().is_err());

@@ -32,8 +32,18 @@ fn ms(env: &Env, v: Option<Unknown>, what: &str) -> Result<Option<Duration>> {
     }
 }
 
-const OPTION_KEYS: &[&str] =
-    &["bind", "stateFile", "keyFile", "confirmTimeout", "handoverTimeout", "resolveInterval", "log", "deferConfirm"];
+const OPTION_KEYS: &[&str] = &[
+    "bind",
+    "stateFile",
+    "keyFile",
+    "confirmTimeout",
+    "handoverTimeout",
+    "resolveInterval",
+    "log",
+    "deferConfirm",
+    "http",
+    "readyWhen",
+];
 
 /// A runtime configuration, validated when built (ids, peers, bind address, the core's
 /// configuration, option ranges) so that bad input fails at the `Elector`'s construction.
@@ -46,7 +56,7 @@ pub struct NativeRuntimeConfig {
 #[napi]
 impl NativeRuntimeConfig {
     /// `new NativeRuntimeConfig(nodeConfig, { bind, stateFile, keyFile, confirmTimeout,
-    /// handoverTimeout, resolveInterval, log, deferConfirm })`.
+    /// handoverTimeout, resolveInterval, log, deferConfirm, http, readyWhen })`.
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, node: Unknown, options: Unknown) -> Result<Self> {
         let node = config_from_js(&env, &node)?;
@@ -62,6 +72,10 @@ impl NativeRuntimeConfig {
             config.handover_timeout = ms(&env, prop(&o, "handoverTimeout")?, "options.handoverTimeout")?;
             if let Some(d) = ms(&env, prop(&o, "resolveInterval")?, "options.resolveInterval")? {
                 config.resolve_interval = d;
+            }
+            config.http = opt_string(&env, prop(&o, "http")?.as_ref(), "options.http")?;
+            if let Some(w) = opt_string(&env, prop(&o, "readyWhen")?.as_ref(), "options.readyWhen")? {
+                config.ready_when = w.parse().map_err(|e| runtime_error(&env, &e))?;
             }
             if let Some(v) = prop(&o, "log")? {
                 config.log = boolean(&env, &v, "options.log")?;

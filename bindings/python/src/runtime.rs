@@ -97,7 +97,7 @@ pub(crate) struct PyRuntime {
 /// binds, reads and locks the state file, then delivers events to `callback` on its thread.
 #[pyfunction]
 #[pyo3(signature = (config, callback, *, bind=None, state_file=None, key_file=None, confirm_timeout=None,
-    handover_timeout=None, defer_confirm=false, seed=None, log=false))]
+    handover_timeout=None, defer_confirm=false, seed=None, log=false, http=None, ready_when=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_runtime(
     py: Python<'_>,
@@ -111,6 +111,8 @@ pub(crate) fn spawn_runtime(
     defer_confirm: bool,
     seed: Option<u64>,
     log: bool,
+    http: Option<String>,
+    ready_when: Option<String>,
 ) -> PyResult<PyRuntime> {
     let mut rc = RuntimeConfig::new(config_from(config)?).log(log);
     rc.bind = bind;
@@ -118,6 +120,10 @@ pub(crate) fn spawn_runtime(
     rc.key_file = key_file;
     rc.confirm_timeout = ms(confirm_timeout, "confirm_timeout")?;
     rc.handover_timeout = ms(handover_timeout, "handover_timeout")?;
+    rc.http = http;
+    if let Some(w) = ready_when {
+        rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
+    }
     let handler = PyHandler { callback, defer_confirm };
     let factory = move |mut init: EngineInit| {
         if let Some(seed) = seed {
@@ -267,8 +273,15 @@ pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>) -> i32 {
 /// Checks an id, its peers and a bind address as the runtime will (typed errors naming the bad
 /// value), so that `tenure.Elector` refuses them at construction.
 #[pyfunction]
-#[pyo3(signature = (id, peers, bind=None))]
-pub(crate) fn check_addresses(py: Python<'_>, id: &str, peers: Vec<String>, bind: Option<&str>) -> PyResult<()> {
+#[pyo3(signature = (id, peers, bind=None, http=None, ready_when=None))]
+pub(crate) fn check_addresses(
+    py: Python<'_>,
+    id: &str,
+    peers: Vec<String>,
+    bind: Option<&str>,
+    http: Option<&str>,
+    ready_when: Option<&str>,
+) -> PyResult<()> {
     let check = || -> Result<(), RuntimeError> {
         let addr = tenure_runtime::parse_id(id)?;
         for p in &peers {
@@ -276,6 +289,12 @@ pub(crate) fn check_addresses(py: Python<'_>, id: &str, peers: Vec<String>, bind
         }
         if let Some(b) = bind {
             tenure_runtime::parse_bind(b, addr.port)?;
+        }
+        if let Some(h) = http {
+            tenure_runtime::parse_http(h)?;
+        }
+        if let Some(w) = ready_when {
+            w.parse::<tenure_runtime::ReadyWhen>()?;
         }
         Ok(())
     };
