@@ -145,8 +145,8 @@ class Pod:
             self.id = self.env.get("TENURE_ID", "")
             self.peers = [p for p in self.env.get("TENURE_PEERS", "").split(",") if p]
             self.state_file = self.env.get("TENURE_STATE_FILE")
-            self.http_port = int(self.env.get("HTTP_PORT", "8080"))
-            self.ready_when = "leader"  # app.py: /readyz is 200 on the leader only
+            self.http_port = int(self.env.get("TENURE_HTTP", "0.0.0.0:8080").rsplit(":", 1)[1])
+            self.ready_when = "leader"  # app.py: Elector(ready_when="leader")
 
 
 def port_number(container: Doc, port: Any, protocol: str = "TCP") -> int | None:

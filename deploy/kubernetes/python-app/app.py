@@ -6,9 +6,9 @@ Configured from the environment the StatefulSet in this directory sets:
 - ``TENURE_PEERS``: every member's ``HOST:PORT``, comma-separated (this pod's own id may be listed:
   it is skipped, so every pod gets the same list)
 - ``TENURE_CLUSTER``: the cluster id; ``TENURE_STATE_FILE``: the state file on the pod's volume
-- ``HTTP_PORT``: the probes' port (default 8080): ``/readyz`` answers 200 on the leader only
-  (leading with a valid lease, as the sidecar's ``--ready-when leader``),
-  ``/healthz`` 200 while the node runs, ``/leader`` the node's view as JSON
+- ``TENURE_HTTP``: where the runtime serves the sidecar's endpoints (default ``0.0.0.0:8080``):
+  ``/readyz`` (200 only while this node leads with a valid lease: ``ready_when="leader"``),
+  ``/healthz``, ``/leader`` and ``/metrics``, exactly as ``tenure run --http`` (docs/http.md)
 
 Every election event is printed as one JSON line on stdout (``{"ts_ms", "id", "event", ...}``, the
 same fields as the ``tenure`` command line's), so cluster logging can follow leadership. While it
@@ -35,11 +35,12 @@ class Settings:
     peers: list[str]
     cluster: str
     state_file: str | None
-    http_port: int
+    http: str
 
 
 def settings_from_env(env: Mapping[str, str]) -> Settings:
-    """Reads the settings; a missing or bad value raises ``ValueError`` naming the variable."""
+    """Reads the settings; a missing variable raises ``ValueError`` naming it (bad values are
+    refused by :func:`make_elector` with tenure's typed errors, naming the value)."""
 
     def need(name: str) -> str:
         value = env.get(name, "").strip()
@@ -47,20 +48,12 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
             raise ValueError(f"{name} is not set")
         return value
 
-    peers = [p.strip() for p in need("TENURE_PEERS").split(",") if p.strip()]
-    raw_port = env.get("HTTP_PORT", "8080")
-    try:
-        port = int(raw_port)
-    except ValueError:
-        raise ValueError(f"HTTP_PORT must be a port number, got {raw_port!r}") from None
-    if not 0 < port < 65536:
-        raise ValueError(f"HTTP_PORT must be a port number, got {raw_port!r}")
     return Settings(
         id=need("TENURE_ID"),
-        peers=peers,
+        peers=[p.strip() for p in need("TENURE_PEERS").split(",") if p.strip()],
         cluster=need("TENURE_CLUSTER"),
         state_file=env.get("TENURE_STATE_FILE") or None,
-        http_port=port,
+        http=env.get("TENURE_HTTP") or "0.0.0.0:8080",
     )
 
 
@@ -69,53 +62,22 @@ def log(node_id: str, event: str, **fields: object) -> None:
     print(json.dumps(line, separators=(",", ":")), flush=True)
 
 
-def respond(elector: tenure.Elector, path: str) -> tuple[int, dict[str, object]]:
-    """The status and JSON body for one probe or query."""
-    running = elector.running
-    if path == "/healthz":
-        return (200 if running else 503), {"running": running}
-    if path == "/readyz":
-        # As the sidecar's --ready-when leader: leading with an unexpired, quorum-backed lease.
-        lease = elector.lease
-        ready = running and elector.is_leader and lease is not None and lease.valid
-        return (200 if ready else 503), {"ready": ready, "role": elector.role.value}
-    if path == "/leader":
-        return 200, {
-            "id": elector.id,
-            "leader": elector.leader,
-            "term": elector.term,
-            "is_leader": elector.is_leader,
-            "role": elector.role.value,
-        }
-    return 404, {"error": f"no such path: {path}"}
-
-
-async def serve_http(elector: tenure.Elector, port: int) -> asyncio.AbstractServer:
-    """A minimal HTTP/1.0 responder for the kubelet's probes (GET only, one request per
-    connection)."""
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            request = await asyncio.wait_for(reader.readline(), timeout=5)
-            parts = request.decode("latin-1").split()
-            if len(parts) >= 2 and parts[0] == "GET":
-                status, body = respond(elector, parts[1].split("?", 1)[0])
-            else:
-                status, body = 405, {"error": "GET only"}
-            payload = json.dumps(body).encode()
-            reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}[status]
-            writer.write(
-                f"HTTP/1.0 {status} {reason}\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
-                + payload
-            )
-            await writer.drain()
-        except (TimeoutError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    return await asyncio.start_server(handle, host="0.0.0.0", port=port)
+def make_elector(settings: Settings) -> tenure.Elector:
+    """The elector, not started yet; logs every event as a JSON line."""
+    node_id = settings.id
+    return tenure.Elector(
+        settings.id,
+        settings.peers,
+        cluster=settings.cluster,
+        state_file=settings.state_file,
+        http=settings.http,
+        ready_when="leader",
+        on_leader=lambda term: log(node_id, "leader", term=term),
+        on_follower=lambda term, leader: log(node_id, "follower", term=term, leader=leader),
+        on_peer_joined=lambda peer: log(node_id, "peer_joined", peer=peer),
+        on_peer_left=lambda peer: log(node_id, "peer_left", peer=peer),
+        on_warning=lambda code, message: log(node_id, "warning", code=code, message=message),
+    )
 
 
 async def leader_work(lease: tenure.Lease) -> None:
@@ -128,27 +90,14 @@ async def leader_work(lease: tenure.Lease) -> None:
 
 
 async def main(settings: Settings) -> None:
-    node_id = settings.id
-    elector = tenure.Elector(
-        settings.id,
-        settings.peers,
-        cluster=settings.cluster,
-        state_file=settings.state_file,
-        on_leader=lambda term: log(node_id, "leader", term=term),
-        on_follower=lambda term, leader: log(node_id, "follower", term=term, leader=leader),
-        on_peer_joined=lambda peer: log(node_id, "peer_joined", peer=peer),
-        on_peer_left=lambda peer: log(node_id, "peer_left", peer=peer),
-        on_warning=lambda code, message: log(node_id, "warning", code=code, message=message),
-    )
+    elector = make_elector(settings)
     elector.while_leader(leader_work)
     await elector.start()
-    log(node_id, "started", term=elector.term, bound=elector.bound_addr)
-    server = await serve_http(elector, settings.http_port)
+    log(settings.id, "started", term=elector.term, bound=elector.bound_addr, http=elector.http_addr)
     try:
         await elector.run_until_signal()
     finally:
-        server.close()
-        log(node_id, "stopped", term=elector.term)
+        log(settings.id, "stopped", term=elector.term)
 
 
 if __name__ == "__main__":
