@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -126,24 +127,25 @@ def skip_unless_runnable(variant: str) -> None:
 
 
 def assert_only_the_leader_is_ready(net: PodNet, timeout_s: float = 15.0) -> Node:
-    """Waits for one leader that every pod follows, then for /readyz to be 200 there and not 200
-    on every other pod, with the same leader and term before and after the probes; then every
+    """Waits for one leader that every running pod follows, then for /readyz to be 200 there and
+    not 200 on every other running pod, with the same leader and term before and after the probes; then every
     pod's /healthz is 200 and its /leader names that leader."""
     deadline = time.monotonic() + timeout_s
     last: dict[str, int] = {}
     while time.monotonic() < deadline:
         ld = net.wait_leader(timeout_s)
         term = ld.term
-        last = {n.name: net.get(n, "/readyz")[0] for n in net.nodes}
-        healthz = {n.name: net.get(n, "/healthz")[0] for n in net.nodes}
-        views = {n.name: net.get(n, "/leader") for n in net.nodes}
+        live = [n for n in net.nodes if n.alive]
+        last = {n.name: net.get(n, "/readyz")[0] for n in live}
+        healthz = {n.name: net.get(n, "/healthz")[0] for n in live}
+        views = {n.name: net.get(n, "/leader") for n in live}
         with net.lock:
             same = net.converged() is ld and ld.term == term
         if not same:  # leadership moved while we probed (a loaded machine): look again
             time.sleep(0.2)
             continue
         assert all(c == 200 for c in healthz.values()), f"/healthz: {healthz}\n{net.timeline()}"
-        for n in net.nodes:
+        for n in live:
             status, body = views[n.name]
             view = json.loads(body)
             assert status == 200 and view["leader"] == ld.id and view["is_leader"] == (n is ld), (
@@ -248,3 +250,42 @@ def test_sidecar_readyz_is_200_on_the_leader_only() -> None:
 def test_python_app_pods_elect_serve_readyz_on_the_leader_only_and_find_a_pod_that_moved() -> None:
     skip_unless_runnable("python-app")
     run_scenario("python-app", http=True)
+
+
+def delete_the_leader_pod(variant: str) -> None:
+    """`kubectl delete pod` of the leader: SIGTERM, the leader hands over and exits 0, the new
+    leader alone is ready; the pod comes back under its name with another IP and follows."""
+    harness.sweep_stale()
+    net = PodNet(statefulset(variant), http=True)
+    try:
+        net.start_all()
+        ld = assert_only_the_leader_is_ready(net)
+        old_term = ld.term
+        assert ld.popen is not None
+        t = net.note(ld, "sigterm")
+        ld.popen.send_signal(signal.SIGTERM)
+        assert ld.popen.wait(timeout=10) == 0, f"{ld.name} did not exit 0 after SIGTERM\n{net.timeline()}"
+        ld.role = "down"
+        new = assert_only_the_leader_is_ready(net)
+        assert new is not ld and new.term > old_term, net.timeline()
+        lines = [x for x in net.snapshot() if x.event == "leader" and x.ts >= t]
+        print(f"{variant}: SIGTERM to {ld.name.split('.')[0]}: {new.name.split('.')[0]} leads term {new.term}")
+        assert lines, net.timeline()
+        net.restart(ld, new_ip=f"{harness.SUBNET}.{100 + ld.index}")
+        assert_only_the_leader_is_ready(net)
+        harness_checks(net)
+    finally:
+        net.close()
+
+
+def test_sidecar_pod_deletion_hands_leadership_over() -> None:
+    skip_unless_runnable("sidecar")
+    reason = http_flags_supported()
+    if reason:
+        pytest.skip(f"/readyz not checked: {reason}")
+    delete_the_leader_pod("sidecar")
+
+
+def test_python_app_pod_deletion_hands_leadership_over() -> None:
+    skip_unless_runnable("python-app")
+    delete_the_leader_pod("python-app")
