@@ -1,7 +1,6 @@
 //! The run loop: one thread owning the engine and the socket (see the crate docs).
 
 use std::io::ErrorKind;
-use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
@@ -9,16 +8,17 @@ use std::time::Duration;
 
 use mio::net::UdpSocket;
 use mio::{Events, Poll, Token};
-use tenure::{DropReason, DurableState, Event, Output, PeerDownReason, Role};
+use tenure::{DurableState, PeerDownReason, Role};
 
-use crate::config::Host;
 use crate::handle::{Command, Reply, Shared};
 use crate::policy::{Decision, FailureCounter};
 use crate::probe::{refused_destinations, Prober};
 use crate::resolve::{Family, Peers, Update};
 use crate::state::StateFile;
-use crate::warn::{explain_drop, Warner};
-use crate::{Confirm, Engine, Handler, LeaderWorkVerdict, RuntimeError, RuntimeEvent};
+use crate::warn::Warner;
+use crate::{Engine, Handler, LeaderWorkVerdict, RuntimeError, RuntimeEvent};
+
+mod output;
 
 pub(crate) const SOCKET: Token = Token(0);
 pub(crate) const WAKER: Token = Token(1);
@@ -418,184 +418,6 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 self.exit = Some(None);
             }
         }
-    }
-
-    // ----- outputs ---------------------------------------------------------------------------
-
-    fn drain(&mut self) {
-        while self.exit.as_ref().is_none_or(|e| e.is_none()) {
-            let Some(output) = self.engine.poll_output() else { break };
-            match output {
-                Output::Persist(s) => self.pending_persist = Some(s),
-                Output::Send { to, bytes } => {
-                    if self.flush_persist() {
-                        self.send(&to, &bytes);
-                    }
-                }
-                Output::Event(e) => {
-                    if self.flush_persist() {
-                        self.event(e);
-                    }
-                }
-            }
-        }
-        self.flush_persist();
-    }
-
-    /// Writes a pending `Persist`; `false` (and fatal) when it cannot be made durable, after which
-    /// nothing else may leave.
-    fn flush_persist(&mut self) -> bool {
-        if matches!(self.exit, Some(Some(_))) {
-            return false;
-        }
-        let Some(s) = self.pending_persist.take() else { return true };
-        let Some(file) = &mut self.state else { return true };
-        match file.store(&s) {
-            Ok(()) => true,
-            Err(e) => {
-                self.fatal(e);
-                false
-            }
-        }
-    }
-
-    fn send(&mut self, to: &str, bytes: &[u8]) {
-        let now = self.now();
-        if !self.peers.by_id.contains_key(to) && !self.peers.add(to, false, now) {
-            self.send_failed(to, "its id is not a HOST:PORT the runtime can send to".into(), now);
-            return;
-        }
-        match self.peers.dest(to) {
-            Some(addr) => match self.socket.send_to(bytes, addr) {
-                Ok(_) => {}
-                // An ICMP error of an earlier datagram, reported on this send (which did not go
-                // out): read whose, then send again.
-                Err(e) if e.kind() == ErrorKind::ConnectionRefused && self.prober.is_some() => {
-                    self.icmp_errors();
-                    match self.socket.send_to(bytes, addr) {
-                        Ok(_) => {}
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                        Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
-                    }
-                }
-                // A full socket buffer: the datagram is lost, as UDP may lose any.
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
-            },
-            None => {
-                let why = match self.peers.by_id.get(to) {
-                    // First lookup still in flight: not a failure yet.
-                    Some(p) if p.failures == 0 && p.addr.is_none() && matches!(p.address.host, Host::Name(_)) => {
-                        return;
-                    }
-                    Some(p) => match &p.last_error {
-                        Some(e) => format!("its name does not resolve ({e})"),
-                        None => "no address of this socket's IP family".to_string(),
-                    },
-                    None => "unknown peer".to_string(),
-                };
-                self.send_failed(to, why, now);
-            }
-        }
-    }
-
-    /// Policy: a send failure is explained once (until the peer is heard from again) and the
-    /// peer's name is re-resolved. It is NOT reported as `peer_down(no_connection)`: a local
-    /// routing or permission error (a firewall's reject rule, a prohibit route) would then remove
-    /// every peer across a partition after `ghost_ttl` and lower both sides' quorums, which the
-    /// network-namespace test showed electing two leaders. Only the application removes members.
-    fn send_failed(&mut self, to: &str, why: String, now: u64) {
-        let first = match self.peers.by_id.get_mut(to) {
-            Some(p) if !p.down_reported => {
-                p.down_reported = true;
-                true
-            }
-            Some(_) => false,
-            None => true,
-        };
-        if first {
-            self.warn(now, "peer_unreachable", to, || {
-                format!(
-                    "cannot send to peer {to}: {why}; it stays in the view (the quorum does not change), retrying and re-resolving"
-                )
-            });
-        }
-        self.peers.reresolve(to, now);
-    }
-
-    fn event(&mut self, e: Event) {
-        match e {
-            Event::BecameLeader { term } => {
-                if self.log {
-                    log::info!(target: "tenure", "{}: leader of term {term}", self.id);
-                }
-                self.failures.became_leader(term);
-                // The handler sees the handle's snapshot agree with the event.
-                self.publish();
-                self.emit(RuntimeEvent::Leader { term });
-            }
-            Event::BecameFollower { term, leader } => {
-                if self.log {
-                    log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
-                }
-                self.failures.leadership_ended();
-                self.publish();
-                self.emit(RuntimeEvent::Follower { term, leader });
-            }
-            Event::PeerJoined { peer } => {
-                let now = self.now();
-                self.peers.add(&peer, false, now);
-                if let Some(p) = self.peers.by_id.get_mut(&peer) {
-                    p.in_view = true;
-                }
-                self.emit(RuntimeEvent::PeerJoined { peer });
-            }
-            Event::PeerLeft { peer } => {
-                let keep = match self.peers.by_id.get_mut(&peer) {
-                    Some(p) => {
-                        p.in_view = false;
-                        p.declared
-                    }
-                    None => true,
-                };
-                if !keep {
-                    self.peers.remove(&peer);
-                }
-                self.emit(RuntimeEvent::PeerLeft { peer });
-            }
-            Event::Message { from, payload } => self.emit(RuntimeEvent::Message { from, payload }),
-            Event::ConfirmLeader { term } => {
-                let now = self.now();
-                let answer = if self.stopping.is_some() {
-                    Confirm::Deny
-                } else {
-                    let handler = &mut self.handler;
-                    match std::panic::catch_unwind(AssertUnwindSafe(|| handler.confirm_leader(term))) {
-                        Ok(a) => a,
-                        Err(p) => {
-                            self.handler_panicked(p);
-                            return;
-                        }
-                    }
-                };
-                match answer {
-                    Confirm::Grant => {
-                        let _ = self.engine.confirm_leader(now, term, true);
-                    }
-                    Confirm::Deny => {
-                        let _ = self.engine.confirm_leader(now, term, false);
-                    }
-                    Confirm::Defer => self.confirm_pending = Some((term, now.saturating_add(self.confirm_timeout))),
-                }
-            }
-        }
-    }
-
-    fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, now: u64) {
-        self.shared.counters.dropped(reason);
-        let code = format!("dropped_{}", reason.as_str());
-        let id = self.id.clone();
-        self.warn(now, &code, "", || explain_drop(reason, from, source, &id));
     }
 
     // ----- after every round -----------------------------------------------------------------
