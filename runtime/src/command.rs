@@ -341,7 +341,7 @@ impl Runner {
         );
         if let Some(h) = self.inner.handle.get() {
             if h.is_leader() && h.term() == term {
-                let _ = h.leader_work_failed(term);
+                let _ = h.command_failed(term);
             }
         }
     }
