@@ -27,7 +27,7 @@ pub(crate) enum Command {
     LeaderWorkFailed(u64, bool, Reply<LeaderWorkVerdict>),
     /// The leader-only command failed in this term: hand leadership over through the core, outside
     /// the [`crate::FailurePolicy`] (the command has its own restart backoff, docs/command.md).
-    CommandFailed(u64, Reply<()>),
+    LeaderCommandFailed(u64, Reply<()>),
     /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
     Stop(Option<u64>),
     /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
@@ -306,7 +306,7 @@ impl Handle {
     /// The leader-only command of `term` failed: leadership is rolled back through the core
     /// (`leader_handler_failed`), not counted by the [`crate::FailurePolicy`].
     pub(crate) fn command_failed(&self, term: u64) -> Result<(), RuntimeError> {
-        self.request(|r| Command::CommandFailed(term, r), ())
+        self.request(|r| Command::LeaderCommandFailed(term, r), ())
     }
 
     /// Asks the runtime to stop gracefully (see the crate docs) without waiting.

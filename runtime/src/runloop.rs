@@ -312,7 +312,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 let result = self.leader_work_failed(now, term, at_once);
                 self.reply(r, result);
             }
-            Command::CommandFailed(term, r) => {
+            Command::LeaderCommandFailed(term, r) => {
                 let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
                 self.reply(r, result);
             }
