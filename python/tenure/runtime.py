@@ -109,9 +109,9 @@ class _Options:
     handover_timeout: Optional[float]
     seed: Optional[int]
     log: bool
+    failure_policy: FailurePolicy
     http: Optional[str] = None
     ready_when: str = "node"
-    failure_policy: FailurePolicy
 
     def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
         return _native.spawn_runtime(
