@@ -2,9 +2,11 @@
 
 - One leader per term across all processes (`leader` lines).
 - Leases never overlap: no node becomes leader (its `leader` line) while another node's reported
-  lease deadline (from its `inspect` lines) has not passed. The issue-15 leader-only `-- CMD` does
-  not exist yet, so "acting as leader" is what the lines show: a `leader` line, or an `inspect`
-  reporting `leader: true` with a lease deadline still in the future.
+  lease deadline (from its `inspect` lines) has not passed.
+- Leader-only commands (`tenure run … -- CMD`, the harness's TICKER) never run on two nodes at
+  once, from the commands' own timestamps (beyond COMMAND_SLACK_MS), and a command the runtime
+  stopped (`command_stopped`/`command_exited` with `lease_deadline_ts_ms`) was gone by that lease
+  deadline: no leader acts after its reported lease deadline.
 
 `inspect` reports `lease_deadline` on the printing process's monotonic clock, which is one of two
 kinds: the system's CLOCK_MONOTONIC (main's Python runtime: `time.monotonic_ns`), converted exactly
@@ -19,6 +21,7 @@ real (at worst it misses one by the process's start-up time).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness import Line
 
@@ -99,8 +102,94 @@ def lease_overlaps(lines: list[Line]) -> list[str]:
     return found
 
 
-def safety(lines: list[Line]) -> list[str]:
-    return one_leader_per_term(lines) + lease_overlaps(lines)
+# Commands: a supervisor woken late on a loaded 2-core machine, `date` forked by the ticker, the
+# SIGKILL's delivery. The faults these checks exist for are off by a lease (~150 ms) or more.
+COMMAND_SLACK_MS = 25
+
+
+@dataclass
+class Life:
+    """One run of the leader-only command, from its own file (harness.TICKER)."""
+
+    name: str
+    node: str  # TENURE_LEADER_ID
+    term: int
+    pid: int
+    start_ns: int
+    end_ns: int  # its `stop`, else its last tick (at most one 5 ms tick early)
+
+
+def lives(commands: Path) -> list[Life]:
+    out = []
+    for path in sorted(commands.iterdir()) if commands.is_dir() else []:
+        life = Life(path.name, "", 0, int(path.name.rsplit("-", 1)[-1]), 0, 0)
+        for line in path.read_text(errors="replace").splitlines():
+            w = line.split(" ")
+            # A line may be cut by SIGKILL (`t ` without its time): skipped.
+            if len(w) == 3 and w[0] == "env" and w[1].isdigit():
+                life.term, life.node = int(w[1]), w[2]
+            elif len(w) == 2 and w[1].isdigit() and w[0] in ("start", "t", "stop"):
+                ns = int(w[1])
+                if w[0] == "start":
+                    life.start_ns = ns
+                life.end_ns = max(life.end_ns, ns)
+        if life.start_ns:
+            out.append(life)
+    return sorted(out, key=lambda x: x.start_ns)
+
+
+def largest_command_overlap(ls: list[Life]) -> tuple[int, str]:
+    """The largest overlap in ms (negative: the smallest gap) between two commands of different
+    nodes, and the pair."""
+    worst: tuple[int, str] = (-(10**9), "")
+    for i, a in enumerate(ls):
+        for b in ls[i + 1 :]:
+            if a.node == b.node:
+                continue
+            ms = (min(a.end_ns, b.end_ns) - b.start_ns) // 1_000_000
+            if ms > worst[0]:
+                pair = (
+                    f"{a.node}'s command (term {a.term}, pid {a.pid}) ran until {a.end_ns // 1_000_000} "
+                    f"and {b.node}'s (term {b.term}, pid {b.pid}) from {b.start_ns // 1_000_000}"
+                )
+                worst = (ms, pair)
+    return worst
+
+
+def command_overlaps(ls: list[Life]) -> list[str]:
+    ms, pair = largest_command_overlap(ls)
+    if ms > COMMAND_SLACK_MS:
+        return [f"two leader-only commands ran together for {ms} ms: {pair}"]
+    return []
+
+
+def commands_past_deadline(lines: list[Line], ls: list[Life]) -> list[str]:
+    """A command the runtime reports stopped or exited, with the lease deadline it was held to,
+    that still ticked after that deadline."""
+    by_pid = {(life.node, life.pid): life for life in ls}
+    found = []
+    for ln in lines:
+        if ln.event not in ("command_stopped", "command_exited"):
+            continue
+        deadline, pid = ln.data.get("lease_deadline_ts_ms"), ln.data.get("pid")
+        life = by_pid.get((str(ln.data.get("id", ln.node)), pid))  # type: ignore[arg-type]
+        if deadline is None or life is None:
+            continue
+        late = life.end_ns // 1_000_000 - int(deadline)
+        if late > COMMAND_SLACK_MS:
+            found.append(
+                f"{life.node}'s command (term {life.term}, pid {life.pid}) ran {late} ms past its lease "
+                f"deadline {deadline} ({ln.data.get('cause')})"
+            )
+    return found
+
+
+def safety(lines: list[Line], commands: Path | None = None) -> list[str]:
+    found = one_leader_per_term(lines) + lease_overlaps(lines)
+    if commands is not None:
+        ls = lives(commands)
+        found += command_overlaps(ls) + commands_past_deadline(lines, ls)
+    return found
 
 
 def first_after(

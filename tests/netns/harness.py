@@ -203,6 +203,21 @@ def runtime_available(kind: str) -> str | None:
 
 # ----- the network and its nodes ----------------------------------------------------------------
 
+# The leader-only command every node runs (`tenure run … -- sh ticker.sh DIR`, docs/command.md):
+# it records its own life in `DIR/<leader id>-<term>-<pid>` — `env TERM LEADER`, `start NS`, a
+# `t NS` tick every 5 ms (wall clock, ns), `stop NS` on SIGTERM — so checks.py can tell from the
+# commands' own timestamps whether two ran at once. A SIGKILL (the supervisor's deadline kill)
+# leaves the last tick as the end: at most one tick (5 ms) early.
+TICKER = r"""#!/bin/sh
+f="$1/$TENURE_LEADER_ID-$TENURE_TERM-$$"
+echo "env $TENURE_TERM $TENURE_LEADER_ID" > "$f"
+echo "start $(date +%s%N)" >> "$f"
+trap 'echo "stop $(date +%s%N)" >> "$f"; exit 0' TERM
+while :; do echo "t $(date +%s%N)" >> "$f"; sleep 0.005; done
+"""
+# Grace between the supervisor's SIGTERM and SIGKILL of an ordered stop (`--kill-grace`).
+KILL_GRACE_MS = 300
+
 
 @dataclass
 class Line:
@@ -269,6 +284,10 @@ class Net:
                 dir="/dev/shm" if Path("/dev/shm").is_dir() else None,
             )
         )
+        # Every node runs the leader-only ticker (TICKER) unless a subclass turns it off.
+        self.commands = self.tmp / "commands"
+        self.commands.mkdir()
+        (self.tmp / "ticker.sh").write_text(TICKER)
         self.nodes = [
             Node(
                 i,
@@ -367,6 +386,14 @@ class Net:
         for m in self.nodes:
             if m is not n:
                 a += ["--peer", m.id]
+        a += [
+            "--kill-grace",
+            str(KILL_GRACE_MS),
+            "--",
+            "sh",
+            str(self.tmp / "ticker.sh"),
+            str(self.commands),
+        ]
         return a
 
     def command(self, n: Node) -> list[str]:

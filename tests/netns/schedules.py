@@ -57,6 +57,7 @@ class Result:
     timeline: str = ""
     seconds: float = 0.0
     leases: int = 0  # inspect lines with a lease the lease check used
+    commands: int = 0  # leader-only command runs the command checks used
 
     def fail(self, msg: str) -> None:
         self.failures.append(msg)
@@ -348,7 +349,9 @@ SCHEDULES: dict[str, Callable[[Net, random.Random, Result], None]] = {
     "refused-sends-past-ghost-ttl": refused_sends_past_ghost_ttl,
 }
 # Schedules that fail today because of a bug outside the tests (tests/netns/README.md).
-KNOWN_BUGS: set[str] = set()  # refused-sends-past-ghost-ttl was fixed in the runtime (send failures no longer report no_connection)
+KNOWN_BUGS: set[str] = (
+    set()
+)  # refused-sends-past-ghost-ttl was fixed in the runtime (send failures no longer report no_connection)
 HOST_NAMES = {"restart-new-address"}
 
 
@@ -404,10 +407,6 @@ def random_schedule(net: Net, rng: random.Random, res: Result) -> None:
 
 def run(name: str, kinds: list[str], seed: int = 0) -> Result:
     rng = random.Random(f"{name}:{seed}")
-    if name in HOST_NAMES:
-        # Host-name ids and --bind are the shared runtime's (native `tenure`); main's Python and
-        # Node.js command lines take HOST:PORT ids only until they are ported onto it.
-        kinds = ["native"] * len(kinds)
     res = Result(name, seed, kinds)
     schedule = random_schedule if name == "random" else SCHEDULES[name]
     started = time.monotonic()
@@ -439,8 +438,16 @@ def run(name: str, kinds: list[str], seed: int = 0) -> Result:
         stop_poll.set()
         time.sleep(0.1)
         lines = net.snapshot()
-        res.failures += checks.safety(lines)
+        res.failures += checks.safety(lines, net.commands)
         res.leases = len(checks.leases(lines))
+        lives = checks.lives(net.commands)
+        res.commands = len(lives)
+        if len(lives) > 1:
+            res.number(
+                "leader-only commands",
+                "largest overlap of two (negative: smallest gap)",
+                checks.largest_command_overlap(lives)[0],
+            )
         if not res.leases and not res.failures:
             res.fail(
                 "no leader reported a lease in its inspect lines: the lease check saw nothing"
@@ -455,7 +462,10 @@ def report(res: Result) -> str:
     head = f"schedule {res.name} seed {res.seed} runtimes {','.join(res.kinds)}: "
     if not res.failures:
         nums = "; ".join(f"{f}: {m} {v}" for f, m, v in res.numbers)
-        return head + f"ok ({res.seconds:.1f} s, {res.leases} leases checked) {nums}"
+        return (
+            head
+            + f"ok ({res.seconds:.1f} s, {res.leases} leases, {res.commands} commands checked) {nums}"
+        )
     return (
         head
         + "FAILED\n  "

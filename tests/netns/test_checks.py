@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import checks
 from harness import Line
 
@@ -54,3 +56,63 @@ def test_a_leader_elected_after_the_lease_is_fine() -> None:
     ]
     assert checks.lease_overlaps(lines) == []
     assert checks.safety(lines) == []
+
+
+def write_life(
+    d: Path, node: str, term: int, pid: int, *ticks_ms: int, stop: bool = False
+) -> None:
+    ns = [t * 1_000_000 for t in ticks_ms]
+    text = [f"env {term} {node}", f"start {ns[0]}", *(f"t {t}" for t in ns[1:])]
+    if stop:
+        text.append(f"stop {ns[-1] + 1_000_000}")
+    (d / f"{node}-{term}-{pid}").write_text(
+        "\n".join(text) + "\nt \n"
+    )  # a tick cut by SIGKILL
+
+
+def test_two_commands_running_together_are_reported(tmp_path: Path) -> None:
+    write_life(tmp_path, "a", 1, 10, 1000, 1005, 1500)  # ticks until 1500
+    write_life(tmp_path, "b", 2, 20, 1400, 1405, 1600)  # from 1400: 100 ms together
+    write_life(
+        tmp_path, "a", 3, 30, 2000, 2005
+    )  # the same node again: never an overlap
+    found = checks.command_overlaps(checks.lives(tmp_path))
+    assert len(found) == 1 and "ran together for 100 ms" in found[0], found
+
+
+def test_commands_one_after_another_pass(tmp_path: Path) -> None:
+    write_life(tmp_path, "a", 1, 10, 1000, 1100, stop=True)
+    write_life(tmp_path, "b", 2, 20, 1110, 1200)
+    ls = checks.lives(tmp_path)
+    assert checks.command_overlaps(ls) == []
+    assert checks.largest_command_overlap(ls)[0] == -9  # a stopped at 1101
+
+
+def test_a_command_ticking_past_its_lease_deadline_is_reported(tmp_path: Path) -> None:
+    write_life(tmp_path, "a", 1, 10, 1000, 1100, 1200)
+    write_life(tmp_path, "a", 2, 11, 3000, 3050)
+    ls = checks.lives(tmp_path)
+    lines = [
+        line(
+            "a",
+            1300,
+            "command_stopped",
+            pid=10,
+            term=1,
+            cause="deadline",
+            lease_deadline_ts_ms=1150,
+        ),
+        line(
+            "a",
+            3100,
+            "command_stopped",
+            pid=11,
+            term=2,
+            cause="stopped",
+            lease_deadline_ts_ms=3060,
+        ),
+    ]
+    found = checks.commands_past_deadline(lines, ls)
+    assert len(found) == 1 and "ran 50 ms past its lease deadline 1150" in found[0], (
+        found
+    )
