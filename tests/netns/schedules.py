@@ -287,6 +287,28 @@ def sigstop_during_partition(net: Net, rng: random.Random, res: Result) -> None:
         )
 
 
+def sigstop_leader(net: Net, rng: random.Random, res: Result) -> None:
+    """The leader's runtime freezes (a GC pause, a stuck thread) with the network intact: the others
+    elect, its leader-only command must have been killed by its supervisor at the lease deadline
+    (checks.py sees the commands), and after SIGCONT it follows the new term."""
+    ld = net.wait_leader()
+    term0 = ld.term
+    time.sleep(0.3)  # its command has started and ticks
+    t = net.stop(ld)
+    expect_new_leader(net, res, t, term0, "SIGSTOP of the leader", others(net, ld))
+    time.sleep(0.5)  # both commands would tick here if the frozen one were not killed
+    tc = net.cont(ld)
+    if not net.wait_for(lambda: ld.role != "leader", 3.0):
+        res.fail(
+            f"SIGSTOP of the leader: {ld.name} still claims leadership 3 s after SIGCONT"
+        )
+    ln = checks.first_after(net.snapshot(), ld.name, ("follower",), tc)
+    if ln is not None:
+        res.number(
+            "SIGSTOP of the leader", "old leader follows after SIGCONT", ln.ts - tc
+        )
+
+
 def sigkill_restart(net: Net, rng: random.Random, res: Result) -> None:
     ld = net.wait_leader()
     term0 = ld.term  # ld.term itself changes once it steps down
@@ -344,6 +366,7 @@ SCHEDULES: dict[str, Callable[[Net, random.Random, Result], None]] = {
     "bridge-node": bridge_node,
     "flapping-link": flapping_link,
     "sigstop-during-partition": sigstop_during_partition,
+    "sigstop-leader": sigstop_leader,
     "sigkill-restart": sigkill_restart,
     "restart-new-address": restart_new_address,
     "refused-sends-past-ghost-ttl": refused_sends_past_ghost_ttl,

@@ -59,9 +59,9 @@ def test_the_command_check_catches_a_supervisor_without_the_deadline_kill(
 ) -> None:
     """The injected bug: supervisors that never SIGKILL at the lease deadline
     (`TENURE_TEST_NO_DEADLINE_KILL=1`, docs/command.md). The frozen leader's command then runs on
-    while the majority's new leader starts its own, and the command check must say so."""
+    while the new leader starts its own, and the command check must say so."""
     monkeypatch.setenv("TENURE_TEST_NO_DEADLINE_KILL", "1")
-    res = schedules.run("sigstop-during-partition", kinds)
+    res = schedules.run("sigstop-leader", kinds)
     assert any("leader-only commands ran together" in f for f in res.failures), (
         schedules.report(res)
     )
