@@ -24,9 +24,9 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ DOC_GLOBS = (
     "docs/*.md",
 )
 
-SPAN = re.compile(r"<!-- bench:([A-Za-z0-9_.\-]+) -->(.*?)<!-- /bench -->", re.S)
+SPAN = re.compile(r"<!-- bench:([A-Za-z0-9_.\-]+) -->(.*?)<!-- /bench -->", re.DOTALL)
 
 
 def doc_paths(root: Path = ROOT) -> list[Path]:
