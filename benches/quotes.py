@@ -40,7 +40,8 @@ DOC_GLOBS = (
     "docs/*.md",
 )
 
-SPAN = re.compile(r"<!-- bench:([A-Za-z0-9_.\-]+) -->(.*?)<!-- /bench -->", re.DOTALL)
+# One line at most; a span written inside `inline code` (documentation of the syntax) is not one.
+SPAN = re.compile(r"(?<!`)<!-- bench:([A-Za-z0-9_.\-]+) -->((?:(?!<!--)[^\n])*?)<!-- /bench -->")
 
 
 def doc_paths(root: Path = ROOT) -> list[Path]:

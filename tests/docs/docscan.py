@@ -83,7 +83,7 @@ QUANTITY = re.compile(
 
 
 def prose(text: str) -> str:
-    """`text` with fenced blocks, bench spans and HTML comments blanked (same length and line
+    """`text` with fenced blocks, bench spans, HTML comments and inline code blanked (same length and line
     numbers): what is left is what a reader reads as typed by hand."""
 
     def blank(m: re.Match[str]) -> str:
@@ -91,7 +91,8 @@ def prose(text: str) -> str:
 
     text = re.sub(r"^(\s*)(```+).*?^\s*\2\s*$", blank, text, flags=re.DOTALL | re.MULTILINE)
     text = quotes.SPAN.sub(blank, text)
-    return re.sub(r"<!--.*?-->", blank, text, flags=re.DOTALL)
+    text = re.sub(r"<!--.*?-->", blank, text, flags=re.DOTALL)
+    return re.sub(r"`[^`\n]+`", blank, text)  # inline code is not prose
 
 
 @dataclass(frozen=True)
