@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from docscan import ROOT, Block, all_blocks, blocks
 
 BLOCKS = all_blocks()
