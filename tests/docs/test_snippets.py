@@ -38,6 +38,8 @@ KINDS = ("run", "checked by", "excerpt of", "command, not run", "output, not run
 TEST_SOURCES = ["Makefile", "python/tests/*.py", "node/test/*.js", "tests/*/*.py", "bindings/component/tests/*.py"]
 CLUSTER_TIMEOUT = 30.0
 NODE_SCRIPT_GRACE = 3.0
+# Snippets print to a pipe here: unbuffered, so a line is seen before the process is stopped.
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 def kind(block: Block) -> str:
@@ -152,6 +154,7 @@ def run_cluster(cmd: list[str], cwd: Path, until: str) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=ENV,
         )
         for me in ids
     ]
@@ -179,7 +182,7 @@ def run_cluster(cmd: list[str], cwd: Path, until: str) -> None:
 
 
 def run_script(cmd: list[str], cwd: Path, grace: float | None) -> None:
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         out, err = p.communicate(timeout=grace if grace is not None else 60)
     except subprocess.TimeoutExpired:
