@@ -286,7 +286,7 @@ bench-web: setup web
 # number quoted in README.md, python/, node/, bindings/*/ and benches/ READMEs and docs/*.md is a
 # <!-- bench:KEY --> span that agrees with BENCHMARKS.md (benches/quotes.py; `make bench` refills
 # them) and every other quantity is listed in tests/docs/numbers_allowed.txt; the component's and
-# the browser wasm's sizes in BENCHMARKS.md are within 5 % of the built files; every fenced code
+# the browser wasm's and the Node.js addon's sizes in BENCHMARKS.md are within 5 % of the built files; every fenced code
 # block is run (the quick starts as 3-node clusters on 127.0.0.1 in a temp dir) or marked as an
 # excerpt of a tested file, checked by a named test, or a command/output/diagram not run.
 test-docs: setup python-dev node-addon component web

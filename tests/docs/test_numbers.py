@@ -102,13 +102,17 @@ def _size(artefact: str) -> int:
 
 @pytest.mark.parametrize(
     "key,path",
-    [("size.component", "target/component/tenure.wasm"), ("size.web", "demo/pkg/tenure_wasm_bg.wasm")],
+    [
+        ("size.component", "target/component/tenure.wasm"),
+        ("size.web", "demo/pkg/tenure_wasm_bg.wasm"),
+        ("size.node_addon", "node/native/tenure.node"),
+    ],
 )
 def test_quoted_size_matches_the_built_artefact(key: str, path: str) -> None:
     built = ROOT / path
     if not built.exists():
         if os.environ.get("TENURE_DOCS_REQUIRE_ARTEFACTS"):
-            pytest.fail(f"{path} is not built (make component web)")
+            pytest.fail(f"{path} is not built (make component web node-addon)")
         pytest.skip(f"{path} is not built")
     actual, quoted = built.stat().st_size, _size(key)
     assert abs(actual - quoted) <= SIZE_TOLERANCE * quoted, (
