@@ -101,6 +101,23 @@ def test_linked_files_exist_and_are_tested(block: Block) -> None:
         assert _tested(target), f"{block}: {target} is not run by any test"
 
 
+def test_the_component_wit_listing_is_what_the_built_component_says() -> None:
+    """docs/component.md shows `wasm-tools component wit target/component/tenure.wasm`."""
+    [block] = [
+        b
+        for b in BLOCKS
+        if b.path == "docs/component.md" and (b.marker or "").startswith("checked by tests/docs/test_snippets.py")
+    ]
+    wasm = ROOT / "target" / "component" / "tenure.wasm"
+    tool = shutil.which("wasm-tools") or str(Path(sys.executable).with_name("wasm-tools"))
+    if not wasm.exists() or not Path(tool).exists():
+        if os.environ.get("TENURE_DOCS_REQUIRE_ARTEFACTS"):
+            pytest.fail("needs target/component/tenure.wasm (make component) and wasm-tools (make setup)")
+        pytest.skip("the component or wasm-tools is missing")
+    listing = subprocess.run([tool, "component", "wit", str(wasm)], capture_output=True, text=True, check=True)
+    assert block.code == listing.stdout, f"{block}: differs from `wasm-tools component wit` of {wasm}"
+
+
 def test_an_excerpt_of_a_missing_file_is_caught() -> None:
     [b] = blocks("<!-- snippet: excerpt of python/examples/nope.py -->\n```python\nx\n```\n", "x.md")
     with pytest.raises(AssertionError, match="does not exist"):
