@@ -42,7 +42,7 @@ APT_PACKAGES ?= chromium
 # Directories where `npm ci` runs when they hold a package-lock.json.
 NPM_DIRS ?= node demo tests bindings/component/js
 # Directories linted by ruff when they hold .py files.
-PY_DIRS ?= python bindings/python tests demo bindings/component scripts deploy
+PY_DIRS ?= python bindings/python tests demo bindings/component scripts deploy benches
 REQUIREMENTS := requirements-dev.txt
 CARGO_FUZZ_VERSION ?= 0.13.2
 FUZZ_DIR ?= $(patsubst %/Cargo.toml,%,$(firstword $(wildcard fuzz/Cargo.toml core/fuzz/Cargo.toml)))
@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-e2e test-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -75,6 +75,8 @@ help:
 	@echo "  demo-web        build the browser module and serve the interactive demo on 127.0.0.1"
 	@echo "  web             build the browser module (bindings/wasm -> demo/pkg) and print its size"
 	@echo "  bench-web       per-call cost of the browser build in headless Chromium"
+	@echo "  test-docs       docs' numbers agree with BENCHMARKS.md and the builds; every code block runs or is marked"
+	@echo "  quotes          rewrite the numbers the docs quote (<!-- bench:KEY --> spans) from BENCHMARKS.md"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
 	@echo "  dist            portable wheels, npm packages, browser package and component into dist/"
@@ -279,6 +281,21 @@ bench-web: setup web
 	node demo/bench/run.mjs
 
 .PHONY: web demo-web bench-web
+
+# Docs that cannot go stale (tests/docs; benches/README.md, "Quoting a number"): every measured
+# number quoted in README.md, python/, node/, bindings/*/ and benches/ READMEs and docs/*.md is a
+# <!-- bench:KEY --> span that agrees with BENCHMARKS.md (benches/quotes.py; `make bench` refills
+# them) and every other quantity is listed in tests/docs/numbers_allowed.txt; the component's and
+# the browser wasm's and the Node.js addon's sizes in BENCHMARKS.md are within 5 % of the built files; every fenced code
+# block is run (the quick starts as 3-node clusters on 127.0.0.1 in a temp dir) or marked as an
+# excerpt of a tested file, checked by a named test, or a command/output/diagram not run.
+test-docs: setup python-dev node-addon component web
+	TENURE_DOCS_REQUIRE_ARTEFACTS=1 python -m pytest -q tests/docs
+
+quotes:
+	$(HOST_PYTHON) benches/quotes.py --write
+
+.PHONY: quotes
 
 # The three runtimes the mixed-language cluster is made of: `python -m tenure` (extension built into
 # the venv), Node.js `tenure` (addon), and `tenure-wasmtime` (debug profile: it shares the artefacts

@@ -103,6 +103,12 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+// docs/host.md's run loop is compiled as a doctest (`no_run`: it would wait forever), so it cannot
+// go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/host.md")]
+struct HostDocDoctests;
+
 pub mod cli;
 mod command;
 mod config;

@@ -1,0 +1,262 @@
+"""Snippets in the docs cannot go stale (issue 19).
+
+Every fenced block in README.md, python/README.md, node/README.md and docs/*.md carries a marker
+comment on the line before it, `<!-- snippet: KIND ... -->`, and this file fails on a block
+without one. The kinds:
+
+- `run HARNESS [until "TEXT"]`: extracted and run here (HARNESSES below): `python-cluster` /
+  `node-cluster` start three copies on 127.0.0.1 (ids as arguments: `me peer peer`) in a temporary
+  directory and wait until one prints TEXT; `python-script` must exit 0; `node-script` must exit 0
+  or still be running, without an error, after a few seconds.
+- `checked by PATH`: PATH is a test that reads this page (a doctest through `include_str!`, or a
+  parser), so PATH must name the page.
+- `excerpt of PATH`: a fragment of PATH, which is tested (named by a test or the Makefile, or
+  run below).
+- `command, not run` / `output, not run` / `diagram, not run`: shell commands (installs, `make`,
+  deployments), sample output and formats, and pictures, said explicitly; none is executed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from docscan import ROOT, Block, all_blocks, blocks
+
+BLOCKS = all_blocks()
+KINDS = ("run", "checked by", "excerpt of", "command, not run", "output, not run", "diagram, not run")
+# Where a linked example counts as tested when its path is named.
+TEST_SOURCES = ["Makefile", "python/tests/*.py", "node/test/*.js", "tests/*/*.py", "bindings/component/tests/*.py"]
+CLUSTER_TIMEOUT = 30.0
+NODE_SCRIPT_GRACE = 3.0
+# Snippets print to a pipe here: unbuffered, so a line is seen before the process is stopped.
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def kind(block: Block) -> str:
+    assert block.marker is not None
+    return next((k for k in KINDS if block.marker.startswith(k)), "")
+
+
+def _id(b: Block) -> str:
+    return f"{b.path}:{b.line}"
+
+
+def test_every_block_is_run_or_marked() -> None:
+    bad = [
+        f"{b}: no `<!-- snippet: KIND -->` line before it (kinds: {', '.join(KINDS)}; tests/docs/test_snippets.py)"
+        for b in BLOCKS
+        if b.marker is None or not kind(b)
+    ]
+    assert bad == [], "\n".join(bad)
+
+
+def test_an_unmarked_block_is_caught() -> None:
+    page = "Text.\n\n```python\nprint(1)\n```\n\n<!-- snippet: command, not run -->\n```sh\nmake\n```\n"
+    found = blocks(page, "x.md")
+    assert [(b.line, b.marker) for b in found] == [(3, None), (8, "command, not run")]
+
+
+def test_the_issues_snippets_are_run() -> None:
+    run = {(b.path, b.lang) for b in BLOCKS if b.marker and kind(b) == "run"}
+    assert {
+        ("README.md", "python"),
+        ("README.md", "js"),
+        ("python/README.md", "python"),
+        ("node/README.md", "js"),
+    } <= run
+
+
+def _tested(target: str) -> bool:
+    rel = Path(target)
+    names = {target, str(rel.relative_to(*rel.parts[:1])) if len(rel.parts) > 1 else target}
+    for pattern in TEST_SOURCES:
+        for f in ROOT.glob(pattern):
+            text = f.read_text(errors="replace")
+            if any(n in text for n in names) or (f"{rel.parent.name}" in text and rel.stem in text):
+                return True
+    return False
+
+
+@pytest.mark.parametrize(
+    "block", [b for b in BLOCKS if b.marker and kind(b) in ("checked by", "excerpt of")], ids=_id
+)
+def test_linked_files_exist_and_are_tested(block: Block) -> None:
+    assert block.marker is not None
+    target = block.marker.split(" of " if kind(block) == "excerpt of" else " by ", 1)[1].split()[0]
+    path = ROOT / target
+    assert path.is_file(), f"{block}: {target} does not exist"
+    if kind(block) == "checked by":
+        assert Path(block.path).name in path.read_text(), f"{block}: {target} does not read {block.path}"
+    elif not (path.is_relative_to(ROOT / "node/examples") or re.search(r"(^|/)(tests?)/", target)):
+        assert _tested(target), f"{block}: {target} is not run by any test"
+
+
+def test_the_component_wit_listing_is_what_the_built_component_says() -> None:
+    """docs/component.md shows `wasm-tools component wit target/component/tenure.wasm`."""
+    [block] = [
+        b
+        for b in BLOCKS
+        if b.path == "docs/component.md" and (b.marker or "").startswith("checked by tests/docs/test_snippets.py")
+    ]
+    wasm = ROOT / "target" / "component" / "tenure.wasm"
+    tool = shutil.which("wasm-tools") or str(Path(sys.executable).with_name("wasm-tools"))
+    if not wasm.exists() or not Path(tool).exists():
+        if os.environ.get("TENURE_DOCS_REQUIRE_ARTEFACTS"):
+            pytest.fail("needs target/component/tenure.wasm (make component) and wasm-tools (make setup)")
+        pytest.skip("the component or wasm-tools is missing")
+    listing = subprocess.run([tool, "component", "wit", str(wasm)], capture_output=True, text=True, check=True)
+    assert block.code == listing.stdout, f"{block}: differs from `wasm-tools component wit` of {wasm}"
+
+
+def test_an_excerpt_of_a_missing_file_is_caught() -> None:
+    [b] = blocks("<!-- snippet: excerpt of python/examples/nope.py -->\n```python\nx\n```\n", "x.md")
+    with pytest.raises(AssertionError, match="does not exist"):
+        test_linked_files_exist_and_are_tested(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Harnesses
+# ---------------------------------------------------------------------------------------------
+
+
+def free_udp_ports(n: int) -> list[int]:
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def node_project(tmp: Path) -> None:
+    """`import 'tenure'` / `require('tenure')` resolve to this checkout's node/ package."""
+    (tmp / "node_modules").mkdir()
+    (tmp / "node_modules" / "tenure").symlink_to(ROOT / "node", target_is_directory=True)
+
+
+def stop(procs: list[subprocess.Popen[str]]) -> list[str]:
+    """SIGTERM, then SIGKILL; returns each one's stderr."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    errs = []
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        errs.append(err or "")
+    return errs
+
+
+def run_cluster(cmd: list[str], cwd: Path, until: str) -> None:
+    ids = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
+    procs = [
+        subprocess.Popen(
+            [*cmd, me, *[i for i in ids if i != me]],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        for me in ids
+    ]
+    sel = selectors.DefaultSelector()
+    for p in procs:
+        assert p.stdout is not None
+        os.set_blocking(p.stdout.fileno(), False)
+        sel.register(p.stdout, selectors.EVENT_READ, p)
+    seen: list[str] = []
+    deadline = time.monotonic() + CLUSTER_TIMEOUT
+    found = False
+    try:
+        while not found and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=0.2):
+                chunk = key.fileobj.read()  # type: ignore[union-attr]
+                if chunk:
+                    seen.append(chunk)
+                    found = found or until in "".join(seen)
+            if any(p.poll() not in (None, 0) for p in procs):
+                break
+    finally:
+        sel.close()
+        errs = stop(procs)
+    assert found, f"no {until!r} within {CLUSTER_TIMEOUT} s; stdout: {''.join(seen)!r}; stderr: {errs!r}"
+
+
+def run_script(cmd: list[str], cwd: Path, grace: float | None) -> None:
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        out, err = p.communicate(timeout=grace if grace is not None else 60)
+    except subprocess.TimeoutExpired:
+        if grace is None:
+            raise
+        [err] = stop([p])  # still running after the grace: a host loop, fine unless it complained
+        assert "Error" not in err, err
+        return
+    assert p.returncode == 0, f"exit {p.returncode}\nstdout: {out}\nstderr: {err}"
+
+
+def run_block(block: Block, tmp: Path) -> None:
+    assert block.marker is not None
+    m = re.fullmatch(r'run (\S+)(?: until "([^"]+)")?', block.marker)
+    assert m, f"{block}: bad marker {block.marker!r}"
+    harness, until = m.group(1), m.group(2)
+    node = shutil.which("node") or "node"
+    if harness.startswith("node"):
+        node_project(tmp)
+    esm = bool(re.search(r"^import ", block.code, re.MULTILINE))
+    script = tmp / ("app.py" if harness.startswith("python") else "app.mjs" if esm else "app.cjs")
+    script.write_text(block.code)
+    interpreter = sys.executable if harness.startswith("python") else node
+    if harness in ("python-cluster", "node-cluster"):
+        assert until, f"{block}: a cluster needs `until \"TEXT\"`"
+        run_cluster([interpreter, script.name], tmp, until)
+    elif harness == "python-script":
+        run_script([interpreter, script.name], tmp, None)
+    elif harness == "node-script":
+        run_script([interpreter, script.name], tmp, NODE_SCRIPT_GRACE)
+    else:
+        pytest.fail(f"{block}: unknown harness {harness!r}")
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.marker and kind(b) == "run"], ids=_id)
+def test_snippet_runs(block: Block, tmp_path: Path) -> None:
+    run_block(block, tmp_path)
+
+
+def test_a_broken_snippet_fails(tmp_path: Path) -> None:
+    [b] = blocks(
+        '<!-- snippet: run python-script -->\n```python\nfrom tenure import now_ms\nrun_batch(now_ms())\n```\n',
+        "x.md",
+    )
+    with pytest.raises(AssertionError, match="NameError: name 'run_batch'"):
+        run_block(b, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "example",
+    sorted(
+        {
+            b.marker.split(" of ", 1)[1].split()[0]
+            for b in BLOCKS
+            if b.marker and kind(b) == "excerpt of" and b.marker.split(" of ", 1)[1].startswith("node/examples/")
+        }
+    ),
+)
+def test_linked_node_examples_run(example: str, tmp_path: Path) -> None:
+    run_script([shutil.which("node") or "node", str(ROOT / example)], ROOT / "node", None)
