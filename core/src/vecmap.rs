@@ -3,15 +3,16 @@
 //! A node tracks a handful of peers; a sorted `Vec` keeps each entry in one allocation-free slot
 //! (a B-tree node is sized for 11 entries) and, compiled to WebAssembly, avoids a separate copy
 //! of the B-tree code for every value type. Lookups are binary searches, iteration is in id
-//! order, exactly like the `BTreeMap` it replaces.
+//! order, exactly like the `BTreeMap` it replaces. Keys are `Box<str>` (16 bytes, no spare
+//! capacity) rather than `String`.
 
-use alloc::string::String;
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 /// A map from id to `V`, sorted by id.
 #[derive(Debug, Clone)]
 pub(crate) struct IdMap<V> {
-    entries: Vec<(String, V)>,
+    entries: Vec<(Box<str>, V)>,
 }
 
 impl<V> Default for IdMap<V> {
@@ -25,7 +26,7 @@ impl<V> IdMap<V> {
         Self::default()
     }
     fn find(&self, id: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(id))
+        self.entries.binary_search_by(|(k, _)| (**k).cmp(id))
     }
     pub(crate) fn get(&self, id: &str) -> Option<&V> {
         self.find(id).ok().and_then(|i| self.entries.get(i)).map(|(_, v)| v)
@@ -49,7 +50,7 @@ impl<V> IdMap<V> {
                 false
             }
             Err(i) => {
-                self.entries.insert(i, (String::from(id), v));
+                self.entries.insert(i, (Box::from(id), v));
                 true
             }
         }
@@ -60,14 +61,15 @@ impl<V> IdMap<V> {
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        self.entries.iter().map(|(k, v)| (&**k, v))
     }
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| &**k)
     }
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
-        self.entries.iter().map(|(k, _)| k)
+    /// Reserves room for exactly `n` more entries (a bootstrap list of known length).
+    pub(crate) fn reserve_exact(&mut self, n: usize) {
+        self.entries.reserve_exact(n);
     }
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.entries.iter().map(|(_, v)| v)
@@ -100,7 +102,7 @@ mod tests {
         assert!(m.insert("b", 2));
         assert!(m.insert("a", 1));
         assert!(!m.insert("b", 3));
-        assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(m.get("b"), Some(&3));
         assert_eq!(m.remove("a"), Some(1));
         assert_eq!(m.remove("a"), None);
