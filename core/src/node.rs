@@ -195,8 +195,6 @@ struct Peer {
     present: u8,
     /// Indexed by the `STAMP_*` constants, read through the accessors below.
     stamps: [u64; 5],
-    /// Application payloads already delivered, per incarnation.
-    apps: AppWindows,
 }
 
 /// When we last received any valid message from it.
@@ -235,8 +233,8 @@ peer_stamps! {
 }
 
 impl Peer {
-    fn declared_new(apps: AppWindows) -> Peer {
-        Peer { flags: DECLARED, apps, ..Peer::default() }
+    fn declared_new() -> Peer {
+        Peer { flags: DECLARED, ..Peer::default() }
     }
     /// A valid message from it arrived: it has answered, is no ghost and no failing send.
     fn heard(&mut self, now: u64, incarnation: u64) {
@@ -281,8 +279,6 @@ struct Removed {
     /// The incarnation it had: that run is retired (with `admit_unknown_peers`, only a restarted
     /// peer, or an explicit `join`, brings it back), so a replay cannot re-admit it.
     incarnation: Option<u64>,
-    /// What was delivered from it, kept so that a re-joined peer's old payloads stay delivered once.
-    apps: AppWindows,
 }
 
 /// How many incarnations of one peer the duplicate filter remembers.
@@ -406,8 +402,10 @@ struct Campaign {
 /// ```
 #[derive(Debug)]
 pub struct Node {
-    id: Box<str>,
-    cluster: Box<str>,
+    /// This node's id followed by the cluster id, in one allocation (see [`Node::id`]).
+    names: Box<str>,
+    /// Length of the id in `names` (at most `MAX_ID_LEN`, 255).
+    id_len: u8,
     timing: ValidConfig,
     pre_vote: bool,
     confirm_gate: bool,
@@ -419,9 +417,6 @@ pub struct Node {
     app_seq: u64,
     /// Boxed: the keyed HMAC state is ~200 bytes that unauthenticated nodes should not carry.
     mac: Option<alloc::boxed::Box<wire::HmacSha256>>,
-    /// The configured bootstrap list as given (for `inspect`), joined by single spaces: ids hold
-    /// no whitespace, and one string is one allocation instead of one per id plus the list.
-    bootstrap: Box<str>,
     rng: Rng,
 
     role: Role,
@@ -457,7 +452,12 @@ pub struct Node {
 
     peers: IdMap<Peer>,
     /// Peers removed by `leave`/`terminated`.
-    removed: IdMap<Removed>,
+    /// Boxed: empty in most nodes for their whole life.
+    removed: Option<Box<IdMap<Removed>>>,
+    /// Application payloads already delivered, per member or removed peer (kept while it is
+    /// removed, so that a re-joined peer's old payloads stay delivered once). Outside [`Peer`]:
+    /// most peers never send one.
+    apps: Option<Box<IdMap<AppWindows>>>,
 
     /// Boxed: a campaign is rare and short, its 40 bytes need not sit in every node.
     campaign: Option<Box<Campaign>>,
@@ -487,19 +487,21 @@ impl Node {
                 return Err(ConfigError::IdTooLong { field: "voted_for", len: v.len() });
             }
         }
-        let mut peers = IdMap::new();
+        // The bootstrap list as given (for `inspect`), joined by single spaces (ids hold no
+        // whitespace): the peers' keys share its bytes.
+        let mut peers = IdMap::with_prefix(config.bootstrap.join(" "));
         peers.reserve_exact(config.bootstrap.iter().filter(|p| **p != config.id).count());
         // Drawn from a stream of its own so that the election timers' draws do not move.
         let incarnation = config.incarnation.unwrap_or_else(|| Rng::new(seed ^ 0x1AC4_2A71_0000_0001).next_u64());
         for p in &config.bootstrap {
             if *p != config.id {
-                peers.insert(p, Peer::declared_new(AppWindows::default()));
+                peers.insert(p, Peer::declared_new());
             }
         }
         let boot_promise = now.saturating_add(timing.lease_duration);
         let mut node = Node {
-            id: config.id.into_boxed_str(),
-            cluster: config.cluster.into_boxed_str(),
+            id_len: u8::try_from(config.id.len()).unwrap_or(u8::MAX),
+            names: [config.id.as_str(), config.cluster.as_str()].concat().into_boxed_str(),
             timing,
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
@@ -508,7 +510,6 @@ impl Node {
             incarnation,
             app_seq: 0,
             mac: config.key.as_deref().and_then(wire::keyed).map(alloc::boxed::Box::new),
-            bootstrap: config.bootstrap.join(" ").into_boxed_str(),
             rng: Rng::new(seed),
             role: Role::Unclustered,
             term: restored.term,
@@ -524,7 +525,8 @@ impl Node {
             probe_at: 0,
             times: Times::default(),
             peers,
-            removed: IdMap::new(),
+            removed: None,
+            apps: None,
             campaign: None,
             confirm_denied: 0,
             dropped: None,
@@ -556,11 +558,11 @@ impl Node {
 
     /// This node's id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.names.get(..usize::from(self.id_len)).unwrap_or("")
     }
     /// The cluster id.
     pub fn cluster(&self) -> &str {
-        &self.cluster
+        self.names.get(usize::from(self.id_len)..).unwrap_or("")
     }
     /// The current role.
     pub fn role(&self) -> Role {
@@ -588,14 +590,14 @@ impl Node {
         let mut v: Vec<String> = Vec::with_capacity(self.peers.len() + 1);
         let mut placed = false;
         for p in self.peers.keys() {
-            if !placed && *self.id < *p {
-                v.push(self.id.to_string());
+            if !placed && self.id() < p {
+                v.push(self.id().to_string());
                 placed = true;
             }
             v.push(p.to_string());
         }
         if !placed {
-            v.push(self.id.to_string());
+            v.push(self.id().to_string());
         }
         v
     }
@@ -732,20 +734,20 @@ impl Node {
             None => (Vec::new(), 0),
         };
         Inspect {
-            id: self.id.to_string(),
+            id: self.id().to_string(),
             state: self.role.as_str().to_string(),
             leader: self.is_leader(),
             leader_id: self.leader.as_deref().map(String::from),
             term: self.term,
             voted_for: self.voted_for.as_deref().map(String::from),
             term_changed_at: self.term_changed_at,
-            cluster: self.cluster.to_string(),
+            cluster: self.cluster().to_string(),
             view_size: self.view_size() as u32,
             quorum: self.quorum() as u32,
             min_cluster_size: self.timing.min_cluster_size,
             peers: self.peers.keys().map(String::from).collect(),
             declared: self.peers.iter().filter(|(_, p)| p.has(DECLARED)).map(|(k, _)| String::from(k)).collect(),
-            bootstrap: self.bootstrap.split(' ').filter(|s| !s.is_empty()).map(String::from).collect(),
+            bootstrap: self.peers.prefix().split(' ').filter(|s| !s.is_empty()).map(String::from).collect(),
             unreachable: self.peers.iter().filter_map(|(k, p)| p.ghost_until().map(|t| (String::from(k), t))).collect(),
             ghost_ttl: self.timing.ghost_ttl,
             votes_granted,
@@ -795,7 +797,7 @@ impl Node {
         } else {
             core::str::from_utf8(raw.from).map_err(|_| DropReason::Malformed)?
         };
-        if raw.cluster != self.cluster.as_bytes() {
+        if raw.cluster != self.cluster().as_bytes() {
             core::str::from_utf8(raw.cluster).map_err(|_| DropReason::Malformed)?;
             return Err(DropReason::WrongCluster);
         }
@@ -805,10 +807,10 @@ impl Node {
         if env_from != from {
             return Err(DropReason::SenderMismatch);
         }
-        if env_from == &*self.id {
+        if env_from == self.id() {
             return Err(DropReason::FromSelf);
         }
-        if let Some(r) = self.removed.get(from) {
+        if let Some(r) = self.removed.as_ref().and_then(|m| m.get(from)) {
             if now < r.until {
                 return Err(DropReason::RemovedPeer);
             }
@@ -845,9 +847,12 @@ impl Node {
             return Err(DropReason::ImplausibleTerm);
         }
         if let Message::App { seq, .. } = &raw.message {
-            let fresh = match self.peers.get_mut(from) {
-                Some(p) => p.apps.fresh(raw.incarnation, *seq),
-                None => true,
+            let fresh = !self.peers.contains_key(from) || {
+                let apps = self.apps.get_or_insert_with(Box::default);
+                if !apps.contains_key(from) {
+                    apps.insert(from, AppWindows::default());
+                }
+                apps.get_mut(from).is_none_or(|w| w.fresh(raw.incarnation, *seq))
             };
             if !fresh {
                 return Err(DropReason::Replay);
@@ -906,7 +911,7 @@ impl Node {
     /// Declares a peer (idempotent). Joining this node's own id is ignored.
     pub fn join(&mut self, now: u64, peer: &str) -> Result<(), Error> {
         check_peer(peer)?;
-        if peer == &*self.id {
+        if peer == self.id() {
             return Ok(());
         }
         if let Some(p) = self.peers.get_mut(peer) {
@@ -919,8 +924,11 @@ impl Node {
         if self.peers.len() >= self.timing.max_peers as usize {
             return Err(Error::ViewFull { peer: peer.to_string(), max_peers: self.timing.max_peers });
         }
-        let apps = self.removed.remove(peer).map(|r| r.apps).unwrap_or_default();
-        self.peers.insert(peer, Peer::declared_new(apps));
+        // Its delivered payloads (kept in `apps` while it was removed) stay delivered once.
+        if self.take_removed(peer).is_none() {
+            self.forget_apps(peer);
+        }
+        self.peers.insert(peer, Peer::declared_new());
         self.push_event(Event::PeerJoined { peer: peer.to_string() });
         self.membership_changed(now);
         Ok(())
@@ -979,7 +987,7 @@ impl Node {
     /// same short window.
     fn failover_slot(&mut self, now: u64, gone: Option<&str>) -> u64 {
         let slot = self.failover_slot_len();
-        let rank = self.peers.keys().filter(|p| *p < &*self.id && Some(*p) != gone).count() as u64;
+        let rank = self.peers.keys().filter(|p| *p < self.id() && Some(*p) != gone).count() as u64;
         let jitter = self.rng.range_inclusive(0, slot / 3);
         // Never before a promise that still binds (a boot promise, say) runs out.
         let start = now.max(self.promise_until());
@@ -1052,7 +1060,7 @@ impl Node {
 
     fn check_member(&self, peer: &str) -> Result<(), Error> {
         check_peer(peer)?;
-        if peer == &*self.id {
+        if peer == self.id() {
             return Err(Error::SelfPeer);
         }
         if !self.peers.contains_key(peer) {
@@ -1092,8 +1100,8 @@ impl Node {
 
     fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
         let env = EnvelopeRef {
-            cluster: &self.cluster,
-            from: &self.id,
+            cluster: self.cluster(),
+            from: self.id(),
             term,
             incarnation: self.incarnation,
             message: &message,
@@ -1155,8 +1163,10 @@ impl Node {
                 false
             }
             None => {
-                let apps = self.removed.remove(from).map(|r| r.apps).unwrap_or_default();
-                let mut p = Peer { apps, ..Peer::default() };
+                if self.take_removed(from).is_none() {
+                    self.forget_apps(from);
+                }
+                let mut p = Peer::default();
                 p.heard(now, incarnation);
                 self.peers.insert(from, p);
                 true
@@ -1168,6 +1178,26 @@ impl Node {
         }
     }
 
+    /// Drops what was delivered from `peer` (it is neither a member nor a removed peer any more).
+    fn forget_apps(&mut self, peer: &str) {
+        if let Some(apps) = self.apps.as_mut() {
+            apps.remove(peer);
+            if apps.is_empty() {
+                self.apps = None;
+            }
+        }
+    }
+
+    /// Takes `peer`'s record out of `removed` (freeing the map once empty).
+    fn take_removed(&mut self, peer: &str) -> Option<Removed> {
+        let removed = self.removed.as_mut()?;
+        let r = removed.remove(peer);
+        if removed.is_empty() {
+            self.removed = None;
+        }
+        r
+    }
+
     fn remove_peer(&mut self, now: u64, peer: &str, sticky: bool) {
         let Some(gone) = self.peers.remove(peer) else {
             return;
@@ -1175,14 +1205,21 @@ impl Node {
         let was_acked = gone.has(ACKED);
         if sticky {
             // Bounded: the oldest record makes room (its incarnation is no longer retired).
-            if self.removed.len() >= self.timing.max_peers as usize {
-                let oldest = self.removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| String::from(k));
+            let max = self.timing.max_peers as usize;
+            let removed = self.removed.get_or_insert_with(Box::default);
+            if removed.len() >= max {
+                let oldest = removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| String::from(k));
                 if let Some(k) = oldest {
-                    self.removed.remove(&k);
+                    removed.remove(&k);
+                    self.forget_apps(&k);
                 }
             }
             let until = now.saturating_add(self.timing.election_timeout_max);
-            self.removed.insert(peer, Removed { until, incarnation: gone.incarnation(), apps: gone.apps });
+            self.removed
+                .get_or_insert_with(Box::default)
+                .insert(peer, Removed { until, incarnation: gone.incarnation() });
+        } else {
+            self.forget_apps(peer);
         }
         if let Some(c) = &mut self.campaign {
             c.granted.remove(peer);
@@ -1277,7 +1314,7 @@ impl Node {
         }
         let term = self.term.saturating_add(1);
         let mut granted = IdSet::new();
-        granted.add(&self.id);
+        granted.add(self.id());
         self.campaign = Some(Box::new(Campaign { pre: true, term, granted }));
         self.leader = None;
         if self.refused_until.is_some_and(|until| now < until) {
@@ -1306,13 +1343,13 @@ impl Node {
             p.set_evidence_at(None);
         }
         self.term_changed_at = now;
-        self.voted_for = Some(self.id.clone());
+        self.voted_for = Some(Box::from(self.id()));
         self.times.set(LEADER_CONTACT, None);
         self.persist();
         self.role = Role::Candidate;
         self.leader = None;
         let mut granted = IdSet::new();
-        granted.add(&self.id);
+        granted.add(self.id());
         self.campaign = Some(Box::new(Campaign { pre: false, term, granted }));
         self.reset_election_timer(now);
         let peers: Vec<String> = self.peers.keys().map(String::from).collect();
@@ -1325,7 +1362,7 @@ impl Node {
     fn check_campaign(&mut self, now: u64) {
         let Some(c) = &self.campaign else { return };
         // Votes from peers no longer in the view do not count.
-        let count = c.granted.keys().filter(|g| *g == &*self.id || self.peers.contains_key(g)).count();
+        let count = c.granted.keys().filter(|g| *g == self.id() || self.peers.contains_key(g)).count();
         if count < self.quorum() {
             return;
         }
@@ -1349,7 +1386,7 @@ impl Node {
     fn become_leader(&mut self, now: u64) {
         self.campaign = None;
         self.role = Role::Leader;
-        self.leader = Some(self.id.clone());
+        self.leader = Some(Box::from(self.id()));
         self.times.set(LEADER_CONTACT, Some(now));
         self.leader_since = now;
         self.probe_at = now;
@@ -1498,7 +1535,7 @@ impl Node {
                     // removed, restarts without durable state) they can; they must not demote each
                     // other, and must not both stay: the one with the greater id yields, so the
                     // cluster converges at the next heartbeat.
-                    if from > &*self.id {
+                    if from > self.id() {
                         return;
                     }
                     self.leader = Some(Box::from(from));
