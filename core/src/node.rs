@@ -291,15 +291,14 @@ const APP_WINDOW: u64 = 64;
 /// window). The last [`APP_INCARNATIONS`] incarnations are remembered.
 #[derive(Debug, Clone, Default)]
 struct AppWindows {
-    /// (incarnation, highest seq, bit i set = seq `highest - i` delivered), oldest first. Boxed:
-    /// most peers never send a payload, and an empty `Option<Box<_>>` is one word.
-    seen: Option<Box<Vec<(u64, u64, u64)>>>,
+    /// (incarnation, highest seq, bit i set = seq `highest - i` delivered), oldest first.
+    seen: Vec<(u64, u64, u64)>,
 }
 
 impl AppWindows {
     /// Records `(incarnation, seq)`; `false` when it was delivered before or is too old to tell.
     fn fresh(&mut self, incarnation: u64, seq: u64) -> bool {
-        let seen = self.seen.get_or_insert_with(Box::default);
+        let seen = &mut self.seen;
         let Some(entry) = seen.iter_mut().find(|e| e.0 == incarnation) else {
             if seen.len() >= APP_INCARNATIONS {
                 seen.remove(0);
