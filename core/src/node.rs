@@ -1,5 +1,6 @@
 //! The election state machine.
 
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -9,6 +10,7 @@ use crate::error::Error;
 use crate::inspect::Inspect;
 use crate::rng::Rng;
 use crate::vecmap::{IdMap, IdSet};
+
 use crate::wire::{self, DropReason, EnvelopeRef, Message, MAX_MESSAGE_SIZE, MAX_TERM, MAX_TERM_JUMP};
 
 /// A node's role in the election.
@@ -170,25 +172,103 @@ pub enum Bug {
     RefusedReleasesPromise = 1024,
 }
 
+/// Bits of [`Peer::flags`].
+const DECLARED: u8 = 1;
+/// Has sent us at least one valid message: heartbeats go only to such peers.
+const ANSWERED: u8 = 2;
+/// Reported `no_connection` by the host (`inspect().send_failing_peers`) until heard from or
+/// joined again.
+const SEND_FAILING: u8 = 4;
+/// The leader this node's newest heartbeat acknowledgement went to (at most one peer): a host
+/// report that it was terminated (or `leave`) releases `acked_until`, since the host vouches that
+/// no lease of it still runs.
+const ACKED: u8 = 8;
+
+/// What this node knows of one peer. The optional instants are packed (five `u64`s and one byte
+/// of presence bits, not five 16-byte `Option<u64>`s): a view of N peers holds N of these.
 #[derive(Debug, Clone, Default)]
 struct Peer {
-    /// Declared by the host (bootstrap or `join`), as opposed to admitted because it wrote to us.
-    declared: bool,
-    /// Has sent us at least one valid message: heartbeats go only to such peers.
-    answered: bool,
-    /// When we last received any valid message from it.
-    last_heard: Option<u64>,
-    /// Largest heartbeat `sent_at` it acknowledged in the current leadership (the lease).
-    ack_echo: Option<u64>,
-    /// Freshest proof, in this campaign and leadership, that it answered us: the instant of a
-    /// granted vote reply, or the `sent_at` of a heartbeat it acknowledged (check-quorum).
-    evidence_at: Option<u64>,
-    /// Reported `no_connection`: dropped from the view at this instant unless heard from.
-    ghost_until: Option<u64>,
-    /// The incarnation of its last valid message.
-    incarnation: Option<u64>,
-    /// Application payloads already delivered, per incarnation.
-    apps: AppWindows,
+    /// [`DECLARED`] (by the host: bootstrap or `join`, as opposed to admitted because it wrote to
+    /// us), [`ANSWERED`], [`SEND_FAILING`].
+    flags: u8,
+    /// Bit `i` set: `stamps[i]` holds a value.
+    present: u8,
+    /// Indexed by the `STAMP_*` constants, read through the accessors below.
+    stamps: [u64; 5],
+}
+
+/// When we last received any valid message from it.
+const STAMP_LAST_HEARD: usize = 0;
+/// Largest heartbeat `sent_at` it acknowledged in the current leadership (the lease).
+const STAMP_ACK_ECHO: usize = 1;
+/// Freshest proof, in this campaign and leadership, that it answered us: the instant of a
+/// granted vote reply, or the `sent_at` of a heartbeat it acknowledged (check-quorum).
+const STAMP_EVIDENCE_AT: usize = 2;
+/// Reported `no_connection`: dropped from the view at this instant unless heard from.
+const STAMP_GHOST_UNTIL: usize = 3;
+/// The incarnation of its last valid message.
+const STAMP_INCARNATION: usize = 4;
+
+macro_rules! peer_stamps {
+    ($($index:ident => $get:ident, $set:ident;)*) => {
+        impl Peer {
+            $(
+                fn $get(&self) -> Option<u64> {
+                    self.stamp($index)
+                }
+                fn $set(&mut self, value: Option<u64>) {
+                    self.set_stamp($index, value)
+                }
+            )*
+        }
+    };
+}
+
+peer_stamps! {
+    STAMP_LAST_HEARD => last_heard, set_last_heard;
+    STAMP_ACK_ECHO => ack_echo, set_ack_echo;
+    STAMP_EVIDENCE_AT => evidence_at, set_evidence_at;
+    STAMP_GHOST_UNTIL => ghost_until, set_ghost_until;
+    STAMP_INCARNATION => incarnation, set_incarnation;
+}
+
+impl Peer {
+    fn declared_new() -> Peer {
+        Peer { flags: DECLARED, ..Peer::default() }
+    }
+    /// A valid message from it arrived: it has answered, is no ghost and no failing send.
+    fn heard(&mut self, now: u64, incarnation: u64) {
+        self.flags = (self.flags | ANSWERED) & !SEND_FAILING;
+        self.set_last_heard(Some(now));
+        self.set_ghost_until(None);
+        self.set_incarnation(Some(incarnation));
+    }
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+    fn set_flag(&mut self, flag: u8, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
+        }
+    }
+    fn stamp(&self, i: usize) -> Option<u64> {
+        if self.present & (1 << i) != 0 {
+            self.stamps.get(i).copied()
+        } else {
+            None
+        }
+    }
+    fn set_stamp(&mut self, i: usize, value: Option<u64>) {
+        match (value, self.stamps.get_mut(i)) {
+            (Some(v), Some(slot)) => {
+                *slot = v;
+                self.present |= 1 << i;
+            }
+            _ => self.present &= !(1 << i),
+        }
+    }
 }
 
 /// A peer removed by `leave` or `peer_down(terminated)`.
@@ -199,8 +279,6 @@ struct Removed {
     /// The incarnation it had: that run is retired (with `admit_unknown_peers`, only a restarted
     /// peer, or an explicit `join`, brings it back), so a replay cannot re-admit it.
     incarnation: Option<u64>,
-    /// What was delivered from it, kept so that a re-joined peer's old payloads stay delivered once.
-    apps: AppWindows,
 }
 
 /// How many incarnations of one peer the duplicate filter remembers.
@@ -220,11 +298,12 @@ struct AppWindows {
 impl AppWindows {
     /// Records `(incarnation, seq)`; `false` when it was delivered before or is too old to tell.
     fn fresh(&mut self, incarnation: u64, seq: u64) -> bool {
-        let Some(entry) = self.seen.iter_mut().find(|e| e.0 == incarnation) else {
-            if self.seen.len() >= APP_INCARNATIONS {
-                self.seen.remove(0);
+        let seen = &mut self.seen;
+        let Some(entry) = seen.iter_mut().find(|e| e.0 == incarnation) else {
+            if seen.len() >= APP_INCARNATIONS {
+                seen.remove(0);
             }
-            self.seen.push((incarnation, seq, 1));
+            seen.push((incarnation, seq, 1));
             return true;
         };
         let (_, high, bits) = entry;
@@ -241,6 +320,48 @@ impl AppWindows {
         }
         *bits |= 1 << back;
         true
+    }
+}
+
+/// Optional instants of a node, packed as seven `u64`s and a byte of presence bits instead of
+/// seven 16-byte `Option<u64>`s (indices: the constants below).
+#[derive(Debug, Clone, Copy, Default)]
+struct Times {
+    present: u8,
+    values: [u64; 7],
+}
+
+/// Last time a leader of the current term was heard (leader stickiness).
+const LEADER_CONTACT: usize = 0;
+/// When the election timer fires (follower, candidate, or awaiting confirmation).
+const ELECTION_DEADLINE: usize = 1;
+/// When the leader sends its next heartbeats.
+const HEARTBEAT_DEADLINE: usize = 2;
+/// The term won and waiting for the host's [`Node::confirm_leader`].
+const AWAITING_CONFIRM: usize = 3;
+/// When leadership was last denied (or its handler failed).
+const LAST_DENIED_AT: usize = 4;
+/// When a heartbeat of the followed leader was last accepted.
+const HEARTBEAT_IN_LAST: usize = 5;
+/// When this node last sent heartbeats as leader.
+const HEARTBEAT_OUT_LAST: usize = 6;
+
+impl Times {
+    fn get(&self, i: usize) -> Option<u64> {
+        if self.present & (1 << i) != 0 {
+            self.values.get(i).copied()
+        } else {
+            None
+        }
+    }
+    fn set(&mut self, i: usize, value: Option<u64>) {
+        match (value, self.values.get_mut(i)) {
+            (Some(v), Some(slot)) => {
+                *slot = v;
+                self.present |= 1 << i;
+            }
+            _ => self.present &= !(1 << i),
+        }
     }
 }
 
@@ -280,8 +401,10 @@ struct Campaign {
 /// ```
 #[derive(Debug)]
 pub struct Node {
-    id: String,
-    cluster: String,
+    /// This node's id followed by the cluster id, in one allocation (see [`Node::id`]).
+    names: Box<str>,
+    /// Length of the id in `names` (at most `MAX_ID_LEN`, 255).
+    id_len: u8,
     timing: ValidConfig,
     pre_vote: bool,
     confirm_gate: bool,
@@ -293,23 +416,20 @@ pub struct Node {
     app_seq: u64,
     /// Boxed: the keyed HMAC state is ~200 bytes that unauthenticated nodes should not carry.
     mac: Option<alloc::boxed::Box<wire::HmacSha256>>,
-    bootstrap: Vec<String>,
     rng: Rng,
 
     role: Role,
     term: u64,
-    voted_for: Option<String>,
+    voted_for: Option<Box<str>>,
     term_changed_at: u64,
-    leader: Option<String>,
-    /// Last time a leader of the current term was heard (leader stickiness).
-    leader_contact: Option<u64>,
+    leader: Option<Box<str>>,
     /// Newest heartbeat `sent_at` accepted from `leader` in this term: an older or equal one is a
     /// duplicate or a replay and proves nothing about the leader being alive now.
-    leader_heartbeat: Option<(String, u64)>,
+    leader_heartbeat: Option<(Box<str>, u64)>,
     /// The leader reported `Refused` while this node followed it, and until when a refused
     /// pre-vote is retried after one rank slot instead of a full election timeout (the other
     /// followers learn of the death within a few milliseconds of each other).
-    refused_leader: Option<(String, u64)>,
+    refused_until: Option<u64>,
     /// Before this instant a second implausible term is refused outright (see `accept`).
     jump_allowed_at: u64,
     /// The lease promise: this node grants no vote or pre-vote and does not campaign before
@@ -317,31 +437,33 @@ pub struct Node {
     /// term change. `bound_until` is set at construction (a restarted node may have acknowledged
     /// a heartbeat just before it stopped) and raised by every heartbeat it sends as leader.
     bound_until: u64,
-    /// Raised by every acknowledgement this node sends as a follower, to `acked_leader`.
+    /// Raised by every acknowledgement this node sends as a follower, to the peer flagged [`ACKED`].
     acked_until: u64,
     /// The leader the newest acknowledgement went to: a host report that it was terminated (or
     /// `leave`) releases `acked_until`, since the host vouches that no lease of it still runs.
-    acked_leader: Option<String>,
     /// When this node became leader (acknowledgements must echo a heartbeat sent since).
     leader_since: u64,
     /// Next instant at which heartbeats also go to peers that have not answered yet.
     probe_at: u64,
 
+    /// The optional instants (`leader_contact`, the deadlines, …), packed: see [`Times`].
+    times: Times,
+
     peers: IdMap<Peer>,
     /// Peers removed by `leave`/`terminated`.
-    removed: IdMap<Removed>,
-    send_failing: IdSet,
+    /// Boxed: empty in most nodes for their whole life.
+    removed: Option<Box<IdMap<Removed>>>,
+    /// Application payloads already delivered, per member or removed peer (kept while it is
+    /// removed, so that a re-joined peer's old payloads stay delivered once). Outside [`Peer`]:
+    /// most peers never send one.
+    apps: Option<Box<IdMap<AppWindows>>>,
 
-    election_deadline: Option<u64>,
-    heartbeat_deadline: Option<u64>,
-    campaign: Option<Campaign>,
-    awaiting_confirm: Option<u64>,
+    /// Boxed: a campaign is rare and short, its 40 bytes need not sit in every node.
+    campaign: Option<Box<Campaign>>,
     confirm_denied: u32,
-    last_denied_at: Option<u64>,
-    heartbeat_in_last: Option<u64>,
-    heartbeat_out_last: Option<u64>,
 
-    dropped: [u64; DropReason::ALL.len()],
+    /// Dropped-message counters by reason, allocated at the first drop (most nodes never drop).
+    dropped: Option<Box<[u64; DropReason::ALL.len()]>>,
     outputs: VecDeque<Output>,
     persist_pending: bool,
     bugs: u16,
@@ -364,18 +486,21 @@ impl Node {
                 return Err(ConfigError::IdTooLong { field: "voted_for", len: v.len() });
             }
         }
-        let mut peers = IdMap::new();
+        // The bootstrap list as given (for `inspect`), joined by single spaces (ids hold no
+        // whitespace): the peers' keys share its bytes.
+        let mut peers = IdMap::with_prefix(config.bootstrap.join(" "));
+        peers.reserve_exact(config.bootstrap.iter().filter(|p| **p != config.id).count());
         // Drawn from a stream of its own so that the election timers' draws do not move.
         let incarnation = config.incarnation.unwrap_or_else(|| Rng::new(seed ^ 0x1AC4_2A71_0000_0001).next_u64());
         for p in &config.bootstrap {
             if *p != config.id {
-                peers.insert(p, Peer { declared: true, ..Peer::default() });
+                peers.insert(p, Peer::declared_new());
             }
         }
         let boot_promise = now.saturating_add(timing.lease_duration);
         let mut node = Node {
-            id: config.id,
-            cluster: config.cluster,
+            id_len: u8::try_from(config.id.len()).unwrap_or(u8::MAX),
+            names: [config.id.as_str(), config.cluster.as_str()].concat().into_boxed_str(),
             timing,
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
@@ -384,34 +509,26 @@ impl Node {
             incarnation,
             app_seq: 0,
             mac: config.key.as_deref().and_then(wire::keyed).map(alloc::boxed::Box::new),
-            bootstrap: config.bootstrap,
             rng: Rng::new(seed),
             role: Role::Unclustered,
             term: restored.term,
-            voted_for: restored.voted_for,
+            voted_for: restored.voted_for.map(String::into_boxed_str),
             term_changed_at: now,
             leader: None,
-            leader_contact: None,
             leader_heartbeat: None,
-            refused_leader: None,
+            refused_until: None,
             jump_allowed_at: 0,
             bound_until: boot_promise,
             acked_until: 0,
-            acked_leader: None,
             leader_since: 0,
             probe_at: 0,
+            times: Times::default(),
             peers,
-            removed: IdMap::new(),
-            send_failing: IdSet::new(),
-            election_deadline: None,
-            heartbeat_deadline: None,
+            removed: None,
+            apps: None,
             campaign: None,
-            awaiting_confirm: None,
             confirm_denied: 0,
-            last_denied_at: None,
-            heartbeat_in_last: None,
-            heartbeat_out_last: None,
-            dropped: [0; DropReason::ALL.len()],
+            dropped: None,
             outputs: VecDeque::new(),
             persist_pending: false,
             bugs: 0,
@@ -440,11 +557,11 @@ impl Node {
 
     /// This node's id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.names.get(..usize::from(self.id_len)).unwrap_or("")
     }
     /// The cluster id.
     pub fn cluster(&self) -> &str {
-        &self.cluster
+        self.names.get(usize::from(self.id_len)..).unwrap_or("")
     }
     /// The current role.
     pub fn role(&self) -> Role {
@@ -472,14 +589,14 @@ impl Node {
         let mut v: Vec<String> = Vec::with_capacity(self.peers.len() + 1);
         let mut placed = false;
         for p in self.peers.keys() {
-            if !placed && self.id < *p {
-                v.push(self.id.clone());
+            if !placed && self.id() < p {
+                v.push(self.id().to_string());
                 placed = true;
             }
-            v.push(p.clone());
+            v.push(p.to_string());
         }
         if !placed {
-            v.push(self.id.clone());
+            v.push(self.id().to_string());
         }
         v
     }
@@ -527,9 +644,9 @@ impl Node {
         }
         let need = self.quorum().saturating_sub(1);
         if need == 0 {
-            return self.heartbeat_out_last.map(|t| t.saturating_add(self.timing.lease_span));
+            return self.times.get(HEARTBEAT_OUT_LAST).map(|t| t.saturating_add(self.timing.lease_span));
         }
-        let mut echoes: Vec<u64> = self.peers.values().filter_map(|p| p.ack_echo).collect();
+        let mut echoes: Vec<u64> = self.peers.values().filter_map(Peer::ack_echo).collect();
         if echoes.len() < need {
             return None;
         }
@@ -548,10 +665,10 @@ impl Node {
     pub fn transfer_target(&self) -> Option<&str> {
         self.peers
             .iter()
-            .filter(|(_, p)| p.answered && p.ghost_until.is_none())
-            .filter_map(|(id, p)| p.last_heard.map(|t| (t, id)))
+            .filter(|(_, p)| p.has(ANSWERED) && p.ghost_until().is_none())
+            .filter_map(|(id, p)| p.last_heard().map(|t| (t, id)))
             .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-            .map(|(_, id)| id.as_str())
+            .map(|(_, id)| id)
     }
 
     /// Until when this node refuses to help elect anyone (no vote, no pre-vote, no campaign of
@@ -568,7 +685,8 @@ impl Node {
     /// The next instant at which [`Node::handle_timeout`] should be called.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<u64> {
-        let mut next = [self.election_deadline, self.heartbeat_deadline].into_iter().flatten().min();
+        let mut next =
+            [self.times.get(ELECTION_DEADLINE), self.times.get(HEARTBEAT_DEADLINE)].into_iter().flatten().min();
         for p in self.peers.values() {
             if let Some(t) = self.peer_expiry(p) {
                 next = Some(next.map_or(t, |n| n.min(t)));
@@ -580,8 +698,9 @@ impl Node {
     /// When `p` leaves the view by itself: a reported ghost at its TTL; with
     /// `admit_unknown_peers`, an admitted (undeclared) peer after `ghost_ttl` of silence.
     fn peer_expiry(&self, p: &Peer) -> Option<u64> {
-        let silent = if p.declared { None } else { p.last_heard.map(|t| t.saturating_add(self.timing.ghost_ttl)) };
-        match (p.ghost_until, silent) {
+        let silent =
+            if p.has(DECLARED) { None } else { p.last_heard().map(|t| t.saturating_add(self.timing.ghost_ttl)) };
+        match (p.ghost_until(), silent) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -590,11 +709,17 @@ impl Node {
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.flush_persist();
-        self.outputs.pop_front()
+        let next = self.outputs.pop_front();
+        if self.outputs.is_empty() && self.outputs.capacity() > 1 {
+            // Drained after a burst (a campaign, a leader's heartbeat round, a broadcast): keep
+            // room for the one output of a heartbeat round, not for the burst.
+            self.outputs.shrink_to(1);
+        }
+        next
     }
     /// Dropped-message counters by reason.
     pub fn dropped(&self, reason: DropReason) -> u64 {
-        self.dropped.get(reason.index()).copied().unwrap_or(0)
+        self.dropped.as_ref().and_then(|d| d.get(reason.index()).copied()).unwrap_or(0)
     }
 
     /// The whole election state (every key listed in SPEC).
@@ -604,39 +729,44 @@ impl Node {
             dropped_by_reason.insert(r.as_str().to_string(), self.dropped(r));
         }
         let (votes_granted, votes_count) = match &self.campaign {
-            Some(c) => (c.granted.keys().cloned().collect::<Vec<_>>(), c.granted.len() as u32),
+            Some(c) => (c.granted.keys().map(String::from).collect::<Vec<_>>(), c.granted.len() as u32),
             None => (Vec::new(), 0),
         };
         Inspect {
-            id: self.id.clone(),
+            id: self.id().to_string(),
             state: self.role.as_str().to_string(),
             leader: self.is_leader(),
-            leader_id: self.leader.clone(),
+            leader_id: self.leader.as_deref().map(String::from),
             term: self.term,
-            voted_for: self.voted_for.clone(),
+            voted_for: self.voted_for.as_deref().map(String::from),
             term_changed_at: self.term_changed_at,
-            cluster: self.cluster.clone(),
+            cluster: self.cluster().to_string(),
             view_size: self.view_size() as u32,
             quorum: self.quorum() as u32,
             min_cluster_size: self.timing.min_cluster_size,
-            peers: self.peers.keys().cloned().collect(),
-            declared: self.peers.iter().filter(|(_, p)| p.declared).map(|(k, _)| k.clone()).collect(),
-            bootstrap: self.bootstrap.clone(),
-            unreachable: self.peers.iter().filter_map(|(k, p)| p.ghost_until.map(|t| (k.clone(), t))).collect(),
+            peers: self.peers.keys().map(String::from).collect(),
+            declared: self.peers.iter().filter(|(_, p)| p.has(DECLARED)).map(|(k, _)| String::from(k)).collect(),
+            bootstrap: self.peers.prefix().split(' ').filter(|s| !s.is_empty()).map(String::from).collect(),
+            unreachable: self.peers.iter().filter_map(|(k, p)| p.ghost_until().map(|t| (String::from(k), t))).collect(),
             ghost_ttl: self.timing.ghost_ttl,
             votes_granted,
             votes_count,
-            election_timer_armed: self.election_deadline.is_some(),
-            heartbeat_timer_armed: self.heartbeat_deadline.is_some(),
-            heartbeat_in_last: self.heartbeat_in_last,
-            heartbeat_out_last: self.heartbeat_out_last,
+            election_timer_armed: self.times.get(ELECTION_DEADLINE).is_some(),
+            heartbeat_timer_armed: self.times.get(HEARTBEAT_DEADLINE).is_some(),
+            heartbeat_in_last: self.times.get(HEARTBEAT_IN_LAST),
+            heartbeat_out_last: self.times.get(HEARTBEAT_OUT_LAST),
             election_timeout_min: self.timing.election_timeout_min,
             election_timeout_max: self.timing.election_timeout_max,
             heartbeat_interval: self.timing.heartbeat_interval,
             dropped_by_reason,
-            send_failing_peers: self.send_failing.keys().cloned().collect(),
+            send_failing_peers: self
+                .peers
+                .iter()
+                .filter(|(_, p)| p.has(SEND_FAILING))
+                .map(|(k, _)| String::from(k))
+                .collect(),
             confirm_denied: self.confirm_denied,
-            last_denied_at: self.last_denied_at,
+            last_denied_at: self.times.get(LAST_DENIED_AT),
             lease_deadline: self.lease_deadline(),
         }
     }
@@ -650,7 +780,8 @@ impl Node {
     pub fn handle_message(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let result = self.accept(now, from, bytes);
         if let Err(reason) = result {
-            if let Some(c) = self.dropped.get_mut(reason.index()) {
+            let counters = self.dropped.get_or_insert_with(|| Box::new([0; DropReason::ALL.len()]));
+            if let Some(c) = counters.get_mut(reason.index()) {
                 *c = c.saturating_add(1);
             }
         }
@@ -665,7 +796,7 @@ impl Node {
         } else {
             core::str::from_utf8(raw.from).map_err(|_| DropReason::Malformed)?
         };
-        if raw.cluster != self.cluster.as_bytes() {
+        if raw.cluster != self.cluster().as_bytes() {
             core::str::from_utf8(raw.cluster).map_err(|_| DropReason::Malformed)?;
             return Err(DropReason::WrongCluster);
         }
@@ -675,10 +806,10 @@ impl Node {
         if env_from != from {
             return Err(DropReason::SenderMismatch);
         }
-        if env_from == self.id {
+        if env_from == self.id() {
             return Err(DropReason::FromSelf);
         }
-        if let Some(r) = self.removed.get(from) {
+        if let Some(r) = self.removed.as_ref().and_then(|m| m.get(from)) {
             if now < r.until {
                 return Err(DropReason::RemovedPeer);
             }
@@ -715,9 +846,12 @@ impl Node {
             return Err(DropReason::ImplausibleTerm);
         }
         if let Message::App { seq, .. } = &raw.message {
-            let fresh = match self.peers.get_mut(from) {
-                Some(p) => p.apps.fresh(raw.incarnation, *seq),
-                None => true,
+            let fresh = !self.peers.contains_key(from) || {
+                let apps = self.apps.get_or_insert_with(Box::default);
+                if !apps.contains_key(from) {
+                    apps.insert(from, AppWindows::default());
+                }
+                apps.get_mut(from).is_none_or(|w| w.fresh(raw.incarnation, *seq))
             };
             if !fresh {
                 return Err(DropReason::Replay);
@@ -736,34 +870,34 @@ impl Node {
             .peers
             .iter()
             .filter(|(_, p)| self.peer_expiry(p).is_some_and(|t| t <= now))
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| String::from(k))
             .collect();
         for peer in expired {
             self.remove_peer(now, &peer, false);
         }
 
         if self.role == Role::Leader {
-            if self.heartbeat_deadline.is_some_and(|t| t <= now) {
+            if self.times.get(HEARTBEAT_DEADLINE).is_some_and(|t| t <= now) {
                 self.leader_tick(now);
             }
             return;
         }
-        if self.election_deadline.is_none_or(|t| t > now) {
+        if self.times.get(ELECTION_DEADLINE).is_none_or(|t| t > now) {
             return;
         }
-        if self.awaiting_confirm.is_some() {
+        if self.times.get(AWAITING_CONFIRM).is_some() {
             // The host never answered: a timeout counts as a denial.
             self.deny(now);
             return;
         }
         if !self.clustered() {
-            self.election_deadline = None;
+            self.times.set(ELECTION_DEADLINE, None);
             return;
         }
         if self.promised(now) {
             // A lease this node contributed to may still run: campaigning would help elect a
             // second leader before it ends.
-            self.election_deadline = Some(self.promise_until());
+            self.times.set(ELECTION_DEADLINE, Some(self.promise_until()));
             return;
         }
         if self.pre_vote {
@@ -776,21 +910,24 @@ impl Node {
     /// Declares a peer (idempotent). Joining this node's own id is ignored.
     pub fn join(&mut self, now: u64, peer: &str) -> Result<(), Error> {
         check_peer(peer)?;
-        if peer == self.id {
+        if peer == self.id() {
             return Ok(());
         }
         if let Some(p) = self.peers.get_mut(peer) {
             // Declared now, and no longer a ghost on its way out.
-            p.declared = true;
-            p.ghost_until = None;
-            self.send_failing.remove(peer);
+            p.set_flag(DECLARED, true);
+            p.set_ghost_until(None);
+            p.set_flag(SEND_FAILING, false);
             return Ok(());
         }
         if self.peers.len() >= self.timing.max_peers as usize {
             return Err(Error::ViewFull { peer: peer.to_string(), max_peers: self.timing.max_peers });
         }
-        let apps = self.removed.remove(peer).map(|r| r.apps).unwrap_or_default();
-        self.peers.insert(peer, Peer { declared: true, apps, ..Peer::default() });
+        // Its delivered payloads (kept in `apps` while it was removed) stay delivered once.
+        if self.take_removed(peer).is_none() {
+            self.forget_apps(peer);
+        }
+        self.peers.insert(peer, Peer::declared_new());
         self.push_event(Event::PeerJoined { peer: peer.to_string() });
         self.membership_changed(now);
         Ok(())
@@ -813,11 +950,11 @@ impl Node {
             PeerDownReason::NoConnection => {
                 let until = now.saturating_add(self.timing.ghost_ttl);
                 if let Some(p) = self.peers.get_mut(peer) {
-                    if p.ghost_until.is_none() {
-                        p.ghost_until = Some(until);
+                    if p.ghost_until().is_none() {
+                        p.set_ghost_until(Some(until));
                     }
+                    p.set_flag(SEND_FAILING, true);
                 }
-                self.send_failing.add(peer);
             }
             PeerDownReason::Refused => self.leader_refused(now, peer),
         }
@@ -834,11 +971,11 @@ impl Node {
         }
         // Stickiness ends (so this node grants pre-votes once its promise runs out), but nothing
         // visible happens yet: a live leader's next heartbeat makes this a no-op.
-        self.leader_contact = None;
-        self.refused_leader = Some((peer.to_string(), now.saturating_add(self.timing.election_timeout_max)));
+        self.times.set(LEADER_CONTACT, None);
+        self.refused_until = Some(now.saturating_add(self.timing.election_timeout_max));
         let at = self.failover_slot(now, Some(peer));
-        if self.election_deadline.is_none_or(|t| t > at) {
-            self.election_deadline = Some(at);
+        if self.times.get(ELECTION_DEADLINE).is_none_or(|t| t > at) {
+            self.times.set(ELECTION_DEADLINE, Some(at));
         }
     }
 
@@ -849,8 +986,7 @@ impl Node {
     /// same short window.
     fn failover_slot(&mut self, now: u64, gone: Option<&str>) -> u64 {
         let slot = self.failover_slot_len();
-        let rank =
-            self.peers.keys().filter(|p| p.as_str() < self.id.as_str() && Some(p.as_str()) != gone).count() as u64;
+        let rank = self.peers.keys().filter(|p| *p < self.id() && Some(*p) != gone).count() as u64;
         let jitter = self.rng.range_inclusive(0, slot / 3);
         // Never before a promise that still binds (a boot promise, say) runs out.
         let start = now.max(self.promise_until());
@@ -864,11 +1000,11 @@ impl Node {
     /// Answers an [`Event::ConfirmLeader`]: `true` publishes leadership, `false` withholds it and
     /// backs off (`election_timeout_max` × consecutive denials, at most × 20).
     pub fn confirm_leader(&mut self, now: u64, term: u64, granted: bool) -> Result<(), Error> {
-        if self.awaiting_confirm != Some(term) || self.term != term {
+        if self.times.get(AWAITING_CONFIRM) != Some(term) || self.term != term {
             return Err(Error::NoPendingConfirm { term });
         }
         if granted {
-            self.awaiting_confirm = None;
+            self.times.set(AWAITING_CONFIRM, None);
             self.become_leader(now);
         } else {
             self.deny(now);
@@ -895,12 +1031,12 @@ impl Node {
         self.check_member(peer)?;
         self.send(peer, Message::TimeoutNow);
         self.leader = None;
-        self.leader_contact = None;
+        self.times.set(LEADER_CONTACT, None);
         // The lease ends here: this node stops leading before the target campaigns.
         self.bound_until = now;
         self.become_follower(now);
         let deadline = now.saturating_add(self.timing.election_timeout_max);
-        self.election_deadline = Some(deadline);
+        self.times.set(ELECTION_DEADLINE, Some(deadline));
         Ok(())
     }
 
@@ -912,7 +1048,7 @@ impl Node {
         }
         let seq = self.app_seq;
         self.app_seq = self.app_seq.wrapping_add(1);
-        let peers: Vec<String> = self.peers.keys().cloned().collect();
+        let peers: Vec<String> = self.peers.keys().map(String::from).collect();
         for p in peers {
             self.send(&p, Message::App { seq, payload: payload.to_vec() });
         }
@@ -923,7 +1059,7 @@ impl Node {
 
     fn check_member(&self, peer: &str) -> Result<(), Error> {
         check_peer(peer)?;
-        if peer == self.id {
+        if peer == self.id() {
             return Err(Error::SelfPeer);
         }
         if !self.peers.contains_key(peer) {
@@ -944,7 +1080,7 @@ impl Node {
             return true;
         }
         self.leader.is_some()
-            && self.leader_contact.is_some_and(|t| now < t.saturating_add(self.timing.election_timeout_min))
+            && self.times.get(LEADER_CONTACT).is_some_and(|t| now < t.saturating_add(self.timing.election_timeout_min))
     }
 
     /// Bound by a lease promise (see `bound_until`).
@@ -963,8 +1099,8 @@ impl Node {
 
     fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
         let env = EnvelopeRef {
-            cluster: &self.cluster,
-            from: &self.id,
+            cluster: self.cluster(),
+            from: self.id(),
             term,
             incarnation: self.incarnation,
             message: &message,
@@ -987,8 +1123,10 @@ impl Node {
     fn flush_persist(&mut self) {
         if self.persist_pending {
             self.persist_pending = false;
-            self.outputs
-                .push_back(Output::Persist(DurableState { term: self.term, voted_for: self.voted_for.clone() }));
+            self.outputs.push_back(Output::Persist(DurableState {
+                term: self.term,
+                voted_for: self.voted_for.as_deref().map(String::from),
+            }));
         }
     }
 
@@ -998,9 +1136,9 @@ impl Node {
             self.voted_for = None;
             self.term_changed_at = now;
             self.leader = None;
-            self.leader_contact = None;
+            self.times.set(LEADER_CONTACT, None);
             self.leader_heartbeat = None;
-            self.refused_leader = None;
+            self.refused_until = None;
             self.campaign = None;
             // The promise stays: a lease this node contributed to in the old term still runs.
             if self.bug(Bug::DeposedForgetsPromise) {
@@ -1013,65 +1151,94 @@ impl Node {
 
     fn reset_election_timer(&mut self, now: u64) {
         let t = self.rng.range_inclusive(self.timing.election_timeout_min, self.timing.election_timeout_max);
-        self.election_deadline = Some(now.saturating_add(t));
+        self.times.set(ELECTION_DEADLINE, Some(now.saturating_add(t)));
     }
 
     fn admit(&mut self, now: u64, from: &str, incarnation: u64) {
-        let is_new = !self.peers.contains_key(from);
-        if is_new {
-            let apps = self.removed.remove(from).map(|r| r.apps).unwrap_or_default();
-            self.peers.insert(from, Peer { apps, ..Peer::default() });
-        }
-        if let Some(p) = self.peers.get_mut(from) {
-            p.answered = true;
-            p.last_heard = Some(now);
-            p.ghost_until = None;
-            p.incarnation = Some(incarnation);
-        }
-        if !self.send_failing.is_empty() {
-            self.send_failing.remove(from);
-        }
+        // One lookup on the steady path (a known peer's every message).
+        let is_new = match self.peers.get_mut(from) {
+            Some(p) => {
+                p.heard(now, incarnation);
+                false
+            }
+            None => {
+                if self.take_removed(from).is_none() {
+                    self.forget_apps(from);
+                }
+                let mut p = Peer::default();
+                p.heard(now, incarnation);
+                self.peers.insert(from, p);
+                true
+            }
+        };
         if is_new {
             self.push_event(Event::PeerJoined { peer: from.to_string() });
             self.membership_changed(now);
         }
     }
 
+    /// Drops what was delivered from `peer` (it is neither a member nor a removed peer any more).
+    fn forget_apps(&mut self, peer: &str) {
+        if let Some(apps) = self.apps.as_mut() {
+            apps.remove(peer);
+            if apps.is_empty() {
+                self.apps = None;
+            }
+        }
+    }
+
+    /// Takes `peer`'s record out of `removed` (freeing the map once empty).
+    fn take_removed(&mut self, peer: &str) -> Option<Removed> {
+        let removed = self.removed.as_mut()?;
+        let r = removed.remove(peer);
+        if removed.is_empty() {
+            self.removed = None;
+        }
+        r
+    }
+
     fn remove_peer(&mut self, now: u64, peer: &str, sticky: bool) {
         let Some(gone) = self.peers.remove(peer) else {
             return;
         };
-        self.send_failing.remove(peer);
+        let was_acked = gone.has(ACKED);
         if sticky {
             // Bounded: the oldest record makes room (its incarnation is no longer retired).
-            if self.removed.len() >= self.timing.max_peers as usize {
-                let oldest = self.removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| k.clone());
+            let max = self.timing.max_peers as usize;
+            let removed = self.removed.get_or_insert_with(Box::default);
+            if removed.len() >= max {
+                let oldest = removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| String::from(k));
                 if let Some(k) = oldest {
-                    self.removed.remove(&k);
+                    removed.remove(&k);
+                    self.forget_apps(&k);
                 }
             }
             let until = now.saturating_add(self.timing.election_timeout_max);
-            self.removed.insert(peer, Removed { until, incarnation: gone.incarnation, apps: gone.apps });
+            self.removed
+                .get_or_insert_with(Box::default)
+                .insert(peer, Removed { until, incarnation: gone.incarnation() });
+        } else {
+            self.forget_apps(peer);
         }
         if let Some(c) = &mut self.campaign {
             c.granted.remove(peer);
         }
         self.push_event(Event::PeerLeft { peer: peer.to_string() });
-        if self.acked_leader.as_deref() == Some(peer) {
+        if was_acked {
             // The host vouches that this leader is gone (terminated, or withdrawn with `leave`):
             // no lease of it still runs, so the promise made to it is released. `no_connection`
             // never does this (the peer may be alive behind a broken link).
             self.acked_until = now.min(self.acked_until);
-            self.acked_leader = None;
         }
         if self.leader.as_deref() == Some(peer) {
             // Fast failover: the leader is known to be gone, so nobody should wait a full election
             // timeout, and nobody stays loyal to it (stickiness ends).
             self.leader = None;
-            self.leader_contact = None;
+            self.times.set(LEADER_CONTACT, None);
             if self.role == Role::Follower {
                 // Survivors campaign in turn (see `failover_slot`).
-                self.election_deadline = Some(self.failover_slot(now, None));
+                let at = self.failover_slot(now, None);
+                self.times.set(ELECTION_DEADLINE, Some(at));
                 self.push_event(Event::BecameFollower { term: self.term, leader: None });
             }
         }
@@ -1084,7 +1251,10 @@ impl Node {
         match (self.role, clustered) {
             (Role::Unclustered, true) => {
                 self.role = Role::Follower;
-                self.push_event(Event::BecameFollower { term: self.term, leader: self.leader.clone() });
+                self.push_event(Event::BecameFollower {
+                    term: self.term,
+                    leader: self.leader.as_deref().map(String::from),
+                });
                 self.reset_election_timer(now);
             }
             (Role::Unclustered, false) => {}
@@ -1092,9 +1262,9 @@ impl Node {
                 let was = self.role;
                 self.role = Role::Unclustered;
                 self.campaign = None;
-                self.awaiting_confirm = None;
-                self.election_deadline = None;
-                self.heartbeat_deadline = None;
+                self.times.set(AWAITING_CONFIRM, None);
+                self.times.set(ELECTION_DEADLINE, None);
+                self.times.set(HEARTBEAT_DEADLINE, None);
                 if was == Role::Leader {
                     self.leader = None;
                 }
@@ -1110,24 +1280,27 @@ impl Node {
     /// Moves into follower (or stays unclustered), firing `BecameFollower` when the role changes.
     fn become_follower(&mut self, now: u64) {
         self.campaign = None;
-        self.awaiting_confirm = None;
-        self.heartbeat_deadline = None;
+        self.times.set(AWAITING_CONFIRM, None);
+        self.times.set(HEARTBEAT_DEADLINE, None);
         if self.role == Role::Leader {
             for p in self.peers.values_mut() {
-                p.ack_echo = None;
+                p.set_ack_echo(None);
             }
         }
         if !self.clustered() {
             self.role = Role::Unclustered;
-            self.election_deadline = None;
+            self.times.set(ELECTION_DEADLINE, None);
             return;
         }
         let was = self.role;
         self.role = Role::Follower;
         if was != Role::Follower {
-            self.push_event(Event::BecameFollower { term: self.term, leader: self.leader.clone() });
+            self.push_event(Event::BecameFollower {
+                term: self.term,
+                leader: self.leader.as_deref().map(String::from),
+            });
         }
-        if self.election_deadline.is_none() || was != Role::Follower {
+        if self.times.get(ELECTION_DEADLINE).is_none() || was != Role::Follower {
             self.reset_election_timer(now);
         }
     }
@@ -1140,17 +1313,17 @@ impl Node {
         }
         let term = self.term.saturating_add(1);
         let mut granted = IdSet::new();
-        granted.add(&self.id);
-        self.campaign = Some(Campaign { pre: true, term, granted });
+        granted.add(self.id());
+        self.campaign = Some(Box::new(Campaign { pre: true, term, granted }));
         self.leader = None;
-        if self.refused_leader.as_ref().is_some_and(|(_, until)| now < *until) {
+        if self.refused_until.is_some_and(|until| now < until) {
             // The leader's port refused: the others learn it within milliseconds, so a refused
             // pre-vote round is retried one slot later rather than a full timeout.
-            self.election_deadline = Some(now.saturating_add(self.failover_slot_len()));
+            self.times.set(ELECTION_DEADLINE, Some(now.saturating_add(self.failover_slot_len())));
         } else {
             self.reset_election_timer(now);
         }
-        let peers: Vec<String> = self.peers.keys().cloned().collect();
+        let peers: Vec<String> = self.peers.keys().map(String::from).collect();
         for p in peers {
             self.send_with_term(&p, term, Message::PreVote);
         }
@@ -1166,19 +1339,19 @@ impl Node {
         self.term = term;
         self.leader_heartbeat = None;
         for p in self.peers.values_mut() {
-            p.evidence_at = None;
+            p.set_evidence_at(None);
         }
         self.term_changed_at = now;
-        self.voted_for = Some(self.id.clone());
-        self.leader_contact = None;
+        self.voted_for = Some(Box::from(self.id()));
+        self.times.set(LEADER_CONTACT, None);
         self.persist();
         self.role = Role::Candidate;
         self.leader = None;
         let mut granted = IdSet::new();
-        granted.add(&self.id);
-        self.campaign = Some(Campaign { pre: false, term, granted });
+        granted.add(self.id());
+        self.campaign = Some(Box::new(Campaign { pre: false, term, granted }));
         self.reset_election_timer(now);
-        let peers: Vec<String> = self.peers.keys().cloned().collect();
+        let peers: Vec<String> = self.peers.keys().map(String::from).collect();
         for p in peers {
             self.send(&p, Message::Vote { transfer });
         }
@@ -1188,7 +1361,7 @@ impl Node {
     fn check_campaign(&mut self, now: u64) {
         let Some(c) = &self.campaign else { return };
         // Votes from peers no longer in the view do not count.
-        let count = c.granted.keys().filter(|g| **g == self.id || self.peers.contains_key(g)).count();
+        let count = c.granted.keys().filter(|g| *g == self.id() || self.peers.contains_key(g)).count();
         if count < self.quorum() {
             return;
         }
@@ -1196,13 +1369,13 @@ impl Node {
             self.start_election(now, false);
             return;
         }
-        if self.role != Role::Candidate || self.awaiting_confirm.is_some() {
+        if self.role != Role::Candidate || self.times.get(AWAITING_CONFIRM).is_some() {
             return;
         }
         if self.confirm_gate {
-            self.awaiting_confirm = Some(self.term);
+            self.times.set(AWAITING_CONFIRM, Some(self.term));
             // The host must answer within one election timeout; silence is a denial.
-            self.election_deadline = Some(now.saturating_add(self.timing.election_timeout_max));
+            self.times.set(ELECTION_DEADLINE, Some(now.saturating_add(self.timing.election_timeout_max)));
             self.push_event(Event::ConfirmLeader { term: self.term });
         } else {
             self.become_leader(now);
@@ -1212,14 +1385,14 @@ impl Node {
     fn become_leader(&mut self, now: u64) {
         self.campaign = None;
         self.role = Role::Leader;
-        self.leader = Some(self.id.clone());
-        self.leader_contact = Some(now);
+        self.leader = Some(Box::from(self.id()));
+        self.times.set(LEADER_CONTACT, Some(now));
         self.leader_since = now;
         self.probe_at = now;
         self.confirm_denied = 0;
-        self.election_deadline = None;
+        self.times.set(ELECTION_DEADLINE, None);
         for p in self.peers.values_mut() {
-            p.ack_echo = None;
+            p.set_ack_echo(None);
         }
         self.push_event(Event::BecameLeader { term: self.term });
         self.send_heartbeats(now);
@@ -1234,15 +1407,15 @@ impl Node {
             self.probe_at = now.saturating_add(self.timing.election_timeout_min);
         }
         let targets: Vec<String> =
-            self.peers.iter().filter(|(_, p)| p.answered || probe).map(|(k, _)| k.clone()).collect();
+            self.peers.iter().filter(|(_, p)| p.has(ANSWERED) || probe).map(|(k, _)| String::from(k)).collect();
         for p in targets {
             self.send(&p, Message::Heartbeat { sent_at: now });
         }
         // This node counts itself in the lease it is building: it must not help elect anyone else
         // before that lease can have run out.
         self.bound_until = self.bound_until.max(now.saturating_add(self.timing.lease_duration));
-        self.heartbeat_out_last = Some(now);
-        self.heartbeat_deadline = Some(now.saturating_add(self.timing.heartbeat_interval));
+        self.times.set(HEARTBEAT_OUT_LAST, Some(now));
+        self.times.set(HEARTBEAT_DEADLINE, Some(now.saturating_add(self.timing.heartbeat_interval)));
     }
 
     fn leader_tick(&mut self, now: u64) {
@@ -1255,11 +1428,11 @@ impl Node {
         let heard = self
             .peers
             .values()
-            .filter(|p| if any { p.last_heard } else { p.evidence_at }.is_some_and(|t| t >= window_start))
+            .filter(|p| if any { p.last_heard() } else { p.evidence_at() }.is_some_and(|t| t >= window_start))
             .count();
         if heard + 1 < self.quorum() && !self.bug(Bug::NoStepDown) {
             self.leader = None;
-            self.leader_contact = None;
+            self.times.set(LEADER_CONTACT, None);
             self.become_follower(now);
             return;
         }
@@ -1268,16 +1441,16 @@ impl Node {
 
     fn deny(&mut self, now: u64) {
         self.confirm_denied = self.confirm_denied.saturating_add(1);
-        self.last_denied_at = Some(now);
-        self.awaiting_confirm = None;
+        self.times.set(LAST_DENIED_AT, Some(now));
+        self.times.set(AWAITING_CONFIRM, None);
         self.leader = None;
-        self.leader_contact = None;
+        self.times.set(LEADER_CONTACT, None);
         self.become_follower(now);
         let factor = u64::from(self.confirm_denied).min(MAX_BACKOFF_FACTOR);
         let backoff = self.timing.election_timeout_max.saturating_mul(factor);
         let jitter = self.rng.range_inclusive(0, self.timing.election_timeout_max - self.timing.election_timeout_min);
         if self.role == Role::Follower {
-            self.election_deadline = Some(now.saturating_add(backoff).saturating_add(jitter));
+            self.times.set(ELECTION_DEADLINE, Some(now.saturating_add(backoff).saturating_add(jitter)));
         }
     }
 
@@ -1296,7 +1469,7 @@ impl Node {
             if self.role != Role::Follower {
                 if let Message::Heartbeat { .. } = message {
                     // Learned from the new leader itself: announce it in the one follower event.
-                    self.leader = Some(from.to_string());
+                    self.leader = Some(Box::from(from));
                 }
                 self.become_follower(now);
             }
@@ -1323,7 +1496,7 @@ impl Node {
                 let granted = can_vote && unbound && (free || self.bug(Bug::DoubleVote));
                 if granted {
                     if self.voted_for.as_deref() != Some(from) {
-                        self.voted_for = Some(from.to_string());
+                        self.voted_for = Some(Box::from(from));
                         self.persist();
                     }
                     self.reset_election_timer(now);
@@ -1336,7 +1509,7 @@ impl Node {
                         c.granted.add(from);
                         if let Some(p) = self.peers.get_mut(from) {
                             // A reply to this campaign's own request: fresh evidence.
-                            p.evidence_at = Some(now);
+                            p.set_evidence_at(Some(now));
                         }
                         self.check_campaign(now);
                     }
@@ -1350,7 +1523,7 @@ impl Node {
                 }
                 // Kept per term and sender, not per known leader: a follower that gave up on a dead
                 // leader (its timer fired) must not follow it again because of a replay.
-                let stale = matches!(&self.leader_heartbeat, Some((l, s)) if l == from && sent_at <= *s);
+                let stale = matches!(&self.leader_heartbeat, Some((l, s)) if **l == *from && sent_at <= *s);
                 if stale && !self.bug(Bug::StaleHeartbeatRefreshes) {
                     // A duplicate or a replay: it proves nothing about the leader being alive now,
                     // so it neither refreshes stickiness nor the election timer, nor is acknowledged.
@@ -1361,33 +1534,39 @@ impl Node {
                     // removed, restarts without durable state) they can; they must not demote each
                     // other, and must not both stay: the one with the greater id yields, so the
                     // cluster converges at the next heartbeat.
-                    if from > self.id.as_str() {
+                    if from > self.id() {
                         return;
                     }
-                    self.leader = Some(from.to_string());
+                    self.leader = Some(Box::from(from));
                     self.become_follower(now);
                 }
                 self.follow(now, from);
-                let newest = match &self.leader_heartbeat {
-                    Some((l, s)) if l == from => sent_at.max(*s),
-                    _ => sent_at,
-                };
-                self.leader_heartbeat = Some((from.to_string(), newest));
+                match &mut self.leader_heartbeat {
+                    // The usual case: the same leader's next heartbeat, updated in place.
+                    Some((l, s)) if **l == *from => *s = sent_at.max(*s),
+                    slot => *slot = Some((Box::from(from), sent_at)),
+                }
                 self.send(from, Message::HeartbeatAck { echo: sent_at });
                 // The acknowledgement counts toward the leader's lease: honour it (on this node's
                 // clock, from now, which is no earlier than the heartbeat's sending).
                 self.acked_until = self.acked_until.max(now.saturating_add(self.timing.lease_duration));
-                if self.acked_leader.as_deref() != Some(from) {
-                    self.acked_leader = Some(from.to_string());
+                if self.peers.get(from).is_some_and(|p| !p.has(ACKED)) {
+                    for p in self.peers.values_mut() {
+                        p.set_flag(ACKED, false);
+                    }
+                    if let Some(p) = self.peers.get_mut(from) {
+                        p.set_flag(ACKED, true);
+                    }
                 }
             }
             Message::HeartbeatAck { echo } => {
                 // Only an echo of a heartbeat this leadership actually sent is evidence.
-                let ours = self.heartbeat_out_last.is_some_and(|last| echo >= self.leader_since && echo <= last);
+                let ours =
+                    self.times.get(HEARTBEAT_OUT_LAST).is_some_and(|last| echo >= self.leader_since && echo <= last);
                 if self.role == Role::Leader && term == self.term && ours {
                     if let Some(p) = self.peers.get_mut(from) {
-                        p.ack_echo = Some(p.ack_echo.map_or(echo, |e| e.max(echo)));
-                        p.evidence_at = Some(p.evidence_at.map_or(echo, |e| e.max(echo)));
+                        p.set_ack_echo(Some(p.ack_echo().map_or(echo, |e| e.max(echo))));
+                        p.set_evidence_at(Some(p.evidence_at().map_or(echo, |e| e.max(echo))));
                     }
                 }
             }
@@ -1406,19 +1585,20 @@ impl Node {
 
     /// Accepts `from` as the leader of the current term.
     fn follow(&mut self, now: u64, from: &str) {
-        self.leader_contact = Some(now);
-        self.refused_leader = None;
-        self.heartbeat_in_last = Some(now);
+        self.times.set(LEADER_CONTACT, Some(now));
+        self.refused_until = None;
+        self.times.set(HEARTBEAT_IN_LAST, Some(now));
         let changed = self.leader.as_deref() != Some(from);
         if changed {
-            self.leader = Some(from.to_string());
+            self.leader = Some(Box::from(from));
         }
         self.campaign = None;
         match self.role {
             Role::Candidate => self.become_follower(now),
-            Role::Follower if changed => {
-                self.push_event(Event::BecameFollower { term: self.term, leader: self.leader.clone() })
-            }
+            Role::Follower if changed => self.push_event(Event::BecameFollower {
+                term: self.term,
+                leader: self.leader.as_deref().map(String::from),
+            }),
             _ => {}
         }
         if self.role != Role::Unclustered {

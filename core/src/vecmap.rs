@@ -4,19 +4,42 @@
 //! (a B-tree node is sized for 11 entries) and, compiled to WebAssembly, avoids a separate copy
 //! of the B-tree code for every value type. Lookups are binary searches, iteration is in id
 //! order, exactly like the `BTreeMap` it replaces.
+//!
+//! The ids themselves live in one buffer per map, not one allocation per key: a key is an 8-byte
+//! [`Name`] (offset and length). The buffer starts with a fixed prefix given at construction (the
+//! node's bootstrap list, space-separated: ids hold no whitespace), whose ids keys point into
+//! instead of copying them; other ids are appended, and the appended part is compacted once
+//! removed ids make up more than half of it.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
+/// Where a key's bytes are in [`IdMap::names`].
+#[derive(Debug, Clone, Copy)]
+struct Name {
+    at: u32,
+    len: u32,
+}
+
+/// The id `n` names in `names` (empty if out of range, which the map never produces).
+fn name(names: &str, n: Name) -> &str {
+    let start = n.at as usize;
+    names.get(start..start.saturating_add(n.len as usize)).unwrap_or("")
+}
+
 /// A map from id to `V`, sorted by id.
 #[derive(Debug, Clone)]
 pub(crate) struct IdMap<V> {
-    entries: Vec<(String, V)>,
+    /// The fixed prefix, then the appended ids.
+    names: String,
+    /// Length of the fixed prefix.
+    fixed: u32,
+    entries: Vec<(Name, V)>,
 }
 
 impl<V> Default for IdMap<V> {
     fn default() -> Self {
-        IdMap { entries: Vec::new() }
+        IdMap { names: String::new(), fixed: 0, entries: Vec::new() }
     }
 }
 
@@ -24,8 +47,19 @@ impl<V> IdMap<V> {
     pub(crate) fn new() -> Self {
         Self::default()
     }
+    /// A map whose keys share the bytes of `prefix` (ids separated by single spaces), which
+    /// [`IdMap::prefix`] returns unchanged for as long as the map lives.
+    pub(crate) fn with_prefix(prefix: String) -> Self {
+        let fixed = u32::try_from(prefix.len()).unwrap_or(u32::MAX);
+        IdMap { names: prefix, fixed, entries: Vec::new() }
+    }
+    /// The prefix given to [`IdMap::with_prefix`].
+    pub(crate) fn prefix(&self) -> &str {
+        self.names.get(..self.fixed as usize).unwrap_or("")
+    }
     fn find(&self, id: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(id))
+        let names = &self.names;
+        self.entries.binary_search_by(|(k, _)| name(names, *k).cmp(id))
     }
     pub(crate) fn get(&self, id: &str) -> Option<&V> {
         self.find(id).ok().and_then(|i| self.entries.get(i)).map(|(_, v)| v)
@@ -49,13 +83,49 @@ impl<V> IdMap<V> {
                 false
             }
             Err(i) => {
-                self.entries.insert(i, (String::from(id), v));
+                let key = self.intern(id);
+                self.entries.insert(i, (key, v));
                 true
             }
         }
     }
+    /// The [`Name`] of `id` (not yet a key): its place in the prefix, or else appended.
+    fn intern(&mut self, id: &str) -> Name {
+        let len = u32::try_from(id.len()).unwrap_or(u32::MAX);
+        let mut at = 0usize;
+        for token in self.prefix().split(' ') {
+            if token == id {
+                return Name { at: u32::try_from(at).unwrap_or(u32::MAX), len };
+            }
+            at = at.saturating_add(token.len()).saturating_add(1);
+        }
+        self.names.reserve_exact(id.len());
+        let at = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        self.names.push_str(id);
+        Name { at, len }
+    }
     pub(crate) fn remove(&mut self, id: &str) -> Option<V> {
-        self.find(id).ok().map(|i| self.entries.remove(i).1)
+        let i = self.find(id).ok()?;
+        let (_, v) = self.entries.remove(i);
+        self.compact();
+        Some(v)
+    }
+    /// Rebuilds the appended part once removed ids fill more than half of it.
+    fn compact(&mut self) {
+        let fixed = self.fixed;
+        let appended = self.names.len().saturating_sub(fixed as usize);
+        let live: usize = self.entries.iter().filter(|(k, _)| k.at >= fixed).map(|(k, _)| k.len as usize).sum();
+        if live.saturating_mul(2) >= appended {
+            return;
+        }
+        let mut names = String::with_capacity((fixed as usize).saturating_add(live));
+        names.push_str(self.prefix());
+        for (k, _) in self.entries.iter_mut().filter(|(k, _)| k.at >= fixed) {
+            let at = u32::try_from(names.len()).unwrap_or(u32::MAX);
+            names.push_str(name(&self.names, *k));
+            k.at = at;
+        }
+        self.names = names;
     }
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
@@ -63,17 +133,22 @@ impl<V> IdMap<V> {
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        let names = &self.names;
+        self.entries.iter().map(move |(k, v)| (name(names, *k), v))
     }
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
-        self.entries.iter().map(|(k, _)| k)
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
+        self.iter().map(|(k, _)| k)
     }
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.entries.iter().map(|(_, v)| v)
     }
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.entries.iter_mut().map(|(_, v)| v)
+    }
+    /// Reserves room for exactly `n` more entries (a bootstrap list of known length).
+    pub(crate) fn reserve_exact(&mut self, n: usize) {
+        self.entries.reserve_exact(n);
     }
 }
 
@@ -100,12 +175,33 @@ mod tests {
         assert!(m.insert("b", 2));
         assert!(m.insert("a", 1));
         assert!(!m.insert("b", 3));
-        assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(m.get("b"), Some(&3));
         assert_eq!(m.remove("a"), Some(1));
         assert_eq!(m.remove("a"), None);
         assert!(!m.contains_key("a") && m.len() == 1);
         let mut s = IdSet::new();
         assert!(s.add("x") && !s.add("x"));
+    }
+
+    #[test]
+    fn keys_share_the_prefix_and_appended_ids_are_compacted() {
+        let mut m = IdMap::with_prefix(String::from("c a b a"));
+        for id in ["a", "b", "c"] {
+            assert!(m.insert(id, 0));
+        }
+        // Every key points into the prefix: nothing was appended.
+        assert_eq!(m.names.len(), 7);
+        for round in 0..50u32 {
+            let id = alloc::format!("x{round}");
+            assert!(m.insert(&id, round));
+            assert_eq!(m.remove(&id), Some(round));
+            assert!(m.names.len() <= 7 + 2 * 4, "removed ids are compacted away");
+        }
+        assert!(m.insert("z", 9) && m.insert("d", 8));
+        assert_eq!(m.remove("b"), Some(0));
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "c", "d", "z"]);
+        assert_eq!(m.get("z"), Some(&9));
+        assert_eq!(m.prefix(), "c a b a");
     }
 }

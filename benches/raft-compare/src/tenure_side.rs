@@ -1,5 +1,8 @@
 //! The tenure cluster: the same host loop as `core/examples/cluster.rs`, with a simulated clock.
 
+use std::collections::VecDeque;
+
+use tenure::wire::{encode, Envelope, Message};
 use tenure::{Config, Event, Node, Output};
 
 /// Simulated one-way latency.
@@ -130,11 +133,22 @@ impl Cluster {
     }
 }
 
-/// One follower of a steady 5-node cluster and the leader's heartbeat to it.
+/// One follower of a steady 5-node cluster and the leader's heartbeats to it.
+///
+/// A follower drops a heartbeat no newer than the last one it accepted from its leader (a replay
+/// proves nothing about the leader being alive), so every round needs a fresh one, as in a real
+/// cluster: [`FollowerRound::prepare`] encodes them, outside the timed region, from the leader's
+/// real heartbeat with `sent_at` advanced by one each.
 pub struct FollowerRound {
     node: Box<Node>,
     leader: String,
-    heartbeat: Vec<u8>,
+    /// The leader's real heartbeat, decoded: the template of the fresh ones.
+    template: Envelope,
+    key: Option<Vec<u8>>,
+    /// Fresh heartbeats not yet handled, in `sent_at` order (consumed from the front).
+    ready: VecDeque<Vec<u8>>,
+    /// Handled heartbeats, freed by the next `prepare` (not inside a timed round).
+    spent: Vec<Vec<u8>>,
     now: u64,
 }
 
@@ -148,13 +162,34 @@ impl FollowerRound {
         let leader = c.ids[l].clone();
         let now = c.now;
         let node = c.nodes.swap_remove(f);
-        FollowerRound { node, leader, heartbeat, now }
+        let template = node.decode_message(&heartbeat).expect("the leader's heartbeat decodes");
+        assert!(matches!(template.message, Message::Heartbeat { .. }));
+        let mut ready = VecDeque::new();
+        ready.push_back(heartbeat);
+        FollowerRound { node, leader, template, key: key.map(<[u8]>::to_vec), ready, spent: Vec::new(), now }
     }
 
-    /// One heartbeat round: heartbeat bytes in, ack bytes out.
+    /// Encodes fresh heartbeats until `rounds` are ready (call before timing that many rounds).
+    pub fn prepare(&mut self, rounds: usize) {
+        self.spent.clear();
+        self.spent.reserve(rounds);
+        while self.ready.len() < rounds {
+            let Message::Heartbeat { sent_at } = &mut self.template.message else { unreachable!() };
+            *sent_at += 1;
+            self.ready.push_back(encode(&self.template, self.key.as_deref()).expect("encodable"));
+        }
+    }
+
+    /// One heartbeat round: heartbeat bytes in, ack bytes out. Encodes a fresh heartbeat first
+    /// when none was prepared.
     pub fn round(&mut self) -> Vec<u8> {
+        if self.ready.is_empty() {
+            self.prepare(1);
+        }
+        let heartbeat = self.ready.pop_front().expect("prepared");
         self.now += 1;
-        self.node.handle_message(self.now, &self.leader, &self.heartbeat).expect("accepted");
+        self.node.handle_message(self.now, &self.leader, &heartbeat).expect("accepted");
+        self.spent.push(heartbeat);
         let ack = match self.node.poll_output() {
             Some(Output::Send { bytes, .. }) => bytes,
             other => panic!("expected an ack, got {other:?}"),
