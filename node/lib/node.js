@@ -2,6 +2,7 @@
 
 const native = require('./native')
 const { wrapError, DroppedError } = require('./errors')
+const { OutputReader } = require('./outputs')
 
 const OPTION_KEYS = new Set(['now', 'seed', 'restored'])
 
@@ -24,6 +25,8 @@ const OPTION_KEYS = new Set(['now', 'seed', 'restored'])
 class Node {
   /** @type {any} */
   #n
+  /** The outputs, read from the addon's flat representation. @type {OutputReader} */
+  #out
 
   /**
    * @param {import('..').NodeConfig} config
@@ -50,6 +53,7 @@ class Node {
     } catch (e) {
       throw wrapError(e)
     }
+    this.#out = new OutputReader(this.#n)
   }
 
   /**
@@ -194,7 +198,7 @@ class Node {
    */
   drain() {
     try {
-      return this.#n.drain()
+      return this.#out.drain()
     } catch (e) {
       throw wrapError(e)
     }
@@ -206,7 +210,7 @@ class Node {
    */
   pollOutput() {
     try {
-      return this.#n.pollOutput()
+      return this.#out.next()
     } catch (e) {
       throw wrapError(e)
     }

@@ -255,6 +255,31 @@ def test_dropped_messages_raise_decode_error_and_are_counted() -> None:
     assert isinstance(info.value, tenure.TenureError) and isinstance(info.value, ValueError)
 
 
+def test_the_sender_is_read_afresh_whenever_it_changes() -> None:
+    # The binding reuses the text of the last sender when given the same or an equal str.
+    n = make()
+    from_b = wire.encode(wire.Envelope("c", "b", 1, wire.PreVote()))
+    from_c = wire.encode(wire.Envelope("c", "c", 1, wire.PreVote()))
+    n.handle_message(1, "b", from_b)
+    n.handle_message(1, "".join(["b"]), from_b)
+    n.handle_message(1, "".join(["c"]), from_c)
+    with pytest.raises(tenure.DecodeError) as info:
+        n.handle_message(1, "c", from_b)
+    assert info.value.reason is DropReason.SENDER_MISMATCH
+
+    class Liar(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = str.__hash__
+
+    # A str subclass is never trusted to compare equal: its own text is read.
+    n.handle_message(1, "b", from_b)
+    with pytest.raises(tenure.DecodeError) as info:
+        n.handle_message(1, Liar("c"), from_b)
+    assert info.value.reason is DropReason.SENDER_MISMATCH
+
+
 def test_authenticated_cluster_drops_unauthenticated_messages() -> None:
     n = make(key=b"secret")
     plain = wire.encode(wire.Envelope("c", "b", 1, wire.PreVote()))

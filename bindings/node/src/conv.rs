@@ -124,6 +124,17 @@ pub fn bytes<'a>(env: &Env, v: &Unknown<'a>, what: &str) -> Result<&'a [u8]> {
     Err(type_error(env, format!("{what} must be a Uint8Array or Buffer, got {}", type_name(t))))
 }
 
+/// The bytes of a `Uint8Array` to write into, borrowed for the duration of the call.
+pub fn bytes_mut<'a>(env: &Env, v: &Unknown<'a>, what: &str) -> Result<&'a mut [u8]> {
+    let t = v.get_type()?;
+    if t == ValueType::Object && v.is_typedarray()? {
+        if let Ok(slice) = unsafe { <&mut [u8]>::from_napi_value(env.raw(), v.raw()) } {
+            return Ok(slice);
+        }
+    }
+    Err(type_error(env, format!("{what} must be a Uint8Array or Buffer, got {}", type_name(t))))
+}
+
 /// Bytes given as a `Uint8Array`/`Buffer`, or a string taken as its UTF-8 bytes (keys).
 pub fn bytes_or_string(env: &Env, v: &Unknown, what: &str) -> Result<Vec<u8>> {
     if v.get_type()? == ValueType::String {

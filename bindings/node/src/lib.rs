@@ -8,17 +8,18 @@
 
 mod conv;
 mod extra;
+mod flat;
 mod runtime;
 
-use napi::bindgen_prelude::{Array, BufferSlice, Env, Object, Unknown};
+use napi::bindgen_prelude::{Array, Env, Object, Unknown};
 use napi::Result;
 use napi_derive::napi;
 
 use conv::{
-    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt, opt_string, opt_u64, prop,
-    string, strings, type_error, u64_arg, uint, U64,
+    boolean, bytes, bytes_mut, bytes_or_string, coded_error, is_nullish, object, only_keys, opt, opt_string, opt_u64,
+    prop, string, strings, type_error, u64_arg, uint, U64,
 };
-use tenure::{Config, DurableState, Event, Output, PeerDownReason};
+use tenure::{Config, DurableState, PeerDownReason};
 
 pub use extra::*;
 pub use runtime::*;
@@ -114,59 +115,6 @@ pub(crate) fn durable_from_js(env: &Env, v: Option<&Unknown>, what: &str) -> Res
     Ok(Some(DurableState { term, voted_for }))
 }
 
-fn event_to_js<'e>(env: &'e Env, o: &mut Object<'e>, ev: Event) -> Result<()> {
-    match ev {
-        Event::BecameLeader { term } => {
-            o.set("event", "became_leader")?;
-            o.set("term", U64(term))?;
-        }
-        Event::BecameFollower { term, leader } => {
-            o.set("event", "became_follower")?;
-            o.set("term", U64(term))?;
-            o.set("leader", leader)?;
-        }
-        Event::PeerJoined { peer } => {
-            o.set("event", "peer_joined")?;
-            o.set("peer", peer)?;
-        }
-        Event::PeerLeft { peer } => {
-            o.set("event", "peer_left")?;
-            o.set("peer", peer)?;
-        }
-        Event::ConfirmLeader { term } => {
-            o.set("event", "confirm_leader")?;
-            o.set("term", U64(term))?;
-        }
-        Event::Message { from, payload } => {
-            o.set("event", "message")?;
-            o.set("from", from)?;
-            o.set("payload", BufferSlice::copy_from(env, &payload)?)?;
-        }
-    }
-    Ok(())
-}
-
-fn output_to_js<'e>(env: &'e Env, out: Output) -> Result<Object<'e>> {
-    let mut o = Object::new(env)?;
-    match out {
-        Output::Send { to, bytes } => {
-            o.set("type", "send")?;
-            o.set("to", to)?;
-            o.set("bytes", BufferSlice::copy_from(env, &bytes)?)?;
-        }
-        Output::Persist(DurableState { term, voted_for }) => {
-            o.set("type", "persist")?;
-            o.set("term", U64(term))?;
-            o.set("votedFor", voted_for)?;
-        }
-        Output::Event(ev) => {
-            o.set("type", "event")?;
-            event_to_js(env, &mut o, ev)?;
-        }
-    }
-    Ok(o)
-}
-
 fn core_error(env: &Env, e: tenure::Error) -> napi::Error {
     coded_error(env, e.code(), e.to_string())
 }
@@ -179,6 +127,8 @@ fn config_error(env: &Env, e: tenure::ConfigError) -> napi::Error {
 #[napi(js_name = "NativeNode")]
 pub struct NativeNode {
     inner: tenure::Node,
+    /// Outputs encoded for `drainInto` but not handed over yet (they did not fit).
+    flat: flat::FlatOutputs,
 }
 
 #[napi]
@@ -194,7 +144,7 @@ impl NativeNode {
         let restored = durable_from_js(&env, Some(&restored), "restored")?;
         let now = u64_arg(&env, &now, "now")?;
         let inner = tenure::Node::new(config, seed, restored, now).map_err(|e| config_error(&env, e))?;
-        Ok(NativeNode { inner })
+        Ok(NativeNode { inner, flat: flat::FlatOutputs::default() })
     }
 
     /// Feeds a datagram. Returns `null` when accepted, or the `DropReason` name when dropped.
@@ -290,25 +240,23 @@ impl NativeNode {
         self.inner.broadcast(now, payload).map_err(|e| core_error(&env, e))
     }
 
-    /// The next output, or `null`.
-    #[napi(catch_unwind, ts_return_type = "Output | null")]
-    pub fn poll_output<'e>(&mut self, env: &'e Env) -> Result<Option<Object<'e>>> {
-        match self.inner.poll_output() {
-            Some(out) => Ok(Some(output_to_js(env, out)?)),
-            None => Ok(None),
-        }
-    }
-
-    /// Every pending output, in order (one call instead of one per output).
-    #[napi(catch_unwind, ts_return_type = "Output[]")]
-    pub fn drain<'e>(&mut self, env: &'e Env) -> Result<Array<'e>> {
-        let mut arr = env.create_array(0)?;
-        let mut i = 0;
+    /// Moves every pending output into `buf` in the flat representation (`flat.rs`; read by
+    /// `node/lib/outputs.js`) and returns the number of bytes written. When they do not fit, writes
+    /// nothing and returns minus the size needed; the outputs stay for the next call.
+    #[napi(catch_unwind, ts_args_type = "buf: Uint8Array")]
+    pub fn drain_into(&mut self, env: Env, buf: Unknown) -> Result<i64> {
+        let buf = bytes_mut(&env, &buf, "buf")?;
         while let Some(out) = self.inner.poll_output() {
-            arr.set(i, output_to_js(env, out)?)?;
-            i += 1;
+            self.flat.push(out);
         }
-        Ok(arr)
+        let encoded = self.flat.encoded();
+        let Some(dst) = buf.get_mut(..encoded.len()) else {
+            return Ok(-(encoded.len() as i64));
+        };
+        dst.copy_from_slice(encoded);
+        let n = encoded.len() as i64;
+        self.flat.clear();
+        Ok(n)
     }
 
     /// The next deadline for `handleTimeout`, or `null`.

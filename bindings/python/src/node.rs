@@ -15,6 +15,10 @@ use super::*;
 #[pyclass(module = "tenure", name = "Node")]
 pub(crate) struct PyNode {
     inner: Node,
+    /// The last `handle_message` sender and its UTF-8 text. Under the abi3-py39 ABI, reading a
+    /// `str` argument as `&str` encodes it into a new `bytes` and copies that into a `String`, on
+    /// every call; a follower hears almost only from its leader, so the same `str` comes back.
+    sender: Option<(Py<PyString>, String)>,
 }
 
 #[pymethods]
@@ -40,7 +44,7 @@ impl PyNode {
             Some(s) => s,
             None => os_seed(py)?,
         };
-        Node::new(cfg, seed, restored, now).map(|inner| PyNode { inner }).map_err(|e| config_error(py, e))
+        Node::new(cfg, seed, restored, now).map(|inner| PyNode { inner, sender: None }).map_err(|e| config_error(py, e))
     }
 
     /// This node's id.
@@ -142,8 +146,20 @@ impl PyNode {
 
     /// Handles a datagram `data` received from peer `sender`. A dropped message (counted) raises
     /// `DecodeError` whose `reason` says why; the node is otherwise unchanged.
-    fn handle_message(&mut self, py: Python<'_>, now: u64, sender: &str, data: &[u8]) -> PyResult<()> {
-        self.inner.handle_message(now, sender, data).map_err(|r| decode_error(py, r))
+    fn handle_message(&mut self, py: Python<'_>, now: u64, sender: &Bound<'_, PyString>, data: &[u8]) -> PyResult<()> {
+        // The same object, or an equal exact `str` (compared without allocating; a subclass could
+        // override `__eq__`), reuses the text.
+        let cached = match &self.sender {
+            Some((obj, _)) => {
+                obj.is(sender) || (sender.is_exact_instance_of::<PyString>() && obj.bind(py).as_any().eq(sender)?)
+            }
+            None => false,
+        };
+        if !cached {
+            self.sender = Some((sender.clone().unbind(), sender.to_cow()?.into_owned()));
+        }
+        let from = self.sender.as_ref().map_or("", |(_, s)| s.as_str());
+        self.inner.handle_message(now, from, data).map_err(|r| decode_error(py, r))
     }
 
     /// Handles the passing of time; call at (or after) `poll_timeout()`. Early calls are harmless.
