@@ -258,7 +258,7 @@ component: setup
 	@mkdir -p "$(dir $(COMPONENT_WASM))"
 	wasm-tools component new "$(COMPONENT_GUEST_DIR)/wasm32-unknown-unknown/wasm-release/tenure_component.wasm" -o "$(COMPONENT_WASM).bare"
 	wasm-tools metadata add --name tenure --version "$(WORKSPACE_VERSION)" --licenses "MIT OR Apache-2.0" \
-	  --description "tenure: embeddable leader election (WIT package tenure:election)" "$(COMPONENT_WASM).bare" -o "$(COMPONENT_WASM)"
+	  --description "tenure: leader election (the tenure:election WIT world)" "$(COMPONENT_WASM).bare" -o "$(COMPONENT_WASM)"
 	@rm -f "$(COMPONENT_WASM).bare"
 	wasm-tools validate "$(COMPONENT_WASM)"
 	@echo "component: $(COMPONENT_WASM): $$(stat -c %s "$(COMPONENT_WASM)") bytes, $$(gzip -9c "$(COMPONENT_WASM)" | wc -c) gzipped"

@@ -71,8 +71,8 @@ fn main() {
     println!("cargo:rustc-env=TENURE_COMPONENT_WASM={}", out.display());
 }
 
-/// The description `make component` writes too.
-const COMPONENT_DESCRIPTION: &str = "tenure: embeddable leader election (WIT package tenure:election)";
+/// The description `make component` and `make dist` (scripts/dist/build.py) write too.
+const COMPONENT_DESCRIPTION: &str = "tenure: leader election (the tenure:election WIT world)";
 
 fn find_wasm_tools(root: &Path) -> PathBuf {
     let venv = root.join(".venv/bin/wasm-tools");

@@ -142,7 +142,8 @@ fn bad_input_is_dropped_with_a_reason_and_calls_are_refused_with_codes() {
     assert_eq!(n.handle_message(1, "b", &vec![0u8; 1 << 20]).unwrap(), Err(DropReason::Oversized));
     let i = n.inspect().unwrap();
     // Every reason, as the enum, in `drop-reason` order.
-    let reasons: Vec<_> = i.dropped_by_reason.iter().map(|(r, _)| tenure_component_host::core_drop_reason(*r)).collect();
+    let reasons: Vec<_> =
+        i.dropped_by_reason.iter().map(|(r, _)| tenure_component_host::core_drop_reason(*r)).collect();
     assert_eq!(reasons, tenure::DropReason::ALL);
     let dropped: std::collections::BTreeMap<_, _> = i.dropped_by_reason.into_iter().collect();
     assert_eq!(dropped[&DropReason::Malformed], 2);
