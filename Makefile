@@ -252,10 +252,16 @@ test-component: setup component
 # wasm-tools validate. Its own cargo target dir, shared with the host crate's build script.
 COMPONENT_GUEST_DIR := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/component-guest
 COMPONENT_WASM := $(ROOT)/target/component/tenure.wasm
+# The workspace version (the first `version =` of Cargo.toml, in [workspace.package]): the
+# component's `version` custom section (bindings/component/host/build.rs writes the same).
+WORKSPACE_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' $(ROOT)/Cargo.toml | head -n 1)
 component: setup
 	$(CARGO) build -p tenure-component --target wasm32-unknown-unknown --profile wasm-release --target-dir "$(COMPONENT_GUEST_DIR)"
 	@mkdir -p "$(dir $(COMPONENT_WASM))"
-	wasm-tools component new "$(COMPONENT_GUEST_DIR)/wasm32-unknown-unknown/wasm-release/tenure_component.wasm" -o "$(COMPONENT_WASM)"
+	wasm-tools component new "$(COMPONENT_GUEST_DIR)/wasm32-unknown-unknown/wasm-release/tenure_component.wasm" -o "$(COMPONENT_WASM).bare"
+	wasm-tools metadata add --name tenure --version "$(WORKSPACE_VERSION)" --licenses "MIT OR Apache-2.0" \
+	  --description "tenure: leader election (the tenure:election WIT world)" "$(COMPONENT_WASM).bare" -o "$(COMPONENT_WASM)"
+	@rm -f "$(COMPONENT_WASM).bare"
 	wasm-tools validate "$(COMPONENT_WASM)"
 	@echo "component: $(COMPONENT_WASM): $$(stat -c %s "$(COMPONENT_WASM)") bytes, $$(gzip -9c "$(COMPONENT_WASM)" | wc -c) gzipped"
 

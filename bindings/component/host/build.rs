@@ -51,13 +51,28 @@ fn main() {
     let core_wasm = guest_dir.join("wasm32-unknown-unknown/wasm-release/tenure_component.wasm");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("tenure.wasm");
     let wasm_tools = find_wasm_tools(&root);
+    let bare = out.with_extension("bare.wasm");
     run(
-        Command::new(&wasm_tools).args(["component", "new"]).arg(&core_wasm).arg("-o").arg(&out),
+        Command::new(&wasm_tools).args(["component", "new"]).arg(&core_wasm).arg("-o").arg(&bare),
         "wasm-tools component new",
+    );
+    // Name and version in the component's custom sections (`wasm-tools metadata show`), the same
+    // as `make component` writes: this crate's version is the workspace's.
+    run(
+        Command::new(&wasm_tools)
+            .args(["metadata", "add", "--name", "tenure", "--version", env!("CARGO_PKG_VERSION")])
+            .args(["--licenses", env!("CARGO_PKG_LICENSE"), "--description", COMPONENT_DESCRIPTION])
+            .arg(&bare)
+            .arg("-o")
+            .arg(&out),
+        "wasm-tools metadata add",
     );
     run(Command::new(&wasm_tools).arg("validate").arg(&out), "wasm-tools validate");
     println!("cargo:rustc-env=TENURE_COMPONENT_WASM={}", out.display());
 }
+
+/// The description `make component` and `make dist` (scripts/dist/build.py) write too.
+const COMPONENT_DESCRIPTION: &str = "tenure: leader election (the tenure:election WIT world)";
 
 fn find_wasm_tools(root: &Path) -> PathBuf {
     let venv = root.join(".venv/bin/wasm-tools");

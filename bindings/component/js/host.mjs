@@ -10,14 +10,35 @@ import { instantiate } from './out/tenure.js';
 
 const outDir = join(dirname(fileURLToPath(import.meta.url)), 'out');
 const modules = new Map();
-async function getCoreModule(path) {
+/** Compiles (once) the core modules of the transpiled component, for jco's `instantiate`. */
+export async function getCoreModule(path) {
   if (!modules.has(path)) modules.set(path, WebAssembly.compile(await readFile(join(outDir, path))));
   return modules.get(path);
 }
 
 /**
- * Starts one node. `config` uses the WIT record's camelCase fields; u64 values are BigInt.
- * Returns { node, outputs, wakeup() }: `outputs` collects every callback as [kind, ...args].
+ * The import object for jco's `instantiate`, with `host` as the `tenure:election/host` interface.
+ *
+ * jco 0.15's generated JS reads the imports by their unversioned names
+ * (`imports['tenure:election/host']`), while its generated `.d.ts` (`ImportObject`) declares the
+ * versioned ones (`'tenure:election/host@0.2.0'`). A JavaScript host needs only the unversioned
+ * key; a TypeScript host passes both so that the object also type-checks. test/imports.test.mjs
+ * checks both facts against the transpiled output.
+ */
+export function importObject(host) {
+  return {
+    'tenure:election/host': host,
+    'tenure:election/host@0.2.0': host,
+    'tenure:election/types@0.2.0': {},
+  };
+}
+
+/**
+ * Starts one node (in its own component instance: the `host` imports carry no node identity, so
+ * the component holds one node per instance). `config` holds the WIT record's camelCase fields
+ * to change; the rest come from the component's `defaultConfig(id, cluster, seed)`. u64 values
+ * are BigInt. Returns { node, outputs, wakeup() }: `outputs` collects every callback as
+ * [kind, ...args].
  */
 export async function startNode(config, now, { confirm = 'grant', onBecameLeader } = {}) {
   const outputs = [];
@@ -31,8 +52,9 @@ export async function startNode(config, now, { confirm = 'grant', onBecameLeader
     persist: (state) => outputs.push(['persist', state.term, state.votedFor]),
     becameLeader: (term) => {
       outputs.push(['became_leader', term]);
-      const error = onBecameLeader?.(term);
-      return error === undefined ? { tag: 'ok' } : { tag: 'err', val: error };
+      // undefined, or a refusal: 'handler-failed' or 'not-ready'.
+      const refusal = onBecameLeader?.(term);
+      return refusal === undefined ? { tag: 'ok' } : { tag: 'err', val: refusal };
     },
     becameFollower: (term, leader) => outputs.push(['became_follower', term, leader]),
     confirmLeader: (term) => {
@@ -43,34 +65,8 @@ export async function startNode(config, now, { confirm = 'grant', onBecameLeader
     peerLeft: (peer) => outputs.push(['peer_left', peer]),
     message: (sender, payload) => outputs.push(['message', sender, payload]),
   };
-  const imports = {
-    'tenure:election/host': host,
-    'tenure:election/host@0.1.0': host,
-    'tenure:election/types': {},
-    'tenure:election/types@0.1.0': {},
-  };
-  const root = await instantiate(getCoreModule, imports);
-  const node = new root.node.Node(
-    {
-      bootstrap: [],
-      minClusterSize: undefined,
-      electionTimeoutMin: undefined,
-      electionTimeoutMax: undefined,
-      heartbeatInterval: undefined,
-      leaseDuration: undefined,
-      ghostTtl: undefined,
-      preVote: undefined,
-      confirmLeader: undefined,
-      durable: false,
-      key: undefined,
-      restored: undefined,
-      admitUnknownPeers: undefined,
-      maxPeers: undefined,
-      maxClockDriftPpm: undefined,
-      incarnation: undefined,
-      ...config,
-    },
-    now,
-  );
-  return { node, outputs, wakeup: () => wakeup };
+  const root = await instantiate(getCoreModule, importObject(host));
+  const { id, cluster, seed, ...changes } = config;
+  const node = new root.node.Node({ ...root.node.defaultConfig(id, cluster, seed), ...changes }, now);
+  return { node, outputs, wakeup: () => wakeup, root };
 }

@@ -19,8 +19,11 @@ extern crate alloc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
+use core::sync::atomic::{AtomicBool, Ordering};
 
-use ::tenure::{ConfigError, DropReason, DurableState, Error, Event, Node as Core, Output, PeerDownReason, Role};
+use ::tenure::{
+    ConfigError, ConfigWarning, DropReason, DurableState, Error, Event, Node as Core, Output, PeerDownReason, Role,
+};
 
 mod bindings {
     wit_bindgen::generate!({
@@ -47,7 +50,36 @@ struct Component;
 
 impl Guest for Component {
     type Node = NodeResource;
+
+    fn default_config(id: String, cluster: String, seed: u64) -> wit::Config {
+        let c = tenure::Config::new(id, cluster);
+        wit::Config {
+            id: c.id,
+            cluster: c.cluster,
+            bootstrap: c.bootstrap,
+            min_cluster_size: Some(c.min_cluster_size),
+            election_timeout_min: c.election_timeout_min,
+            election_timeout_max: c.election_timeout_max,
+            heartbeat_interval: Some(c.heartbeat_interval),
+            lease_duration: c.lease_duration,
+            ghost_ttl: Some(c.ghost_ttl),
+            pre_vote: Some(c.pre_vote),
+            confirm_leader: Some(c.confirm_leader),
+            durable: c.durable,
+            key: c.key,
+            seed,
+            restored: None,
+            admit_unknown_peers: Some(c.admit_unknown_peers),
+            max_peers: Some(c.max_peers),
+            max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
+            incarnation: c.incarnation,
+        }
+    }
 }
+
+/// Whether this instance holds a live node. The `host` imports carry no node identity, so an
+/// instance serves one node at a time: the constructor refuses a second one.
+static NODE_LIVE: AtomicBool = AtomicBool::new(false);
 
 bindings::export!(Component with_types_in bindings);
 
@@ -83,7 +115,26 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
         ConfigError::TooManyPeers { .. } => C::TooManyPeers,
         ConfigError::LeaseOutOfRange { .. } => C::LeaseOutOfRange,
     };
-    wit::ConfigError { code, message: e.to_string() }
+    wit::ConfigError { code, message: kebab_fields(e.to_string()) }
+}
+
+/// The core's texts name configuration fields in snake_case; the WIT spells them in kebab-case.
+/// Configuration errors and warnings carry numbers and field names only (never an id), so every
+/// `_` in them is part of a field name.
+fn kebab_fields(message: String) -> String {
+    if message.contains('_') {
+        message.replace('_', "-")
+    } else {
+        message
+    }
+}
+
+fn warning(w: &ConfigWarning) -> wit::ConfigWarning {
+    let code = match w {
+        ConfigWarning::SmallMinClusterSize { .. } => wit::WarningCode::SmallMinClusterSize,
+        ConfigWarning::SlowHeartbeat { .. } => wit::WarningCode::SlowHeartbeat,
+    };
+    wit::ConfigWarning { code, message: kebab_fields(w.to_string()) }
 }
 
 fn node_error(e: Error) -> wit::NodeError {
@@ -98,7 +149,12 @@ fn node_error(e: Error) -> wit::NodeError {
         Error::NotLeaderInTerm { .. } => C::NotLeaderInTerm,
         Error::ViewFull { .. } => C::ViewFull,
     };
-    wit::NodeError { code, message: e.to_string() }
+    // Only `view-full` names a field; its message also quotes a peer id, which may hold a `_`.
+    let message = match e {
+        Error::ViewFull { .. } => e.to_string().replace("max_peers", "max-peers"),
+        _ => e.to_string(),
+    };
+    wit::NodeError { code, message }
 }
 
 fn drop_reason(r: DropReason) -> wit::DropReason {
@@ -172,8 +228,21 @@ impl NodeResource {
     }
 }
 
+impl Drop for NodeResource {
+    fn drop(&mut self) {
+        NODE_LIVE.store(false, Ordering::Relaxed);
+    }
+}
+
 impl GuestNode for NodeResource {
     fn new(config: wit::Config, now: u64) -> Result<Self, wit::ConfigError> {
+        if NODE_LIVE.load(Ordering::Relaxed) {
+            return Err(wit::ConfigError {
+                code: wit::ConfigErrorCode::InstanceInUse,
+                message: "this component instance already holds a live node: instantiate the component once per node"
+                    .to_string(),
+            });
+        }
         let mut c = tenure::Config::new(config.id, config.cluster).bootstrap(config.bootstrap);
         if let Some(n) = config.min_cluster_size {
             c.min_cluster_size = n;
@@ -208,6 +277,7 @@ impl GuestNode for NodeResource {
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
         let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };
+        NODE_LIVE.store(true, Ordering::Relaxed);
         node.drain(now);
         Ok(node)
     }
@@ -306,10 +376,7 @@ impl GuestNode for NodeResource {
 
     fn warnings(&self) -> Vec<wit::ConfigWarning> {
         let core = self.core.borrow();
-        core.warnings()
-            .iter()
-            .map(|w| wit::ConfigWarning { code: w.code().to_string(), message: w.to_string() })
-            .collect()
+        core.warnings().iter().map(warning).collect()
     }
 
     fn inspect(&self) -> wit::Inspect {
@@ -340,7 +407,10 @@ impl GuestNode for NodeResource {
             election_timeout_min: i.election_timeout_min,
             election_timeout_max: i.election_timeout_max,
             heartbeat_interval: i.heartbeat_interval,
-            dropped_by_reason: i.dropped_by_reason.into_iter().collect(),
+            dropped_by_reason: {
+                let core = self.core.borrow();
+                DropReason::ALL.iter().map(|&r| (drop_reason(r), core.dropped(r))).collect()
+            },
             send_failing_peers: i.send_failing_peers,
             confirm_denied: i.confirm_denied,
             last_denied_at: i.last_denied_at,

@@ -4,25 +4,21 @@ package: the same outputs, byte for byte, as every other host."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tenure_component_host
+from tenure_component_host import ComponentNode, TenureError
 from wasmtime import Engine
 from wasmtime.component import Component
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-import component_host
-from component_host import ComponentNode, TenureError
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[3] / "tests" / "scenarios").glob("*.json"))
 
 
 @pytest.fixture(scope="module")
 def compiled() -> tuple:
-    path = component_host.component_path()
+    path = tenure_component_host.component_path()
     assert path.exists(), f"{path} is missing: run `make component` first"
     engine = Engine()
     return engine, Component.from_file(engine, str(path))

@@ -6,7 +6,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use tenure::wire::{encode, Envelope, Message};
-use tenure_component_host::{Callbacks, ComponentNode, ConfirmAnswer, DurableState, Loader, NodeConfig};
+use tenure_component_host::{Callbacks, ComponentNode, ConfirmAnswer, DurableState, LeaderRefusal, Loader, NodeConfig};
 
 /// Counts callbacks and does nothing else, so the numbers are the crossing and the core's work.
 #[derive(Default)]
@@ -28,7 +28,7 @@ impl Callbacks for Count {
         self.calls += 1;
         Ok(())
     }
-    fn became_leader(&mut self, _: u64) -> Result<(), String> {
+    fn became_leader(&mut self, _: u64) -> Result<(), LeaderRefusal> {
         self.calls += 1;
         Ok(())
     }

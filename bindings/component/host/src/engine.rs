@@ -14,7 +14,7 @@ use tenure_runtime::{Engine, EngineInit, RuntimeError};
 
 use crate::{
     core_drop_reason, core_inspect, core_role, node_config, peer_down_reason, Callbacks, ComponentNode, ConfirmAnswer,
-    DurableState, Loader, NodeError, NodeErrorCode, Role,
+    DurableState, LeaderRefusal, Loader, NodeError, NodeErrorCode, Role,
 };
 
 /// Callbacks that queue the component's outputs as the core's [`Output`]s.
@@ -37,7 +37,7 @@ impl Callbacks for Queue {
             .push_back(Output::Persist(tenure::DurableState { term: state.term, voted_for: state.voted_for.clone() }));
         Ok(())
     }
-    fn became_leader(&mut self, term: u64) -> Result<(), String> {
+    fn became_leader(&mut self, term: u64) -> Result<(), LeaderRefusal> {
         // A handler that fails later reports it with `leader-failed`, as with the native core.
         self.outputs.push_back(Output::Event(Event::BecameLeader { term }));
         Ok(())

@@ -32,7 +32,7 @@ mod generated {
 pub use generated::exports::tenure::election::node::Guest as NodeExports;
 pub use generated::tenure::election::types::{
     Config as NodeConfig, ConfigError, ConfigErrorCode, ConfigWarning, ConfirmAnswer, DropReason, DurableState,
-    Inspect, NodeError, NodeErrorCode, PeerDownReason, Role,
+    Inspect, LeaderRefusal, NodeError, NodeErrorCode, PeerDownReason, Role, WarningCode,
 };
 use generated::Election;
 
@@ -49,7 +49,7 @@ pub trait Callbacks: Send + 'static {
     /// Make the pair durable before returning; an `Err` traps the node (it must not go on).
     fn persist(&mut self, state: &DurableState) -> Result<(), String>;
     /// This node leads `term`. An `Err` rolls leadership back.
-    fn became_leader(&mut self, term: u64) -> Result<(), String>;
+    fn became_leader(&mut self, term: u64) -> Result<(), LeaderRefusal>;
     /// This node follows `leader` (or nobody known) in `term`.
     fn became_follower(&mut self, term: u64, leader: Option<&str>);
     /// The node won `term`: grant, deny, or defer (answer later with `confirm_leader`).
@@ -80,7 +80,7 @@ impl<C: Callbacks> generated::tenure::election::host::Host for HostState<C> {
     fn persist(&mut self, state: DurableState) -> wasmtime::Result<()> {
         self.callbacks.persist(&state).map_err(|e| format_err!("persist failed: {e}"))
     }
-    fn became_leader(&mut self, term: u64) -> wasmtime::Result<Result<(), String>> {
+    fn became_leader(&mut self, term: u64) -> wasmtime::Result<Result<(), LeaderRefusal>> {
         Ok(self.callbacks.became_leader(term))
     }
     fn became_follower(&mut self, term: u64, leader: Option<String>) -> wasmtime::Result<()> {
@@ -326,6 +326,27 @@ impl<C: Callbacks> ComponentNode<C> {
     pub fn inspect(&mut self) -> Call<Inspect> {
         self.call(|g, s, n| g.call_inspect(s, n))
     }
+
+    /// The exported `default-config`: the core's defaults for `id` in `cluster`, seeded `seed`.
+    pub fn default_config(&mut self, id: &str, cluster: &str, seed: u64) -> Call<NodeConfig> {
+        if let Some(t) = &self.trapped {
+            bail!("the component trapped earlier and cannot be used: {t}");
+        }
+        self.bindings.tenure_election_node().call_default_config(&mut self.store, id, cluster, seed)
+    }
+
+    /// Calls the constructor again in this node's instance: the component refuses (one node per
+    /// instance, `instance-in-use`). For tests of that contract.
+    pub fn construct_another(&mut self, config: &NodeConfig, now: u64) -> Call<Result<(), ConfigError>> {
+        let created = self.bindings.tenure_election_node().node().call_constructor(&mut self.store, config, now)?;
+        Ok(match created {
+            Ok(other) => {
+                other.resource_drop(&mut self.store)?;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        })
+    }
 }
 
 impl<C: Callbacks> Drop for ComponentNode<C> {
@@ -406,7 +427,11 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         election_timeout_min: i.election_timeout_min,
         election_timeout_max: i.election_timeout_max,
         heartbeat_interval: i.heartbeat_interval,
-        dropped_by_reason: i.dropped_by_reason.into_iter().collect(),
+        dropped_by_reason: i
+            .dropped_by_reason
+            .into_iter()
+            .map(|(reason, count)| (drop_reason_name(reason).to_string(), count))
+            .collect(),
         send_failing_peers: i.send_failing_peers,
         confirm_denied: i.confirm_denied,
         last_denied_at: i.last_denied_at,
@@ -490,8 +515,8 @@ pub struct Recorder {
     pub records: Vec<Record>,
     /// The answer to `confirm-leader`.
     pub confirm: ConfirmAnswer,
-    /// When set, `became-leader` fails with this message.
-    pub fail_leadership: Option<String>,
+    /// When set, `became-leader` refuses leadership for this reason.
+    pub fail_leadership: Option<LeaderRefusal>,
     /// When set, `persist` fails (traps the node) with this message.
     pub fail_persist: Option<String>,
 }
@@ -516,10 +541,10 @@ impl Callbacks for Recorder {
         self.records.push(Record::Persist(state.clone()));
         Ok(())
     }
-    fn became_leader(&mut self, term: u64) -> Result<(), String> {
+    fn became_leader(&mut self, term: u64) -> Result<(), LeaderRefusal> {
         self.records.push(Record::BecameLeader(term));
-        match &self.fail_leadership {
-            Some(e) => Err(e.clone()),
+        match self.fail_leadership {
+            Some(e) => Err(e),
             None => Ok(()),
         }
     }

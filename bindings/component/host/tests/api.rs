@@ -2,8 +2,8 @@
 //! leadership gate through callbacks, and traps that surface instead of wedging the node.
 
 use tenure_component_host::{
-    ComponentNode, ConfigErrorCode, ConfirmAnswer, DropReason, Loader, NodeConfig, NodeErrorCode, PeerDownReason,
-    Record, Recorder, Role,
+    ComponentNode, ConfigErrorCode, ConfirmAnswer, DropReason, LeaderRefusal, Loader, NodeConfig, NodeErrorCode,
+    PeerDownReason, Record, Recorder, Role, WarningCode,
 };
 
 fn config(id: &str, peers: &[&str]) -> NodeConfig {
@@ -106,7 +106,9 @@ fn a_bad_config_is_a_typed_error() {
     let mut n = node(&loader, c);
     let w = n.warnings().unwrap();
     assert_eq!(w.len(), 1);
-    assert_eq!(w[0].code, "small_min_cluster_size");
+    assert_eq!(w[0].code, WarningCode::SmallMinClusterSize);
+    // Field names as the WIT spells them.
+    assert!(w[0].message.starts_with("min-cluster-size is 2"), "{}", w[0].message);
 }
 
 #[test]
@@ -117,7 +119,10 @@ fn lease_duration_and_refused_reach_the_core() {
     c.lease_duration = Some(201);
     let err = ComponentNode::new(&loader, Recorder::default(), &c, 0).unwrap().err().expect("refused");
     assert_eq!(err.code, ConfigErrorCode::LeaseOutOfRange);
-    assert!(err.message.contains("lease_duration (201 ms)"), "{}", err.message);
+    // Field names as the WIT spells them (kebab-case), not as the core does.
+    assert!(err.message.contains("lease-duration (201 ms)"), "{}", err.message);
+    assert!(err.message.contains("election-timeout-min (200 ms)"), "{}", err.message);
+    assert!(!err.message.contains('_'), "{}", err.message);
 
     let mut c = config("a", &["b", "c"]);
     c.lease_duration = Some(120);
@@ -136,10 +141,13 @@ fn bad_input_is_dropped_with_a_reason_and_calls_are_refused_with_codes() {
     assert_eq!(n.handle_message(1, "b", &[]).unwrap(), Err(DropReason::Malformed));
     assert_eq!(n.handle_message(1, "b", &vec![0u8; 1 << 20]).unwrap(), Err(DropReason::Oversized));
     let i = n.inspect().unwrap();
-    let dropped: std::collections::BTreeMap<_, _> = i.dropped_by_reason.into_iter().collect();
-    assert_eq!(dropped["malformed"], 2);
-    assert_eq!(dropped["oversized"], 1);
-    assert_eq!(dropped.len(), tenure::DropReason::ALL.len());
+    // Every reason, as the enum, in `drop-reason` order.
+    let reasons: Vec<_> =
+        i.dropped_by_reason.iter().map(|(r, _)| tenure_component_host::core_drop_reason(*r)).collect();
+    assert_eq!(reasons, tenure::DropReason::ALL);
+    let count = |reason: DropReason| i.dropped_by_reason.iter().find(|(r, _)| *r == reason).map(|(_, n)| *n);
+    assert_eq!(count(DropReason::Malformed), Some(2));
+    assert_eq!(count(DropReason::Oversized), Some(1));
 
     let e = n.transfer_leadership(2, "b").unwrap().unwrap_err();
     assert_eq!(e.code, NodeErrorCode::NotLeader);
@@ -238,7 +246,7 @@ fn a_denied_or_deferred_confirmation_withholds_leadership() {
 #[test]
 fn a_failing_became_leader_handler_rolls_leadership_back() {
     let loader = loader();
-    let recorder = Recorder { fail_leadership: Some("cannot start the scheduler".into()), ..Recorder::default() };
+    let recorder = Recorder { fail_leadership: Some(LeaderRefusal::HandlerFailed), ..Recorder::default() };
     let mut a = ComponentNode::new(&loader, recorder, &config("a", &["b", "c"]), 0).unwrap().unwrap();
     take(&mut a);
     let (_, records) = win(&mut a, "b");
@@ -267,4 +275,40 @@ fn a_trap_surfaces_as_an_error_and_the_node_refuses_further_calls() {
     assert!(!a.callbacks().records.iter().any(|r| matches!(r, Record::Send { .. })));
     let err = a.term().unwrap_err();
     assert!(format!("{err:#}").contains("trapped earlier"), "{err:#}");
+}
+
+#[test]
+fn one_node_per_instance_and_default_config() {
+    let loader = loader();
+    let mut a = node(&loader, config("a", &["b", "c"]));
+    // The host imports carry no node identity: a second node in the same instance is refused.
+    let err = a.construct_another(&config("b", &["a", "c"]), 1).unwrap().unwrap_err();
+    assert_eq!(err.code, ConfigErrorCode::InstanceInUse);
+    assert_eq!(a.id().unwrap(), "a");
+
+    // The core's defaults, with only id, cluster and seed given.
+    let d = a.default_config("x", "y", 9).unwrap();
+    let core = tenure::Config::new("x", "y");
+    assert_eq!((d.id.as_str(), d.cluster.as_str(), d.seed), ("x", "y", 9));
+    assert_eq!(d.min_cluster_size, Some(core.min_cluster_size));
+    assert_eq!(d.heartbeat_interval, Some(core.heartbeat_interval));
+    assert_eq!(d.max_peers, Some(core.max_peers));
+    assert_eq!(d.election_timeout_min, core.election_timeout_min);
+    assert!(d.bootstrap.is_empty() && d.restored.is_none() && !d.durable);
+}
+
+#[test]
+fn the_component_carries_its_name_and_the_workspace_version() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let venv = root.join(".venv/bin/wasm-tools");
+    let wasm_tools = if venv.exists() { venv } else { "wasm-tools".into() };
+    let out = std::process::Command::new(wasm_tools)
+        .args(["metadata", "show", "--json", tenure_component_host::COMPONENT_PATH])
+        .output()
+        .expect("wasm-tools runs (make setup installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = &json["component"]["metadata"];
+    assert_eq!(meta["name"], "tenure", "{json}");
+    assert_eq!(meta["version"], env!("CARGO_PKG_VERSION"), "{json}");
 }

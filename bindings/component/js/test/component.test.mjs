@@ -89,7 +89,7 @@ test('errors are thrown as the typed WIT error values', async () => {
 test('leaseDuration and the refused reason reach the core', async () => {
   await assert.rejects(
     startNode({ id: 'a', cluster: 'c', bootstrap: ['b', 'c'], seed: 1n, leaseDuration: 151n }, 0n),
-    (e) => e.code === 'lease-out-of-range' && /lease_duration \(151 ms\)/.test(e.message),
+    (e) => e.code === 'lease-out-of-range' && /lease-duration \(151 ms\)/.test(e.message) && !e.message.includes('_'),
   );
   const { node } = await startNode({ id: 'a', cluster: 'c', bootstrap: ['b', 'c'], seed: 1n, leaseDuration: 120n }, 0n);
   node.peerDown(1n, 'b', 'refused'); // the process is gone, the member stays
@@ -100,11 +100,29 @@ test('an error from becameLeader rolls leadership back', async () => {
   const { node, outputs, wakeup } = await startNode(
     { id: 'solo', cluster: 'js', minClusterSize: 1, seed: 5n },
     0n,
-    { onBecameLeader: () => 'cannot start' },
+    { onBecameLeader: () => 'handler-failed' },
   );
   node.handleTimeout(wakeup());
   const kinds = outputs.splice(0).map((o) => o[0]);
   assert.ok(kinds.indexOf('became_leader') < kinds.lastIndexOf('became_follower'), kinds.join(','));
   assert.equal(node.isLeader(), false);
   assert.equal(node.inspect().confirmDenied, 1);
+});
+
+test('defaultConfig, enum codes and counts, and one node per instance', async () => {
+  const { node, root } = await startNode({ id: 'a', cluster: 'c', bootstrap: ['b'], seed: 1n, minClusterSize: 2 }, 0n);
+  const d = root.node.defaultConfig('x', 'y', 9n);
+  assert.deepEqual([d.id, d.cluster, d.seed, d.minClusterSize, d.heartbeatInterval], ['x', 'y', 9n, 3, 50n]);
+  assert.deepEqual(node.warnings().map((w) => w.code), ['small-min-cluster-size']);
+  assert.match(node.warnings()[0].message, /^min-cluster-size is 2/);
+  assert.throws(() => node.handleMessage(1n, 'b', new Uint8Array([1])), (e) => e === 'malformed');
+  const dropped = node.inspect().droppedByReason;
+  assert.equal(dropped.length, 12);
+  assert.deepEqual(dropped.find(([reason]) => reason === 'malformed'), ['malformed', 1n]);
+  // The host imports carry no node identity: a second node in this instance is refused.
+  assert.throws(
+    () => new root.node.Node(root.node.defaultConfig('b', 'c', 2n), 0n),
+    (e) => e.code === 'instance-in-use',
+  );
+  assert.equal(node.id(), 'a');
 });

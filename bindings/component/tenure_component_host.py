@@ -2,13 +2,19 @@
 
 The same ``tenure.wasm`` that the Rust host and jco load: the host supplies transport, time and
 wake-ups through the ``tenure:election/host`` imports and drives the exported ``node`` resource.
+Install it with ``pip install ./bindings/component`` (``make setup`` installs it, editable, into
+``.venv``) and ``import tenure_component_host``.
+
+One node per instance: the ``host`` imports carry no node identity, so each ``ComponentNode``
+instantiates the component once for itself (the component refuses a second node in an instance
+with ``ConfigError`` code ``instance_in_use``).
 
 Re-entrancy rule: the ``host`` functions run while Python is inside a call into the node, so they
 must never call the node (wasmtime traps if they do). They record or queue; the host acts after
 the call has returned. Here every callback only appends to ``ComponentNode.outputs``.
 
-Run ``python bindings/component/examples/component_host.py`` (after ``make component``) to watch
-three nodes elect over an in-memory network with a simulated clock.
+Run ``python -m tenure_component_host`` (after ``make component``) to watch three nodes elect
+over an in-memory network with a simulated clock.
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ from wasmtime import Engine, Store
 from wasmtime.component import Component, Linker, Record
 
 PACKAGE = "tenure:election"
-VERSION = "0.1.0"
-DEFAULT_COMPONENT = Path(__file__).resolve().parents[3] / "target" / "component" / "tenure.wasm"
+VERSION = "0.2.0"
+DEFAULT_COMPONENT = Path(__file__).resolve().parents[2] / "target" / "component" / "tenure.wasm"
 
 
 def component_path() -> Path:
@@ -52,6 +58,14 @@ def _record(**fields: Any) -> Record:
     return r
 
 
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _snake(name: str) -> str:
+    return name.replace("-", "_")
+
+
 def _fields(r: Any) -> dict[str, Any]:
     return {k.replace("-", "_"): v for k, v in vars(r).items()}
 
@@ -72,7 +86,9 @@ class ComponentNode:
     """One tenure node in its own instance of the component.
 
     ``confirm`` answers ``confirm-leader`` (``"grant"``, ``"deny"`` or ``"defer"``);
-    ``on_became_leader`` may return an error string to roll leadership back.
+    ``on_became_leader`` may return a refusal (``"handler_failed"`` or ``"not_ready"``) to roll
+    leadership back. ``options`` are ``config`` fields in snake_case (``min_cluster_size=1``,
+    ``lease_duration=120``, ...): the rest keep the core's defaults from ``default-config``.
     """
 
     def __init__(
@@ -104,7 +120,8 @@ class ComponentNode:
 
         def became_leader(_store: Any, term: int) -> str | None:
             out.append(("became_leader", term))
-            return on_became_leader(term) if on_became_leader is not None else None
+            refusal = on_became_leader(term) if on_became_leader is not None else None
+            return None if refusal is None else _kebab(refusal)
 
         def confirm_leader(_store: Any, term: int) -> str:
             out.append(("confirm_leader", term))
@@ -125,30 +142,22 @@ class ComponentNode:
             host.add_func("peer-left", lambda _s, peer: out.append(("peer_left", peer)))
             host.add_func("message", lambda _s, sender, payload: out.append(("message", sender, payload)))
         self.instance = linker.instantiate(self.store, component)
+        # Exports are nested: the interface first, then its functions inside it.
         iface = self.instance.get_export_index(self.store, f"{PACKAGE}/node@{VERSION}")
-        assert iface is not None, "not a tenure:election component"
+        if iface is None:
+            raise TenureError("not_a_tenure_component", f"the component exports no {PACKAGE}/node@{VERSION}")
         self._iface = iface
-        config = _record(
-            id=id,
-            cluster=cluster,
-            bootstrap=list(bootstrap),
-            min_cluster_size=options.get("min_cluster_size"),
-            election_timeout_min=options.get("election_timeout_min"),
-            election_timeout_max=options.get("election_timeout_max"),
-            heartbeat_interval=options.get("heartbeat_interval"),
-            lease_duration=options.get("lease_duration"),
-            ghost_ttl=options.get("ghost_ttl"),
-            pre_vote=options.get("pre_vote"),
-            confirm_leader=options.get("confirm_leader"),
-            durable=durable,
-            key=key,
-            seed=seed,
-            restored=None if restored is None else _record(term=restored[0], voted_for=restored[1]),
-            admit_unknown_peers=options.get("admit_unknown_peers"),
-            max_peers=options.get("max_peers"),
-            max_clock_drift_ppm=options.get("max_clock_drift_ppm"),
-            incarnation=options.get("incarnation"),
-        )
+        # The core's defaults; only what the caller gives is changed.
+        config = self._call("default-config", id, cluster, seed)
+        fields = set(vars(config))
+        config.bootstrap = list(bootstrap)
+        config.durable = durable
+        config.key = key
+        config.restored = None if restored is None else _record(term=restored[0], voted_for=restored[1])
+        for name, value in options.items():
+            if _kebab(name) not in fields:
+                raise TypeError(f"unknown config option {name!r}")
+            setattr(config, _kebab(name), value)
         created = self._call("[constructor]node", config, now)
         if not hasattr(created, "drop"):
             _raise_if_error(created, ConfigError)
@@ -168,7 +177,7 @@ class ComponentNode:
     def handle_message(self, now: int, sender: str, data: bytes) -> str | None:
         """Feeds a datagram; returns ``None``, or the drop reason (``"malformed"``, ...)."""
         reason = self._method("handle-message", now, sender, data)
-        return None if reason is None else str(reason).replace("-", "_")
+        return None if reason is None else _snake(str(reason))
 
     def handle_timeout(self, now: int) -> None:
         self._method("handle-timeout", now)
@@ -222,9 +231,15 @@ class ComponentNode:
     def is_leader(self) -> bool:
         return bool(self._method("is-leader"))
 
+    def warnings(self) -> list[tuple[str, str]]:
+        """Configuration warnings as ``(code, message)``, e.g. ``("small_min_cluster_size", ...)``."""
+        return [(_snake(str(f["code"])), str(f["message"])) for f in map(_fields, self._method("warnings"))]
+
     def inspect(self) -> dict[str, Any]:
-        """The whole election state, with SPEC's snake_case keys."""
-        return _fields(self._method("inspect"))
+        """The whole election state, with SPEC's snake_case keys and drop reason names."""
+        state = _fields(self._method("inspect"))
+        state["dropped_by_reason"] = {_snake(str(reason)): count for reason, count in state["dropped_by_reason"]}
+        return state
 
     def take_outputs(self) -> list[Output]:
         taken = list(self.outputs)
