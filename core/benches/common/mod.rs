@@ -35,8 +35,8 @@ pub fn bytes(from: &str, term: u64, message: Message, auth: bool) -> Vec<u8> {
 }
 
 pub fn config(me: &str, all: &[String], auth: bool) -> Config {
-    // Room for the per-peer measurements' 1,000-peer clusters (the default cap is 64).
-    let mut c = Config::new(me, CLUSTER).bootstrap(all.iter().cloned()).max_peers(2_000);
+    // Room for the largest measured clusters (10,001 nodes in leader_tick; the default cap is 64).
+    let mut c = Config::new(me, CLUSTER).bootstrap(all.iter().cloned()).max_peers(20_000);
     if auth {
         c = c.key(KEY.to_vec());
     }
