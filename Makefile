@@ -321,10 +321,12 @@ runtimes: python-dev node-addon component
 test-e2e: setup runtimes
 	python -m pytest -q -s tests/e2e
 
-# Cross-runtime conformance: one scripted 3-node story (election, inspect, a bad control line, a
-# refused command, transfer, a graceful handover, a restart from the state file, usage errors) run
-# against `tenure`, `python -m tenure`, the Node.js `tenure` and `tenure-wasmtime`; their JSON lines
-# must match the Rust one's after normalising times and ports (tests/conformance/scenario.py).
+# Cross-runtime conformance: one scripted 3-node story (a `localhost:PORT` hostname peer, election,
+# inspect, a bad control line, a refused command, transfer, a graceful handover, a restart from the
+# state file, a SIGKILLed leader and the survivors' election, a restart after the kill, usage
+# errors) run against `tenure`, `python -m tenure`, the Node.js `tenure` and `tenure-wasmtime`; their
+# JSON lines must match the Rust one's after normalising times, ports and which survivor wins
+# (tests/conformance/scenario.py).
 test-conformance: setup runtimes
 	python -m pytest -q tests/conformance
 

@@ -4,14 +4,11 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn, spawnSync } = require('node:child_process')
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const readline = require('node:readline')
-const { freePorts } = require('./helpers')
-
-const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
+const { BIN, freePorts, runProcesses } = require('./helpers')
 
 test('--help prints the shared usage; a bad command line exits 2 with it on stderr', () => {
   const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' })
@@ -43,35 +40,17 @@ test('an authenticated 3-process cluster: JSON lines, and inspect/broadcast/tran
   const keyFile = path.join(dir, 'key')
   fs.writeFileSync(keyFile, 'shared-secret\n')
   const ids = (await freePorts(3)).map((p) => `127.0.0.1:${p}`)
-  /** @type {any[]} */
-  const lines = []
-  /** @type {Array<() => void>} */
-  let waiters = []
-  const procs = ids.map((id) => {
-    const args = [BIN, 'run', '--id', id, '--cluster', 'cli', '--key-file', keyFile, '--min-cluster-size', '2']
-    for (const p of ids) if (p !== id) args.push(`--peer=${p}`)
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] })
-    readline.createInterface({ input: /** @type {any} */ (child.stdout) }).on('line', (l) => {
-      lines.push(JSON.parse(l))
-      const w = waiters
-      waiters = []
-      for (const f of w) f()
-    })
-    return child
-  })
-  /** @param {(l: any) => boolean} pred @param {number} ms */
-  const until = (pred, ms) =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out; lines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)), ms)
-      const check = () => {
-        const hit = lines.find(pred)
-        if (hit) {
-          clearTimeout(timer)
-          resolve(hit)
-        } else waiters.push(check)
-      }
-      check()
-    })
+  const { procs, until } = runProcesses(ids, (id, peers) => [
+    '--id',
+    id,
+    '--cluster',
+    'cli',
+    '--key-file',
+    keyFile,
+    '--min-cluster-size',
+    '2',
+    ...peers.map((p) => `--peer=${p}`),
+  ])
   try {
     // A configuration warning (min_cluster_size 2) is a warning line; then started, then a leader.
     const warning = await until((l) => l.event === 'warning', 5000)

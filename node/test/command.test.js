@@ -6,14 +6,10 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const readline = require('node:readline')
-const { freePorts } = require('./helpers')
-
-const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
+const { freePorts, runProcesses } = require('./helpers')
 
 /** @param {number} pid */
 function alive(pid) {
@@ -31,37 +27,12 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 test('the command runs on the leader with its env and dies with its SIGKILLed runtime', { skip: process.platform !== 'linux', timeout: 30000 }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-command-'))
   const ids = (await freePorts(3)).map((p) => `127.0.0.1:${p}`)
-  /** @type {any[]} */
-  const lines = []
-  /** @type {Array<() => void>} */
-  let waiters = []
   const script = 'echo "$TENURE_TERM $TENURE_LEADER_ID" > "$0/$$"; exec sleep 60'
-  const procs = ids.map((id) => {
-    const args = [BIN, 'run', '--id', id, '--cluster', 'node-command', '--kill-grace', '200']
-    for (const p of ids) if (p !== id) args.push(`--peer=${p}`)
-    args.push('--', 'sh', '-c', script, dir)
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] })
-    readline.createInterface({ input: /** @type {any} */ (child.stdout) }).on('line', (l) => {
-      lines.push(JSON.parse(l))
-      const w = waiters
-      waiters = []
-      for (const f of w) f()
-    })
-    return child
-  })
-  /** @param {(l: any) => boolean} pred @param {number} ms */
-  const until = (pred, ms) =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out; lines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)), ms)
-      const check = () => {
-        const hit = lines.find(pred)
-        if (hit) {
-          clearTimeout(timer)
-          resolve(hit)
-        } else waiters.push(check)
-      }
-      check()
-    })
+  const { procs, until } = runProcesses(
+    ids,
+    (id, peers) => ['--id', id, '--cluster', 'node-command', '--kill-grace', '200', ...peers.map((p) => `--peer=${p}`), '--', 'sh', '-c', script, dir],
+    'ignore',
+  )
   try {
     const started = /** @type {any} */ (await until((l) => l.event === 'command_started', 15000))
     const record = path.join(dir, String(started.pid))

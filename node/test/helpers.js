@@ -1,11 +1,15 @@
 'use strict'
-// Shared test helpers: an in-memory network of sans-IO nodes driven by a simulated clock.
+// Shared test helpers: an in-memory network of sans-IO nodes driven by a simulated clock, and
+// `tenure run` processes (bin/tenure.js) whose JSON lines the tests wait for.
 
 const dgram = require('node:dgram')
 const path = require('node:path')
+const readline = require('node:readline')
+const { spawn } = require('node:child_process')
 const { Node } = require('..')
 
 const REPO = path.resolve(__dirname, '..', '..')
+const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
 
 /**
  * N nodes over an in-memory network with 1 ms latency, driven event by event (no sleeps).
@@ -130,4 +134,45 @@ async function freePorts(n) {
   return ports
 }
 
-module.exports = { SimCluster, rng, REPO, freePorts }
+/**
+ * One `tenure run` process per id (bin/tenure.js), their JSON stdout lines collected in arrival
+ * order. `argsFor(id, peers)` gives the arguments after `run`; `until(pred, ms)` resolves with the
+ * first line, already seen or still to come, that satisfies `pred` (rejects after `ms` with every
+ * line so far). The caller kills `procs` when done.
+ * @param {string[]} ids
+ * @param {(id: string, peers: string[]) => string[]} argsFor
+ * @param {'inherit' | 'ignore'} [stderr]
+ */
+function runProcesses(ids, argsFor, stderr = 'inherit') {
+  /** @type {any[]} */
+  const lines = []
+  /** @type {Array<() => void>} */
+  let waiters = []
+  const procs = ids.map((id) => {
+    const args = [BIN, 'run', ...argsFor(id, ids.filter((p) => p !== id))]
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', stderr] })
+    readline.createInterface({ input: /** @type {any} */ (child.stdout) }).on('line', (l) => {
+      lines.push(JSON.parse(l))
+      const w = waiters
+      waiters = []
+      for (const f of w) f()
+    })
+    return child
+  })
+  /** @param {(l: any) => boolean} pred @param {number} ms @returns {Promise<any>} */
+  const until = (pred, ms) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out; lines:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`)), ms)
+      const check = () => {
+        const hit = lines.find(pred)
+        if (hit) {
+          clearTimeout(timer)
+          resolve(hit)
+        } else waiters.push(check)
+      }
+      check()
+    })
+  return { procs, lines, until }
+}
+
+module.exports = { SimCluster, rng, REPO, BIN, freePorts, runProcesses }

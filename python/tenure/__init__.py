@@ -60,7 +60,7 @@ from .errors import (
     UsageError,
     ViewFullError,
 )
-from .runtime import Elector, FailurePolicy, LeaderWork, Lease, now_ms
+from .runtime import Elector, ElectorOptions, FailurePolicy, LeaderWork, Lease, now_ms
 from .sync import SyncElector, SyncLease
 
 __version__: str = VERSION
@@ -69,6 +69,7 @@ __version__: str = VERSION
 __all__ = [
     "SyncLease",
     "SyncElector",
+    "ElectorOptions",
     "FailurePolicy",
     "StoppedError",
     "RuntimeFailure",

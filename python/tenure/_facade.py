@@ -7,13 +7,174 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Optional, Tuple, TypedDict, Union
 
 from . import _native
-from ._types import PeerDownReason, Role
+from ._types import Config, PeerDownReason, Role
 from .errors import TenureError
 
 log = logging.getLogger("tenure")
+
+Address = Tuple[str, int]
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    """What happens when leader-only work keeps failing (see the module docs). The runtime
+    (``tenure-runtime``) counts the failures and decides; this only configures it."""
+
+    max_failures: int = 3
+    """Consecutive failures of leader-only work in one leadership before stepping down."""
+    max_step_downs: int = 3
+    """Consecutive leaderships ended by failing work before the elector stops."""
+    backoff: float = 0.1
+    """The first restart delay in seconds; doubles after each failure."""
+    max_backoff: float = 5.0
+    """The longest restart delay in seconds."""
+
+    def __post_init__(self) -> None:
+        _native.check_failure_policy(self._args())
+
+    def _args(self) -> Tuple[int, int, float, float]:
+        return (self.max_failures, self.max_step_downs, self.backoff, self.max_backoff)
+
+    def delay(self, failures: int) -> float:
+        """The restart delay after ``failures`` consecutive failures."""
+        return _native.failure_delay(self._args(), failures)
+
+
+def _bind_str(bind: Union[str, Address, None]) -> Optional[str]:
+    if bind is None or isinstance(bind, str):
+        return bind
+    host, port = bind
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+@dataclass
+class _Options:
+    """The arguments shared by :class:`tenure.Elector` and :class:`tenure.SyncElector`, checked."""
+
+    config: Config
+    bind: Optional[str]
+    state_file: Optional[str]
+    key_file: Optional[str]
+    confirm_timeout: Optional[float]
+    handover_timeout: Optional[float]
+    seed: Optional[int]
+    log: bool
+    failure_policy: FailurePolicy
+    http: Optional[str] = None
+    ready_when: str = "node"
+
+    def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
+        return _native.spawn_runtime(
+            self.config,
+            callback,
+            bind=self.bind,
+            state_file=self.state_file,
+            key_file=self.key_file,
+            confirm_timeout=self.confirm_timeout,
+            handover_timeout=self.handover_timeout,
+            defer_confirm=defer_confirm,
+            seed=self.seed,
+            log=self.log,
+            http=self.http,
+            ready_when=self.ready_when,
+            failure_policy=self.failure_policy._args(),
+        )
+
+
+class ElectorOptions(TypedDict, total=False):
+    """The keyword options :class:`tenure.Elector` and :class:`tenure.SyncElector` share: the one
+    list (a new option is added here, read in :func:`_options`, and both constructors take it; type
+    checkers and IDEs show these keys in both signatures through ``**options: Unpack[...]``).
+    Defaults and meanings: the options table in the Python README."""
+
+    cluster: str
+    config: Config
+    min_cluster_size: int
+    election_timeout_min: Optional[int]
+    election_timeout_max: Optional[int]
+    heartbeat_interval: int
+    lease_duration: Optional[int]
+    ghost_ttl: int
+    pre_vote: bool
+    state_file: Union[str, os.PathLike[str], None]
+    key: Union[bytes, str, None]
+    key_file: Union[str, os.PathLike[str], None]
+    handover_timeout: Optional[float]
+    failure_policy: Optional[FailurePolicy]
+    bind: Union[str, Address, None]
+    seed: Optional[int]
+    log: bool
+    http: Optional[str]
+    ready_when: str
+
+
+# The options that are the core's configuration (the rest configure the runtime); defaults: Config's.
+_CONFIG_OPTIONS = (
+    "min_cluster_size",
+    "election_timeout_min",
+    "election_timeout_max",
+    "heartbeat_interval",
+    "lease_duration",
+    "ghost_ttl",
+    "pre_vote",
+)
+
+
+def _options(
+    id: Optional[str],
+    peers: Iterable[str],
+    options: ElectorOptions,
+    confirm_timeout: Optional[float] = None,
+) -> _Options:
+    """Checks an elector's arguments (typed errors naming the bad value, before anything runs)."""
+    unknown = sorted(set(options) - set(ElectorOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    config = options.get("config")
+    cluster = options.get("cluster")
+    key = options.get("key")
+    timing: Dict[str, Any] = {k: options[k] for k in _CONFIG_OPTIONS if k in options}  # type: ignore[literal-required]
+    if config is None:
+        if id is None or cluster is None:
+            raise TypeError("Elector needs id and cluster (or config=)")
+        if isinstance(peers, str):
+            raise TypeError("peers must be a list of HOST:PORT strings, not a single str")
+        config = Config(id=id, cluster=cluster, bootstrap=tuple(peers), key=key, **timing)  # type: ignore[arg-type]
+    elif key is not None:
+        raise TypeError("pass key= inside config= when config= is given")
+    fields = {f: getattr(config, f) for f in config.__dataclass_fields__}
+    config = Config(**{**fields, "durable": False, "confirm_leader": True})
+    config.validate()
+    bind_s = _bind_str(options.get("bind"))
+    http = options.get("http")
+    ready_when = options.get("ready_when", "node")
+    _native.check_addresses(config.id, list(config.bootstrap), bind_s, http, ready_when)
+    handover_timeout = options.get("handover_timeout")
+    for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
+        if value is not None and not value >= 0:
+            raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
+    state_file = options.get("state_file")
+    key_file = options.get("key_file")
+    failure_policy = options.get("failure_policy")
+    return _Options(
+        config=config,
+        bind=bind_s,
+        state_file=os.fspath(state_file) if state_file is not None else None,
+        key_file=os.fspath(key_file) if key_file is not None else None,
+        confirm_timeout=confirm_timeout,
+        handover_timeout=handover_timeout,
+        seed=options.get("seed"),
+        log=options.get("log", False),
+        http=http,
+        ready_when=ready_when,
+        failure_policy=failure_policy if failure_policy is not None else FailurePolicy(),
+    )
+
 
 RuntimeEvent = Tuple[Any, ...]
 Callback = Callable[..., Any]

@@ -25,11 +25,10 @@ import asyncio
 import contextlib
 import inspect
 import logging
-import os
 import signal
 import time
-from dataclasses import dataclass
 from typing import (
+    TYPE_CHECKING,
     Any,
     AsyncIterator,
     Awaitable,
@@ -42,15 +41,16 @@ from typing import (
 )
 
 from . import _native
-from ._facade import RuntimeEvent, _Facade
-from ._types import Config
+from ._facade import ElectorOptions, FailurePolicy, RuntimeEvent, _Facade, _options
 from .errors import LeadershipLost, StoppedError, TenureError
 
-__all__ = ["Elector", "FailurePolicy", "Lease", "LeaderWork", "now_ms"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["Elector", "ElectorOptions", "FailurePolicy", "Lease", "LeaderWork", "now_ms"]
 
 log = logging.getLogger("tenure")
 
-Address = Tuple[str, int]
 TermCallback = Callable[[int], Union[Awaitable[None], None]]
 FollowerCallback = Callable[[int, Optional[str]], Union[Awaitable[None], None]]
 PeerCallback = Callable[[str], Union[Awaitable[None], None]]
@@ -63,122 +63,6 @@ LeaderWorkFn = Callable[["Lease"], Awaitable[Any]]
 def now_ms() -> int:
     """The monotonic clock every :class:`tenure.Node` input takes, in whole milliseconds."""
     return time.monotonic_ns() // 1_000_000
-
-
-@dataclass(frozen=True)
-class FailurePolicy:
-    """What happens when leader-only work keeps failing (see the module docs). The runtime
-    (``tenure-runtime``) counts the failures and decides; this only configures it."""
-
-    max_failures: int = 3
-    """Consecutive failures of leader-only work in one leadership before stepping down."""
-    max_step_downs: int = 3
-    """Consecutive leaderships ended by failing work before the elector stops."""
-    backoff: float = 0.1
-    """The first restart delay in seconds; doubles after each failure."""
-    max_backoff: float = 5.0
-    """The longest restart delay in seconds."""
-
-    def __post_init__(self) -> None:
-        _native.check_failure_policy(self._args())
-
-    def _args(self) -> Tuple[int, int, float, float]:
-        return (self.max_failures, self.max_step_downs, self.backoff, self.max_backoff)
-
-    def delay(self, failures: int) -> float:
-        """The restart delay after ``failures`` consecutive failures."""
-        return _native.failure_delay(self._args(), failures)
-
-
-def _bind_str(bind: Union[str, Address, None]) -> Optional[str]:
-    if bind is None or isinstance(bind, str):
-        return bind
-    host, port = bind
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-@dataclass
-class _Options:
-    """The arguments shared by :class:`Elector` and :class:`tenure.SyncElector`, checked."""
-
-    config: Config
-    bind: Optional[str]
-    state_file: Optional[str]
-    key_file: Optional[str]
-    confirm_timeout: Optional[float]
-    handover_timeout: Optional[float]
-    seed: Optional[int]
-    log: bool
-    failure_policy: FailurePolicy
-    http: Optional[str] = None
-    ready_when: str = "node"
-
-    def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
-        return _native.spawn_runtime(
-            self.config,
-            callback,
-            bind=self.bind,
-            state_file=self.state_file,
-            key_file=self.key_file,
-            confirm_timeout=self.confirm_timeout,
-            handover_timeout=self.handover_timeout,
-            defer_confirm=defer_confirm,
-            seed=self.seed,
-            log=self.log,
-            http=self.http,
-            ready_when=self.ready_when,
-            failure_policy=self.failure_policy._args(),
-        )
-
-
-def _options(
-    id: Optional[str],
-    peers: Iterable[str],
-    *,
-    cluster: Optional[str],
-    config: Optional[Config],
-    key: Union[bytes, str, None],
-    state_file: Union[str, os.PathLike[str], None],
-    key_file: Union[str, os.PathLike[str], None],
-    bind: Union[str, Address, None],
-    confirm_timeout: Optional[float],
-    handover_timeout: Optional[float],
-    seed: Optional[int],
-    log: bool,
-    http: Optional[str] = None,
-    ready_when: str = "node",
-    failure_policy: Optional[FailurePolicy] = None,
-    **timing: Any,
-) -> _Options:
-    if config is None:
-        if id is None or cluster is None:
-            raise TypeError("Elector needs id and cluster (or config=)")
-        if isinstance(peers, str):
-            raise TypeError("peers must be a list of HOST:PORT strings, not a single str")
-        config = Config(id=id, cluster=cluster, bootstrap=tuple(peers), key=key, **timing)  # type: ignore[arg-type]
-    elif key is not None:
-        raise TypeError("pass key= inside config= when config= is given")
-    fields = {f: getattr(config, f) for f in config.__dataclass_fields__}
-    config = Config(**{**fields, "durable": False, "confirm_leader": True})
-    config.validate()
-    bind_s = _bind_str(bind)
-    _native.check_addresses(config.id, list(config.bootstrap), bind_s, http, ready_when)
-    for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
-        if value is not None and not value >= 0:
-            raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
-    return _Options(
-        config=config,
-        bind=bind_s,
-        state_file=os.fspath(state_file) if state_file is not None else None,
-        key_file=os.fspath(key_file) if key_file is not None else None,
-        confirm_timeout=confirm_timeout,
-        handover_timeout=handover_timeout,
-        seed=seed,
-        log=log,
-        http=http,
-        ready_when=ready_when,
-        failure_policy=failure_policy if failure_policy is not None else FailurePolicy(),
-    )
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -303,18 +187,6 @@ class Elector(_Facade):
         id: Optional[str] = None,
         peers: Iterable[str] = (),
         *,
-        cluster: Optional[str] = None,
-        config: Optional[Config] = None,
-        min_cluster_size: int = 3,
-        election_timeout_min: Optional[int] = None,
-        election_timeout_max: Optional[int] = None,
-        heartbeat_interval: int = 50,
-        lease_duration: Optional[int] = None,
-        ghost_ttl: int = 5000,
-        pre_vote: bool = True,
-        state_file: Union[str, os.PathLike[str], None] = None,
-        key: Union[bytes, str, None] = None,
-        key_file: Union[str, os.PathLike[str], None] = None,
         on_leader: Optional[TermCallback] = None,
         on_follower: Optional[FollowerCallback] = None,
         on_peer_joined: Optional[PeerCallback] = None,
@@ -323,38 +195,9 @@ class Elector(_Facade):
         on_warning: Optional[WarningCallback] = None,
         confirm_leader: Optional[ConfirmCallback] = None,
         confirm_timeout: Optional[float] = None,
-        handover_timeout: Optional[float] = None,
-        failure_policy: Optional[FailurePolicy] = None,
-        bind: Union[str, Address, None] = None,
-        seed: Optional[int] = None,
-        log: bool = False,
-        http: Optional[str] = None,
-        ready_when: str = "node",
+        **options: Unpack[ElectorOptions],
     ) -> None:
-        self._options = _options(
-            id,
-            peers,
-            cluster=cluster,
-            config=config,
-            key=key,
-            state_file=state_file,
-            key_file=key_file,
-            bind=bind,
-            confirm_timeout=confirm_timeout,
-            handover_timeout=handover_timeout,
-            seed=seed,
-            log=log,
-            http=http,
-            ready_when=ready_when,
-            failure_policy=failure_policy,
-            min_cluster_size=min_cluster_size,
-            election_timeout_min=election_timeout_min,
-            election_timeout_max=election_timeout_max,
-            heartbeat_interval=heartbeat_interval,
-            lease_duration=lease_duration,
-            ghost_ttl=ghost_ttl,
-            pre_vote=pre_vote,
-        )
+        self._options = _options(id, peers, options, confirm_timeout)
         super().__init__(
             on_leader=on_leader,
             on_follower=on_follower,

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import queue
 import threading
-from typing import Any, Callable, Iterable, Iterator, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Tuple
 
 from . import _native
-from ._facade import _Facade
-from ._types import Config
+from ._facade import ElectorOptions, _Facade, _options
 from .errors import LeadershipLost, StoppedError
-from .runtime import Address, FailurePolicy, _options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["SyncElector", "SyncLease"]
 
@@ -77,56 +77,15 @@ class SyncElector(_Facade):
         id: Optional[str] = None,
         peers: Iterable[str] = (),
         *,
-        cluster: Optional[str] = None,
-        config: Optional[Config] = None,
-        min_cluster_size: int = 3,
-        election_timeout_min: Optional[int] = None,
-        election_timeout_max: Optional[int] = None,
-        heartbeat_interval: int = 50,
-        lease_duration: Optional[int] = None,
-        ghost_ttl: int = 5000,
-        pre_vote: bool = True,
-        state_file: Union[str, os.PathLike[str], None] = None,
-        key: Union[bytes, str, None] = None,
-        key_file: Union[str, os.PathLike[str], None] = None,
         on_leader: Optional[Callable[[int], Any]] = None,
         on_follower: Optional[Callable[[int, Optional[str]], Any]] = None,
         on_peer_joined: Optional[Callable[[str], Any]] = None,
         on_peer_left: Optional[Callable[[str], Any]] = None,
         on_message: Optional[Callable[[str, bytes], Any]] = None,
         on_warning: Optional[Callable[[str, str], Any]] = None,
-        handover_timeout: Optional[float] = None,
-        failure_policy: Optional[FailurePolicy] = None,
-        bind: Union[str, Address, None] = None,
-        seed: Optional[int] = None,
-        log: bool = False,
-        http: Optional[str] = None,
-        ready_when: str = "node",
+        **options: Unpack[ElectorOptions],
     ) -> None:
-        options = _options(
-            id,
-            peers,
-            cluster=cluster,
-            config=config,
-            key=key,
-            state_file=state_file,
-            key_file=key_file,
-            bind=bind,
-            confirm_timeout=None,
-            handover_timeout=handover_timeout,
-            seed=seed,
-            log=log,
-            http=http,
-            ready_when=ready_when,
-            failure_policy=failure_policy,
-            min_cluster_size=min_cluster_size,
-            election_timeout_min=election_timeout_min,
-            election_timeout_max=election_timeout_max,
-            heartbeat_interval=heartbeat_interval,
-            lease_duration=lease_duration,
-            ghost_ttl=ghost_ttl,
-            pre_vote=pre_vote,
-        )
+        checked = _options(id, peers, options)
         super().__init__(
             on_leader=on_leader,
             on_follower=on_follower,
@@ -140,7 +99,7 @@ class SyncElector(_Facade):
         self._error: Optional[BaseException] = None
         self._queue: queue.SimpleQueue[Optional[Tuple[str, Callable[..., Any], Tuple[Any, ...]]]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._dispatch, name="tenure-callbacks", daemon=True)
-        self._rt: _native.Runtime = options.spawn(self._deliver, defer_confirm=False)
+        self._rt: _native.Runtime = checked.spawn(self._deliver, defer_confirm=False)
         self._thread.start()
 
     # ----- runtime thread -> callback thread -------------------------------------------------------

@@ -69,6 +69,17 @@ def test_bad_bind_and_config_raise_typed_errors() -> None:
         SyncElector("127.0.0.1:1", ["127.0.0.1:2"], cluster="x", election_timeout_min=300, election_timeout_max=200)
 
 
+def test_both_electors_take_the_one_option_list() -> None:
+    """`tenure.ElectorOptions` is the list both constructors take: an option reaches the core
+    config from either (checked there), and a keyword outside it is a TypeError naming it."""
+    for cls in (Elector, SyncElector):
+        with pytest.raises(tenure.ConfigError, match="lease"):
+            cls("127.0.0.1:1", ["127.0.0.1:2"], cluster="x", heartbeat_interval=50, lease_duration=10)
+        with pytest.raises(TypeError, match="bogus"):
+            cls("127.0.0.1:1", ["127.0.0.1:2"], cluster="x", bogus=1)
+    assert "lease_duration" in tenure.ElectorOptions.__annotations__
+
+
 def sync(node_id: str, peers: List[str], **kw: Any) -> SyncElector:
     return SyncElector(node_id, peers, cluster="pytest", **{**FAST, **kw})
 

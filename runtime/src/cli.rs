@@ -469,8 +469,7 @@ where
             vec![std::env::current_exe().map_or_else(|_| "tenure".into(), |p| p.to_string_lossy().into_owned())]
         });
         let kill_grace = options.kill_grace.unwrap_or(crate::command::DEFAULT_KILL_GRACE);
-        let restart_backoff = options.runtime_config().node.validate().map_or(0, |c| c.election_timeout_max);
-        let spec = CommandSpec { argv: options.command.clone(), kill_grace, restart_backoff, reexec };
+        let spec = CommandSpec { argv: options.command.clone(), kill_grace, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))
     });
     // `started` is the first line: control lines (answered on the stdin thread) wait for it.

@@ -21,7 +21,8 @@ pub const DEFAULT_KILL_GRACE: u64 = 1000;
 const TICK: Duration = Duration::from_millis(5);
 
 /// After the f-th failure in a row the command starts again no sooner than
-/// `restart_backoff` × 2^(f−1) later; f counts up to this (at most 64 × `restart_backoff`).
+/// `election_timeout_max` × 2^(f−1) later (the node's, as validated when the runtime started);
+/// f counts up to this (at most 64 × `election_timeout_max`).
 const MAX_FAILURES: u32 = 7;
 
 /// The leader-only command: what to run and how to re-invoke this command line as its
@@ -32,9 +33,6 @@ pub struct CommandSpec {
     pub argv: Vec<String>,
     /// Milliseconds between SIGTERM and SIGKILL on an ordered stop (never past the lease deadline).
     pub kill_grace: u64,
-    /// Milliseconds the command waits after its first failure before it may start again on this
-    /// node (doubling with each failure in a row); the command line uses `election_timeout_max`.
-    pub restart_backoff: u64,
     /// The argv prefix that runs this command line again (the supervisor is `PREFIX __supervise
     /// ...`): `[current_exe]` for the Rust binaries, `[python, -m, tenure]`, `[node, cli.js]`.
     pub reexec: Vec<String>,
@@ -331,7 +329,8 @@ impl Runner {
         let mut st = self.lock();
         st.done_term = Some(term);
         st.failures = st.failures.saturating_add(1).min(MAX_FAILURES);
-        let wait = self.inner.spec.restart_backoff.saturating_mul(1 << (st.failures - 1));
+        let base = self.inner.handle.get().map_or(0, |h| h.shared.valid.election_timeout_max);
+        let wait = base.saturating_mul(1 << (st.failures - 1));
         st.not_before = Some(Instant::now() + Duration::from_millis(wait));
         let failures = st.failures;
         drop(st);

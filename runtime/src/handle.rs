@@ -95,6 +95,8 @@ pub(crate) struct Shared {
     pub(crate) http_addr: Option<SocketAddr>,
     /// Run once when the runtime thread ends (the HTTP sidecar's shutdown).
     pub(crate) on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    /// The node's configuration as validated at `spawn` (derived timeouts included).
+    pub(crate) valid: tenure::ValidConfig,
 }
 
 /// A running runtime. Every method may be called from any thread. Dropping the last handle does

@@ -100,6 +100,11 @@ impl Prober {
         }
     }
 
+    /// Whether `peer` is the leader watched (the one peer whose refused port matters).
+    pub(crate) fn watches(&self, peer: &str) -> bool {
+        self.watched.as_ref().is_some_and(|(w, _)| w == peer)
+    }
+
     /// A datagram came from `peer`.
     pub(crate) fn heard(&mut self, peer: &str, now: u64) {
         if let Some((w, at)) = &mut self.watched {
@@ -136,7 +141,9 @@ mod tests {
     fn a_quiet_leader_is_probed_one_and_a_half_intervals_after_it_was_last_heard_then_every_interval() {
         let mut p = Prober::default();
         assert_eq!(p.due(50), None, "no leader, no probe");
+        assert!(!p.watches("L"));
         p.watch(Some("L"), 1_000);
+        assert!(p.watches("L") && !p.watches("other"));
         assert_eq!(p.due(50), Some(1_075));
         p.heard("L", 1_050);
         p.heard("other", 1_060);

@@ -207,13 +207,19 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         true
     }
 
-    /// Reports every peer whose port refused a datagram (queued ICMP errors) to the engine.
+    /// Reads the queued ICMP errors and reports a refused port to the engine only for the peer the
+    /// prober watches (the leader this follower listens to): the core acts on nothing else, and a
+    /// leader whose follower died would otherwise pass it one refusal per heartbeat.
     fn icmp_errors(&mut self) {
-        if self.prober.is_none() {
-            return;
-        }
-        for addr in refused_destinations(&self.socket) {
-            let Some(peer) = self.peers.id_of(Family::source(addr)).map(str::to_string) else { continue };
+        let Some(prober) = &self.prober else { return };
+        let refused = refused_destinations(&self.socket);
+        let watched: Vec<String> = refused
+            .into_iter()
+            .filter_map(|addr| self.peers.id_of(Family::source(addr)))
+            .filter(|peer| prober.watches(peer))
+            .map(str::to_string)
+            .collect();
+        for peer in watched {
             let now = self.now();
             if self.log {
                 if let Some(m) = self.warner.note(now, "peer_refused", &peer, || {

@@ -163,10 +163,8 @@ fn the_command_runs_on_the_leader_only_with_its_env_and_stops_before_a_transfer(
     assert_eq!(stopped["cause"], "stopped");
     assert_eq!(stopped["pid"], started["pid"]);
     assert!(ms(&stopped) <= ms(&second), "stopped {stopped} after the new leader's start {second}");
-    let at = Instant::now();
-    while lives(&out).len() < 2 && at.elapsed() < LIMIT {
-        std::thread::sleep(Duration::from_millis(10)); // the new command writes its first line
-    }
+    // The new command writes its first line.
+    poll_until(LIMIT, Duration::from_millis(10), || lives(&out).len() >= 2);
     let all = lives(&out);
     assert_eq!(all.len(), 2, "{all:?}");
     assert!(all[0].end_ns < all[1].start_ns, "the commands overlap: {all:?}");
@@ -194,9 +192,7 @@ fn sigkill_of_the_runtime_takes_the_command_down() {
     let at = Instant::now();
     procs[p].signal(9); // the runtime's pid alone, not its group
     let limit = Duration::from_millis(LEASE_SPAN_MS + 1000);
-    while (alive(pid) || alive(supervisor)) && at.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    poll_until(limit, Duration::from_millis(2), || !alive(pid) && !alive(supervisor));
     assert!(!alive(pid), "the command outlived its SIGKILLed runtime by {limit:?}");
     assert!(!alive(supervisor), "the supervisor outlived its SIGKILLed runtime by {limit:?}");
     // The lease bounds it: SIGTERM is ignored, so the SIGKILL came by the lease deadline.
@@ -222,10 +218,7 @@ fn sigstop_of_the_runtime_still_stops_the_command_by_the_lease_deadline() {
     let p = procs.iter().position(|p| p.id == id).unwrap();
     let stopped_at = wall_ms();
     procs[p].signal(19); // SIGSTOP: the runtime renews nothing more, orders nothing more
-    let at = Instant::now();
-    while alive(pid) && at.elapsed() < Duration::from_secs(2) {
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    poll_until(Duration::from_secs(2), Duration::from_millis(2), || !alive(pid));
     let gone = wall_ms();
     assert!(!alive(pid), "the command of a paused runtime still runs after 2 s");
     // Another node leads and runs its command while this runtime is still paused.

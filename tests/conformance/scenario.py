@@ -2,7 +2,8 @@
 (`tenure`, `python -m tenure`, the Node.js `tenure`, `tenure-wasmtime`), whose JSON event lines
 are normalised and compared.
 
-The story (3 nodes on 127.0.0.1, same options):
+The story (3 nodes on 127.0.0.1, same options; the third node's id is a hostname,
+`localhost:PORT` bound with `--bind 127.0.0.1`, so two nodes have a hostname peer to resolve):
 
 1. All start; whoever wins term 1 is called A, the others B and C (port order).
 2. `inspect` on A (times are normalised away; keys and values compared).
@@ -12,14 +13,22 @@ The story (3 nodes on 127.0.0.1, same options):
 5. C is paused (SIGSTOP), so that A is the peer B heard from most recently; SIGTERM B: the
    leader hands leadership to A and waits for it (A leads term 3); C resumes and follows A.
 6. B restarts from its state file (started in term 3) and follows A.
-7. SIGTERM B and C (followers stop at once); A, alone, steps down (check-quorum); then SIGTERM A.
+7. SIGKILL of A, the leader: the survivors (B's second run and C) elect a leader of term 4
+   (its refused port ends their wait). Which survivor wins is the protocol's choice (its rank
+   among the members' ids, i.e. the random ports): from here on the winner is called W and the
+   other L, and their lines after the kill are compared as W's and L's.
+8. A restarts from the state file of the run that was killed (started in term 3) and follows W.
+9. SIGTERM A and L (followers stop at once); W, alone, steps down (check-quorum); then SIGTERM W.
 
 Plus the one-shot commands: `--version`, `--help` and two usage errors (exit status, stdout and
 stderr compared with the program name normalised).
 
-What legitimately differs is normalised: `ts_ms`, ports (ids become A/B/C, other ports `PORT`),
-times inside `inspect`. Everything else — event kinds, fields, warning codes and messages, error
-texts, exit statuses — must be identical per node and in the same order.
+What legitimately differs is normalised: `ts_ms`; ports (a node's id — and for the hostname node
+also its `127.0.0.1:PORT` address — becomes its label, other ports `PORT`); times inside
+`inspect`; which survivor wins term 4 (each survivor's lines are cut at the kill, and the part
+after it is labelled by outcome, W or L, with ids relabelled the same way). Everything else —
+event kinds, fields, terms, warning codes and messages, error texts, exit statuses — must be
+identical per node and in the same order.
 
 Run directly to print the normalised traces: `python tests/conformance/scenario.py native python`.
 Standard library only.
@@ -67,8 +76,11 @@ class Trace:
     """What one runtime did in the scenario, normalised."""
 
     kind: str
-    # label ("A", "B", "C", "A#2" for a restart, ...) -> normalised event lines, in order
+    # label ("A", "B", "C", "A#2" for a restart, "W"/"L" for the survivors after the kill) ->
+    # normalised event lines, in order
     nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # the label of the node whose id is a hostname (A, B or C, as the elections went)
+    hostname_node: str = ""
     exits: dict[str, int | None] = field(default_factory=dict)
     oneshots: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -121,8 +133,11 @@ class Proc:
         self, label: str, cmd: list[str], args: list[str], env: dict[str, str]
     ) -> None:
         self.label = label
+        self.id = label
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
+        # Where `seen` was cut (see `cut`): the lines from there on are labelled by outcome.
+        self.cut_at: int | None = None
         self.stderr: list[str] = []
         self.popen = subprocess.Popen(
             cmd + args,
@@ -183,6 +198,19 @@ class Proc:
             if pred(e):
                 return e
 
+    def cut(self) -> None:
+        """Marks the end of this node's lines so far (every line it printed is read first: it is
+        quiet when this is called, so a short wait collects any line still in the pipe)."""
+        while True:
+            try:
+                e = self.lines.get(timeout=PAUSE_S)
+            except queue.Empty:
+                break
+            if e is None:
+                break
+            self.seen.append(e)
+        self.cut_at = len(self.seen)
+
     def send(self, line: str) -> None:
         assert self.popen.stdin is not None
         self.popen.stdin.write(line + "\n")
@@ -231,7 +259,10 @@ def run_scenario(
     cmd = cmd or runtime_command(kind)
     env = {**os.environ, "TENURE_LOG": "off", **(env or {})}
     tmp = Path(tempfile.mkdtemp(prefix=f"tenure-conformance-{kind}-"))
-    ids = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
+    ports = free_udp_ports(3)
+    # The third node's id is a hostname (resolved by the two others, which list it as a peer).
+    ids = [f"127.0.0.1:{ports[0]}", f"127.0.0.1:{ports[1]}", f"localhost:{ports[2]}"]
+    aliases = {f"127.0.0.1:{ports[2]}": ids[2]}
     trace = Trace(kind)
     procs: list[Proc] = []
     by_id: dict[str, Proc] = {}
@@ -247,6 +278,8 @@ def run_scenario(
             str(tmp / f"{node}.json"),
             *TIMING,
         ]
+        if node.startswith("localhost:"):
+            args += ["--bind", "127.0.0.1"]
         for p in ids:
             if p != node:
                 args += ["--peer", p]
@@ -307,24 +340,56 @@ def run_scenario(
             is_event("follower", term=3, leader=a), "A as the leader after B's restart"
         )
 
-        stop(pb2)
-        stop(pc)
-        # Alone, A steps down (check-quorum) and then stops as a follower; stopping it while it
+        # SIGKILL of the leader: the survivors elect. Their lines so far are cut off first.
+        survivors = [pb2, pc]
+        for p in survivors:
+            p.cut()
+        pa.kill()
+        pa.finish()  # the lines it printed before it died
+        trace.exits[pa.label] = pa.popen.returncode
+        w = wait_any(survivors, is_event("leader", term=4), "a survivor leading term 4")
+        lose = pc if w is pb2 else pb2
+        lose.wait_for(
+            is_event("follower", term=4, leader=w.id), "W as the leader of term 4"
+        )
+
+        # A restarts from the state file of its killed run.
+        pa2 = start(a)
+        pa2.label = f"{a}#2"
+        pa2.wait_for(
+            is_event("follower", term=4, leader=w.id),
+            "W as the leader after A's restart",
+        )
+
+        stop(pa2)
+        trace.exits["L"] = lose.terminate()
+        # Alone, W steps down (check-quorum) and then stops as a follower; stopping it while it
         # still led would race that step-down.
-        pa.wait_for(is_event("follower", term=3, leader=None), "A stepping down alone")
-        stop(pa)
+        w.wait_for(is_event("follower", term=4, leader=None), "W stepping down alone")
+        trace.exits["W"] = w.terminate()
     finally:
         for p in procs:
             p.kill()
 
     labels = {a: "A", b: "B", c: "C"}
-    norm = Normaliser(labels)
+    norm = Normaliser(with_aliases(labels, aliases))
+    after = Normaliser(with_aliases({a: "A", w.id: "W", lose.id: "L"}, aliases))
     for p in procs:
-        name = norm.text(p.label)
-        trace.nodes[name] = [norm.event(e) for e in p.seen]
+        # A's second run only ever knows W and L.
+        n = after if p is pa2 else norm
+        trace.nodes[norm.text(p.label)] = [n.event(e) for e in p.seen[: p.cut_at]]
+        if p.cut_at is not None:
+            name = "W" if p is w else "L"
+            trace.nodes[name] = [after.event(e) for e in p.seen[p.cut_at :]]
     trace.exits = {norm.text(k): v for k, v in trace.exits.items()}
+    trace.hostname_node = labels[ids[2]]
     trace.oneshots = oneshots(cmd, env, norm)
     return trace
+
+
+def with_aliases(labels: dict[str, str], aliases: dict[str, str]) -> dict[str, str]:
+    """`labels` plus each alias (another spelling of a node's address) under its node's label."""
+    return {**labels, **{k: labels[v] for k, v in aliases.items() if v in labels}}
 
 
 def wait_any(

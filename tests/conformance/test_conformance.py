@@ -20,8 +20,10 @@ def reference() -> Trace:
 
 def test_the_reference_run_tells_the_whole_story(reference: Trace) -> None:
     """The scenario did what it says, so that an agreement between runtimes means something."""
-    assert set(reference.nodes) == {"A", "B", "C", "B#2"}
-    assert set(reference.exits.values()) == {0}
+    assert set(reference.nodes) == {"A", "B", "C", "B#2", "W", "L", "A#2"}
+    assert reference.exits == {"A": -9, "B": 0, "W": 0, "L": 0, "A#2": 0}, (
+        "A was SIGKILLed; every other run stopped by SIGTERM exited 0"
+    )
     events = {
         label: [(e["event"], e.get("term"), e.get("code")) for e in lines]
         for label, lines in reference.nodes.items()
@@ -33,6 +35,19 @@ def test_the_reference_run_tells_the_whole_story(reference: Trace) -> None:
     assert events["B#2"][0] == ("started", 3, None), (
         "B restarts in the term its state file holds"
     )
+    # After A's SIGKILL the survivors elect: W leads term 4, L and A's second run follow it.
+    assert events["W"][0] == ("leader", 4, None), events["W"]
+    for label in ("L", "A#2"):
+        assert any(
+            e["event"] == "follower" and e["term"] == 4 and e["leader"] == "W"
+            for e in reference.nodes[label]
+        ), (label, reference.nodes[label])
+    assert events["A#2"][0] == ("started", 3, None), (
+        "A restarts from the state file of its killed run"
+    )
+    # No leader exists below 3 members (min_cluster_size): term 1 proves both others resolved the
+    # hostname peer.
+    assert reference.hostname_node in ("A", "B", "C")
     assert reference.oneshots["unknown option"]["status"] == 2
     assert reference.oneshots["bad id"]["status"] == 2
     assert reference.oneshots["unknown option"]["stderr"].count("\n") == 1, (

@@ -29,14 +29,13 @@ impl Proc {
         assert!(status.success());
     }
     pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "{} did not exit", self.id);
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let mut status = None;
+        let exited = poll_until(limit, Duration::from_millis(10), || {
+            status = self.child.try_wait().unwrap();
+            status.is_some()
+        });
+        assert!(exited, "{} did not exit", self.id);
+        status.unwrap()
     }
 }
 
@@ -44,6 +43,21 @@ impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Checks `cond` every `every` until it holds or `limit` has passed; whether it held (a condition
+/// on something other than event lines: a file, /proc, an exit status).
+pub fn poll_until(limit: Duration, every: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(every);
     }
 }
 
