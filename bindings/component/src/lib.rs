@@ -83,7 +83,7 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
         ConfigError::TooManyPeers { .. } => C::TooManyPeers,
         ConfigError::LeaseOutOfRange { .. } => C::LeaseOutOfRange,
     };
-    wit::ConfigError { code, message: e.to_string() }
+    wit::ConfigError { code, message: e.message() }
 }
 
 fn node_error(e: Error) -> wit::NodeError {
@@ -98,7 +98,7 @@ fn node_error(e: Error) -> wit::NodeError {
         Error::NotLeaderInTerm { .. } => C::NotLeaderInTerm,
         Error::ViewFull { .. } => C::ViewFull,
     };
-    wit::NodeError { code, message: e.to_string() }
+    wit::NodeError { code, message: e.message() }
 }
 
 fn drop_reason(r: DropReason) -> wit::DropReason {
@@ -306,10 +306,7 @@ impl GuestNode for NodeResource {
 
     fn warnings(&self) -> Vec<wit::ConfigWarning> {
         let core = self.core.borrow();
-        core.warnings()
-            .iter()
-            .map(|w| wit::ConfigWarning { code: w.code().to_string(), message: w.to_string() })
-            .collect()
+        core.warnings().iter().map(|w| wit::ConfigWarning { code: w.code().into(), message: w.message() }).collect()
     }
 
     fn inspect(&self) -> wit::Inspect {
