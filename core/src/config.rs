@@ -681,6 +681,13 @@ mod tests {
         assert_eq!(Config::new("a", "c").key(alloc::vec![]).validate(), Err(ConfigError::EmptyKey));
         let msg = alloc::format!("{}", ConfigError::MinAboveMax { min: 500, max: 400 });
         assert!(msg.contains("election_timeout_min (500 ms)"));
+        let e = ConfigError::TooManyPeers { peers: 70, max_peers: 64 };
+        assert_eq!(e.message(), "70 peers declared but max_peers is 64 (at least 1, and at least the declared peers)");
+        assert_eq!(alloc::format!("{e}"), e.message());
+        let w = ConfigWarning::SlowHeartbeat { heartbeat_interval: 60, election_timeout_min: 150 };
+        assert!(w
+            .message()
+            .starts_with("heartbeat_interval 60 ms is not below a third of election_timeout_min 150 ms"));
     }
 
     #[test]

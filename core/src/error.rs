@@ -104,3 +104,22 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn messages_carry_the_values_without_formatting() {
+        let e = Error::ViewFull { peer: "n9".into(), max_peers: 64 };
+        assert_eq!(e.message(), "cannot join \"n9\": the view already holds max_peers (64) peers");
+        assert_eq!(e.to_string(), e.message());
+        let e = Error::PayloadTooLarge { size: 70_000, max: 65_000 };
+        assert_eq!(e.message(), "payload of 70000 bytes is larger than the maximum of 65000 bytes");
+        assert_eq!(
+            Error::NotLeaderInTerm { term: u64::MAX }.message(),
+            "this node is not the leader of term 18446744073709551615"
+        );
+    }
+}
