@@ -42,7 +42,7 @@ APT_PACKAGES ?= chromium
 # Directories where `npm ci` runs when they hold a package-lock.json.
 NPM_DIRS ?= node demo tests bindings/component/js
 # Directories linted by ruff when they hold .py files.
-PY_DIRS ?= python bindings/python tests demo bindings/component scripts deploy benches
+PY_DIRS ?= python bindings/python tests demo bindings/component bindings/wasm scripts deploy benches
 REQUIREMENTS := requirements-dev.txt
 CARGO_FUZZ_VERSION ?= 0.13.2
 FUZZ_DIR ?= $(patsubst %/Cargo.toml,%,$(firstword $(wildcard fuzz/Cargo.toml core/fuzz/Cargo.toml)))
@@ -77,6 +77,7 @@ help:
 	@echo "  bench-web       per-call cost of the browser build in headless Chromium"
 	@echo "  test-docs       docs' numbers agree with BENCHMARKS.md and the builds; every code block runs or is marked"
 	@echo "  quotes          rewrite the numbers the docs quote (<!-- bench:KEY --> spans) from BENCHMARKS.md"
+	@echo "  wasm-size       twiggy breakdown of the component and the browser build"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
 	@echo "  dist            portable wheels, npm packages, browser package and component into dist/"
@@ -266,6 +267,23 @@ component: setup
 	@echo "component: $(COMPONENT_WASM): $$(stat -c %s "$(COMPONENT_WASM)") bytes, $$(gzip -9c "$(COMPONENT_WASM)" | wc -c) gzipped"
 
 .PHONY: component
+
+# Where the bytes of both WebAssembly builds go: twiggy (pinned, installed on first use) over the
+# component's core module rebuilt with symbol names (`-C strip=none`; only the final crate relinks)
+# and over the browser module as wasm-bindgen emits it (before wasm-opt, which drops the names).
+TWIGGY_VERSION ?= 0.8.0
+WASM_SIZE_TOP ?= 25
+wasm-size: component web
+	@[ "$$(twiggy --version 2>/dev/null | awk '{print $$2}')" = "$(TWIGGY_VERSION)" ] || $(CARGO) install twiggy --version "=$(TWIGGY_VERSION)" --locked
+	$(CARGO) rustc -q -p tenure-component --lib --target wasm32-unknown-unknown --profile wasm-release --target-dir "$(COMPONENT_GUEST_DIR)" -- -C strip=none
+	@tmp="$$(mktemp -d)"; \
+	cp "$(COMPONENT_GUEST_DIR)/wasm32-unknown-unknown/wasm-release/tenure_component.wasm" "$$tmp/component-named.wasm"; \
+	$(CARGO) build -q -p tenure-component --target wasm32-unknown-unknown --profile wasm-release --target-dir "$(COMPONENT_GUEST_DIR)"; \
+	wasm-bindgen --target web --out-dir "$$tmp" "$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/wasm32-unknown-unknown/wasm-release/tenure_wasm.wasm"; \
+	echo "== component core module (with names; shipped stripped in $(COMPONENT_WASM))"; twiggy top -n $(WASM_SIZE_TOP) "$$tmp/component-named.wasm"; \
+	echo "== browser module after wasm-bindgen, before wasm-opt (shipped: demo/pkg)"; twiggy top -n $(WASM_SIZE_TOP) "$$tmp/tenure_wasm_bg.wasm"; \
+	rm -rf "$$tmp"
+.PHONY: wasm-size
 
 # The browser build (bindings/wasm -> demo/pkg) and the demo page in headless Chromium
 # (playwright-core + Debian chromium): the binding's API in Node, then the page, then multi-tab mode.

@@ -101,12 +101,12 @@ def sizes(root: Path) -> list[str]:
         return found[-1] if found else None
 
     rows.append(
-        ("WebAssembly component", newest("target/component/*.wasm"), "`make component`")
+        ("WebAssembly component", newest("target/component/tenure.wasm"), "`make component`")
     )
     rows.append(
         (
             "browser build (wasm-bindgen, wasm-opt)",
-            newest("demo/pkg/*.wasm"),
+            newest("demo/pkg/tenure_wasm_bg.wasm"),
             "`make web`",
         )
     )

@@ -19,6 +19,8 @@ CARGO_PROFILE_WASM_RELEASE_STRIP=false \
 raw="$target_dir/wasm32-unknown-unknown/wasm-release/tenure_wasm.wasm"
 rm -rf "$out.tmp" && mkdir -p "$out.tmp"
 wasm-bindgen --target web --out-dir "$out.tmp" "$raw"
+# The configuration, options and inspect() types are the npm package's (one definition for both).
+python3 "$root/bindings/wasm/shared_types.py" "$root/node/index.d.ts" >> "$out.tmp/tenure_wasm.d.ts"
 before=$(stat -c %s "$out.tmp/tenure_wasm_bg.wasm")
 "$wasm_opt" -Oz --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --enable-reference-types --enable-multivalue \

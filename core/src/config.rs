@@ -4,6 +4,8 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::text::Text;
+
 /// Default lower bound of the randomised election timeout, in milliseconds.
 pub const DEFAULT_ELECTION_TIMEOUT_MIN: u64 = 150;
 /// Default upper bound of the randomised election timeout, in milliseconds.
@@ -35,20 +37,25 @@ pub const DEFAULT_MAX_PEERS: u32 = 64;
 /// assert_eq!(checked.election_timeout_max, 400); // derived: min alone doubles to a max
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", deny_unknown_fields))]
 pub struct Config {
     /// This node's id (for the UDP runtimes: its `HOST:PORT`).
     pub id: String,
     /// The cluster id; required, namespaces the election.
     pub cluster: String,
     /// Peers declared at start (self, if listed, is ignored).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub bootstrap: Vec<String>,
     /// Floor of the view size below which no leader may exist.
+    #[cfg_attr(feature = "serde", serde(default = "serde_defaults::min_cluster_size"))]
     pub min_cluster_size: u32,
     /// Lower bound of the election timeout; `None` derives it from the upper bound (half).
     pub election_timeout_min: Option<u64>,
     /// Upper bound of the election timeout; `None` derives it from the lower bound (double).
     pub election_timeout_max: Option<u64>,
     /// Interval between heartbeats.
+    #[cfg_attr(feature = "serde", serde(default = "serde_defaults::heartbeat_interval"))]
     pub heartbeat_interval: u64,
     /// How long a promise lasts: after each heartbeat it sends (as leader) or acknowledges (as
     /// follower), and after it starts, a node helps elect nobody for this long. The leader's
@@ -58,29 +65,60 @@ pub struct Config {
     /// (`docs/protocol.md`, "The lease").
     pub lease_duration: Option<u64>,
     /// How long a peer reported `no_connection` stays in the view.
+    #[cfg_attr(feature = "serde", serde(default = "serde_defaults::ghost_ttl"))]
     pub ghost_ttl: u64,
     /// Ask "could I win?" before incrementing the term (default on).
+    #[cfg_attr(feature = "serde", serde(default = "serde_defaults::yes"))]
     pub pre_vote: bool,
     /// Ask the host to confirm before publishing leadership (default on).
+    #[cfg_attr(feature = "serde", serde(default = "serde_defaults::yes"))]
     pub confirm_leader: bool,
     /// Emit `Output::Persist` whenever term or vote changes (durable term and vote).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub durable: bool,
     /// Shared cluster key: when set, every message carries an HMAC-SHA256 tag.
+    #[cfg_attr(feature = "serde", serde(default, with = "serde_bytes"))]
     pub key: Option<Vec<u8>>,
     /// Admit a sender that was never declared (`bootstrap`/`join`) on its first valid message
     /// (discovery style). Off by default: membership is closed and such messages are dropped
     /// (`unknown_peer`), so no stranger can change the quorum.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub admit_unknown_peers: bool,
     /// Most peers (besides this node) the view may hold; senders beyond it are dropped
     /// (`view_full`), `join` beyond it fails.
+    #[cfg_attr(feature = "serde", serde(default = "serde_defaults::max_peers"))]
     pub max_peers: u32,
     /// The bound ρ on how much any two nodes' clocks may differ in rate, in parts per million.
     /// The lease deadline carries the margin it implies (see `docs/protocol.md`).
+    #[cfg_attr(feature = "serde", serde(default = "serde_defaults::max_clock_drift_ppm"))]
     pub max_clock_drift_ppm: u32,
     /// This run's incarnation, carried by every message: application payloads are delivered at
     /// most once per (sender, incarnation). `None` draws one from the seed (runtimes pass the wall
     /// clock at start, so incarnations also grow across restarts).
     pub incarnation: Option<u64>,
+}
+
+/// `Config::new`'s defaults for fields missing from a deserialized configuration (feature `serde`).
+#[cfg(feature = "serde")]
+mod serde_defaults {
+    pub(super) fn min_cluster_size() -> u32 {
+        super::DEFAULT_MIN_CLUSTER_SIZE
+    }
+    pub(super) fn heartbeat_interval() -> u64 {
+        super::DEFAULT_HEARTBEAT_INTERVAL
+    }
+    pub(super) fn ghost_ttl() -> u64 {
+        super::DEFAULT_GHOST_TTL
+    }
+    pub(super) fn yes() -> bool {
+        true
+    }
+    pub(super) fn max_peers() -> u32 {
+        super::DEFAULT_MAX_PEERS
+    }
+    pub(super) fn max_clock_drift_ppm() -> u32 {
+        super::DEFAULT_MAX_CLOCK_DRIFT_PPM
+    }
 }
 
 impl Config {
@@ -372,18 +410,30 @@ impl ConfigWarning {
     }
 }
 
+impl ConfigWarning {
+    /// The English message, with the values that caused it (what `Display` writes), built
+    /// without `core::fmt`.
+    pub fn message(&self) -> String {
+        match self {
+            ConfigWarning::SmallMinClusterSize { min_cluster_size } => Text::new("min_cluster_size is ")
+                .n(*min_cluster_size)
+                .s(": a partition can leave two sides that each elect a leader")
+                .done(),
+            ConfigWarning::SlowHeartbeat { heartbeat_interval, election_timeout_min } => {
+                Text::new("heartbeat_interval ")
+                    .n(*heartbeat_interval)
+                    .s(" ms is not below a third of election_timeout_min ")
+                    .n(*election_timeout_min)
+                    .s(" ms: a single lost heartbeat may cause an election")
+                    .done()
+            }
+        }
+    }
+}
+
 impl fmt::Display for ConfigWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigWarning::SmallMinClusterSize { min_cluster_size } => write!(
-                f,
-                "min_cluster_size is {min_cluster_size}: a partition can leave two sides that each elect a leader"
-            ),
-            ConfigWarning::SlowHeartbeat { heartbeat_interval, election_timeout_min } => write!(
-                f,
-                "heartbeat_interval {heartbeat_interval} ms is not below a third of election_timeout_min {election_timeout_min} ms: a single lost heartbeat may cause an election"
-            ),
-        }
+        f.write_str(&self.message())
     }
 }
 
@@ -485,43 +535,73 @@ impl ConfigError {
     }
 }
 
+impl ConfigError {
+    /// The English message, with the values that caused it (what `Display` writes), built
+    /// without `core::fmt`.
+    pub fn message(&self) -> String {
+        match self {
+            ConfigError::EmptyId { field } => Text::new(field).s(" must not be empty").done(),
+            ConfigError::IdTooLong { field, len } => {
+                Text::new(field).s(" is ").n(*len).s(" bytes long; at most ").n(MAX_ID_LEN).s(" are allowed").done()
+            }
+            ConfigError::ZeroTimeout { field } => Text::new(field).s(" must be greater than 0 ms").done(),
+            ConfigError::MinAboveMax { min, max } => Text::new("election_timeout_min (")
+                .n(*min)
+                .s(" ms) must not exceed election_timeout_max (")
+                .n(*max)
+                .s(" ms)")
+                .done(),
+            ConfigError::HeartbeatNotBelowElectionTimeout { heartbeat_interval, election_timeout_min } => {
+                Text::new("heartbeat_interval (")
+                    .n(*heartbeat_interval)
+                    .s(" ms) must be below election_timeout_min (")
+                    .n(*election_timeout_min)
+                    .s(" ms)")
+                    .done()
+            }
+            ConfigError::ZeroMinClusterSize => String::from("min_cluster_size must be at least 1"),
+            ConfigError::EmptyKey => String::from("the cluster key must not be empty"),
+            ConfigError::IdHasWhitespace { field } => {
+                Text::new(field).s(" must not contain whitespace or control characters").done()
+            }
+            ConfigError::TimeoutSpreadTooSmall { election_timeout_min, election_timeout_max, heartbeat_interval } => {
+                Text::new("election_timeout_max (")
+                    .n(*election_timeout_max)
+                    .s(" ms) must exceed election_timeout_min (")
+                    .n(*election_timeout_min)
+                    .s(" ms) by at least heartbeat_interval (")
+                    .n(*heartbeat_interval)
+                    .s(" ms), or split votes may never resolve")
+                    .done()
+            }
+            ConfigError::ClockDriftTooLarge { max_clock_drift_ppm } => Text::new("max_clock_drift_ppm (")
+                .n(*max_clock_drift_ppm)
+                .s(") must be at most ")
+                .n(MAX_CLOCK_DRIFT_PPM)
+                .done(),
+            ConfigError::LeaseOutOfRange { lease_duration, heartbeat_interval, election_timeout_min } => {
+                Text::new("lease_duration (")
+                    .n(*lease_duration)
+                    .s(" ms) must be at most election_timeout_min (")
+                    .n(*election_timeout_min)
+                    .s(" ms) and, less the clock-drift margin, above heartbeat_interval (")
+                    .n(*heartbeat_interval)
+                    .s(" ms)")
+                    .done()
+            }
+            ConfigError::TooManyPeers { peers, max_peers } => Text::new("")
+                .n(*peers)
+                .s(" peers declared but max_peers is ")
+                .n(*max_peers)
+                .s(" (at least 1, and at least the declared peers)")
+                .done(),
+        }
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::EmptyId { field } => write!(f, "{field} must not be empty"),
-            ConfigError::IdTooLong { field, len } => {
-                write!(f, "{field} is {len} bytes long; at most {MAX_ID_LEN} are allowed")
-            }
-            ConfigError::ZeroTimeout { field } => write!(f, "{field} must be greater than 0 ms"),
-            ConfigError::MinAboveMax { min, max } => write!(
-                f,
-                "election_timeout_min ({min} ms) must not exceed election_timeout_max ({max} ms)"
-            ),
-            ConfigError::HeartbeatNotBelowElectionTimeout { heartbeat_interval, election_timeout_min } => write!(
-                f,
-                "heartbeat_interval ({heartbeat_interval} ms) must be below election_timeout_min ({election_timeout_min} ms)"
-            ),
-            ConfigError::ZeroMinClusterSize => write!(f, "min_cluster_size must be at least 1"),
-            ConfigError::EmptyKey => write!(f, "the cluster key must not be empty"),
-            ConfigError::IdHasWhitespace { field } => {
-                write!(f, "{field} must not contain whitespace or control characters")
-            }
-            ConfigError::TimeoutSpreadTooSmall { election_timeout_min, election_timeout_max, heartbeat_interval } => write!(
-                f,
-                "election_timeout_max ({election_timeout_max} ms) must exceed election_timeout_min ({election_timeout_min} ms) by at least heartbeat_interval ({heartbeat_interval} ms), or split votes may never resolve"
-            ),
-            ConfigError::ClockDriftTooLarge { max_clock_drift_ppm } => write!(
-                f,
-                "max_clock_drift_ppm ({max_clock_drift_ppm}) must be at most {MAX_CLOCK_DRIFT_PPM}"
-            ),
-            ConfigError::LeaseOutOfRange { lease_duration, heartbeat_interval, election_timeout_min } => write!(
-                f,
-                "lease_duration ({lease_duration} ms) must be at most election_timeout_min ({election_timeout_min} ms) and, less the clock-drift margin, above heartbeat_interval ({heartbeat_interval} ms)"
-            ),
-            ConfigError::TooManyPeers { peers, max_peers } => {
-                write!(f, "{peers} peers declared but max_peers is {max_peers} (at least 1, and at least the declared peers)")
-            }
-        }
+        f.write_str(&self.message())
     }
 }
 
@@ -529,6 +609,8 @@ impl core::error::Error for ConfigError {}
 
 /// The pair a durable node must store before sending anything that depends on it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase", deny_unknown_fields))]
 pub struct DurableState {
     /// The current term.
     pub term: u64,
@@ -539,7 +621,7 @@ pub struct DurableState {
 impl DurableState {
     /// The state-file format shared by every runtime: one line `term voted_for` (`-` for none).
     pub fn encode(&self) -> String {
-        let mut s = self.term.to_string();
+        let mut s = String::from(itoa::Buffer::new().format(self.term));
         s.push(' ');
         s.push_str(self.voted_for.as_deref().unwrap_or("-"));
         s.push('\n');
@@ -599,6 +681,13 @@ mod tests {
         assert_eq!(Config::new("a", "c").key(alloc::vec![]).validate(), Err(ConfigError::EmptyKey));
         let msg = alloc::format!("{}", ConfigError::MinAboveMax { min: 500, max: 400 });
         assert!(msg.contains("election_timeout_min (500 ms)"));
+        let e = ConfigError::TooManyPeers { peers: 70, max_peers: 64 };
+        assert_eq!(e.message(), "70 peers declared but max_peers is 64 (at least 1, and at least the declared peers)");
+        assert_eq!(alloc::format!("{e}"), e.message());
+        let w = ConfigWarning::SlowHeartbeat { heartbeat_interval: 60, election_timeout_min: 150 };
+        assert!(w
+            .message()
+            .starts_with("heartbeat_interval 60 ms is not below a third of election_timeout_min 150 ms"));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 use alloc::string::String;
 use core::fmt;
 
+use crate::text::Text;
+
 /// A host call that the node refused. The node's state is unchanged when one is returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
@@ -64,31 +66,60 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// The English message for this error, with the values that caused it (what `Display`
+    /// writes), built without `core::fmt`.
+    pub fn message(&self) -> String {
         match self {
-            Error::InvalidPeer { peer } => {
-                write!(
-                    f,
-                    "invalid peer id \"{peer}\": must be 1 to {} bytes without whitespace or control characters",
-                    crate::MAX_ID_LEN
-                )
-            }
-            Error::SelfPeer => write!(f, "the peer named is this node itself"),
-            Error::UnknownPeer { peer } => write!(f, "unknown peer \"{peer}\": not in this node's view"),
-            Error::NotLeader => write!(f, "this node is not the leader"),
+            Error::InvalidPeer { peer } => Text::new("invalid peer id ")
+                .q(peer)
+                .s(": must be 1 to ")
+                .n(crate::MAX_ID_LEN)
+                .s(" bytes without whitespace or control characters")
+                .done(),
+            Error::SelfPeer => String::from("the peer named is this node itself"),
+            Error::UnknownPeer { peer } => Text::new("unknown peer ").q(peer).s(": not in this node's view").done(),
+            Error::NotLeader => String::from("this node is not the leader"),
             Error::PayloadTooLarge { size, max } => {
-                write!(f, "payload of {size} bytes is larger than the maximum of {max} bytes")
+                Text::new("payload of ").n(*size).s(" bytes is larger than the maximum of ").n(*max).s(" bytes").done()
             }
             Error::NoPendingConfirm { term } => {
-                write!(f, "no leadership confirmation is pending for term {term}")
+                Text::new("no leadership confirmation is pending for term ").n(*term).done()
             }
-            Error::NotLeaderInTerm { term } => write!(f, "this node is not the leader of term {term}"),
-            Error::ViewFull { peer, max_peers } => {
-                write!(f, "cannot join \"{peer}\": the view already holds max_peers ({max_peers}) peers")
-            }
+            Error::NotLeaderInTerm { term } => Text::new("this node is not the leader of term ").n(*term).done(),
+            Error::ViewFull { peer, max_peers } => Text::new("cannot join ")
+                .q(peer)
+                .s(": the view already holds max_peers (")
+                .n(*max_peers)
+                .s(") peers")
+                .done(),
         }
     }
 }
 
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
 impl core::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn messages_carry_the_values_without_formatting() {
+        let e = Error::ViewFull { peer: "n9".into(), max_peers: 64 };
+        assert_eq!(e.message(), "cannot join \"n9\": the view already holds max_peers (64) peers");
+        assert_eq!(e.to_string(), e.message());
+        let e = Error::PayloadTooLarge { size: 70_000, max: 65_000 };
+        assert_eq!(e.message(), "payload of 70000 bytes is larger than the maximum of 65000 bytes");
+        assert_eq!(
+            Error::NotLeaderInTerm { term: u64::MAX }.message(),
+            "this node is not the leader of term 18446744073709551615"
+        );
+    }
+}

@@ -4,11 +4,11 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
-use serde::Serialize;
 
 /// Everything `inspect()` reports, in every binding, under these names (SPEC "Observability").
 /// Times are the host's monotonic milliseconds. `Display` renders it as one JSON object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Inspect {
     /// This node's id.
     pub id: String,

@@ -22,6 +22,7 @@ mod fence;
 mod inspect;
 mod node;
 mod rng;
+mod text;
 mod vecmap;
 pub mod wire;
 

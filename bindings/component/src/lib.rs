@@ -115,7 +115,7 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
         ConfigError::TooManyPeers { .. } => C::TooManyPeers,
         ConfigError::LeaseOutOfRange { .. } => C::LeaseOutOfRange,
     };
-    wit::ConfigError { code, message: kebab_fields(e.to_string()) }
+    wit::ConfigError { code, message: kebab_fields(e.message()) }
 }
 
 /// The core's texts name configuration fields in snake_case; the WIT spells them in kebab-case.
@@ -134,7 +134,7 @@ fn warning(w: &ConfigWarning) -> wit::ConfigWarning {
         ConfigWarning::SmallMinClusterSize { .. } => wit::WarningCode::SmallMinClusterSize,
         ConfigWarning::SlowHeartbeat { .. } => wit::WarningCode::SlowHeartbeat,
     };
-    wit::ConfigWarning { code, message: kebab_fields(w.to_string()) }
+    wit::ConfigWarning { code, message: kebab_fields(w.message()) }
 }
 
 fn node_error(e: Error) -> wit::NodeError {
@@ -151,8 +151,8 @@ fn node_error(e: Error) -> wit::NodeError {
     };
     // Only `view-full` names a field; its message also quotes a peer id, which may hold a `_`.
     let message = match e {
-        Error::ViewFull { .. } => e.to_string().replace("max_peers", "max-peers"),
-        _ => e.to_string(),
+        Error::ViewFull { .. } => e.message().replace("max_peers", "max-peers"),
+        _ => e.message(),
     };
     wit::NodeError { code, message }
 }

@@ -2,57 +2,24 @@
 //!
 //! Build with `make web` (cargo `wasm-release` profile → `wasm-bindgen --target web` →
 //! `wasm-opt -Oz`); the output is an ES module plus `.d.ts`. Everything here converts types and
-//! errors, nothing else: times are JS numbers of milliseconds, byte strings are `Uint8Array`s,
-//! outputs and `inspect()` are plain objects, and every refusal is thrown as a JS `Error` whose
-//! `code` property is the core's stable snake_case code.
+//! errors, nothing else: the configuration, the options and `inspect()` go through the core's serde
+//! derives (feature `serde`) with `serde-wasm-bindgen`; times are JS numbers of milliseconds, byte
+//! strings are `Uint8Array`s, outputs are plain objects, and every refusal is thrown as a JS
+//! `Error` whose `code` property is the core's stable snake_case code. The TypeScript types of the
+//! configuration, the options and `inspect()` are the npm package's (`node/index.d.ts`), copied
+//! into the generated `.d.ts` by `build.sh`.
 
-use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use serde::{Deserialize, Serialize};
 use tenure::wire::{self, Message};
 use tenure::{Config, DropReason, DurableState, Event, Output, PeerDownReason};
 use wasm_bindgen::prelude::*;
 
+// The browser's own shapes. `NodeConfig`, `NodeOptions`, `DurableState`, `U64`, `Role`,
+// `DropReason`, `ConfigWarning` and `Inspect` are the npm package's declarations, which `build.sh`
+// appends from `node/index.d.ts` (one definition for both JavaScript hosts).
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** The configuration taken by `new Node(config, options)`. Only `id` and `cluster` are required. */
-export interface NodeConfig {
-  id: string;
-  cluster: string;
-  /** Every member's id (this node's own id may be included; it is skipped). */
-  bootstrap?: string[];
-  minClusterSize?: number;
-  electionTimeoutMin?: number | null;
-  electionTimeoutMax?: number | null;
-  heartbeatInterval?: number;
-  /** How long a promise (and so the leader's lease) lasts, ms (default `electionTimeoutMin`): at
-   * most `electionTimeoutMin` and, less the clock-drift margin, above `heartbeatInterval`
-   * (`lease_out_of_range` otherwise). Shorter means faster failover after `"refused"`. */
-  leaseDuration?: number | null;
-  ghostTtl?: number;
-  preVote?: boolean;
-  confirmLeader?: boolean;
-  durable?: boolean;
-  /** Shared cluster key (authenticated mode); a string is taken as its UTF-8 bytes. */
-  key?: Uint8Array | string | null;
-  /** Admit senders never declared (default false: membership is closed, `unknown_peer`). */
-  admitUnknownPeers?: boolean;
-  /** Most peers besides this node in the view (default 64). */
-  maxPeers?: number;
-  /** Bound on clock-rate differences, parts per million (default 10000). */
-  maxClockDriftPpm?: number;
-  /** This run's incarnation (default: drawn from the seed). */
-  incarnation?: number | null;
-}
-
-/** The second argument of `new Node(config, options)`. */
-export interface NodeOptions {
-  /** PRNG seed for the election timers; drawn from `crypto.getRandomValues` when absent. */
-  seed?: number | bigint;
-  /** The durable state last persisted, when restarting with durable state. */
-  restored?: { term: number; votedFor: string | null } | null;
-  /** The host clock (ms) at construction; default 0. */
-  now?: number;
-}
-
 export type NodeEvent =
   | { type: "event"; event: "became_leader"; term: number }
   | { type: "event"; event: "became_follower"; term: number; leader: string | null }
@@ -81,43 +48,6 @@ export interface DecodedMessage {
   seq?: bigint;
   payload?: Uint8Array;
 }
-
-/** The whole election state: the core's `Inspect`, with its snake_case keys. */
-export interface Inspect {
-  id: string;
-  state: "unclustered" | "follower" | "candidate" | "leader";
-  leader: boolean;
-  leader_id: string | null;
-  term: number;
-  voted_for: string | null;
-  term_changed_at: number;
-  cluster: string;
-  view_size: number;
-  quorum: number;
-  min_cluster_size: number;
-  peers: string[];
-  declared: string[];
-  bootstrap: string[];
-  unreachable: Record<string, number>;
-  ghost_ttl: number;
-  votes_granted: string[];
-  votes_count: number;
-  election_timer_armed: boolean;
-  heartbeat_timer_armed: boolean;
-  heartbeat_in_last: number | null;
-  heartbeat_out_last: number | null;
-  election_timeout_min: number;
-  election_timeout_max: number;
-  heartbeat_interval: number;
-  dropped_by_reason: Record<string, number>;
-  send_failing_peers: string[];
-  confirm_denied: number;
-  last_denied_at: number | null;
-  lease_deadline: number | null;
-}
-
-/** A configuration warning (the node works, but probably not as meant). */
-export interface ConfigWarning { code: string; message: string }
 "#;
 
 /// Largest integer a JS number holds exactly.
@@ -135,17 +65,25 @@ fn invalid(message: &str) -> JsValue {
 }
 
 fn core_error(e: tenure::Error) -> JsValue {
-    error(e.code(), &e.to_string())
+    error(e.code(), &e.message())
 }
 
 /// A JS number of milliseconds (or a term) as u64: finite, non-negative, fractions floored.
-fn to_u64(name: &str, v: f64) -> Result<u64, JsValue> {
+/// (`name` is a constant: the message names the argument without formatting the value.)
+fn to_u64(message: &'static str, v: f64) -> Result<u64, JsValue> {
     if v.is_finite() && (0.0..=MAX_SAFE).contains(&v) {
         Ok(v as u64)
     } else {
-        // (The value is not formatted: float formatting alone would add ~20 KB to the module.)
-        Err(invalid(&format!("{name} must be a finite number between 0 and 2^53-1")))
+        Err(invalid(message))
     }
+}
+
+fn now_u64(now: f64) -> Result<u64, JsValue> {
+    to_u64("now must be a finite number between 0 and 2^53-1", now)
+}
+
+fn term_u64(term: f64) -> Result<u64, JsValue> {
+    to_u64("term must be a finite number between 0 and 2^53-1", term)
 }
 
 fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
@@ -160,172 +98,91 @@ fn bytes(b: &[u8]) -> Uint8Array {
     Uint8Array::from(b)
 }
 
-/// Reads `options[key]`, treating `undefined` and `null` as absent.
-fn field(options: &JsValue, key: &str) -> Result<Option<JsValue>, JsValue> {
-    let v = Reflect::get(options, &key.into())?;
-    Ok(if v.is_undefined() || v.is_null() { None } else { Some(v) })
-}
-
-fn string_field(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
-    match field(options, key)? {
-        None => Ok(None),
-        Some(v) => v.as_string().map(Some).ok_or_else(|| invalid(&format!("{key} must be a string"))),
-    }
-}
-
-fn number_field(options: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
-    match field(options, key)? {
-        None => Ok(None),
-        Some(v) => match v.as_f64() {
-            Some(n) => to_u64(key, n).map(Some),
-            None => Err(invalid(&format!("{key} must be a number"))),
-        },
-    }
-}
-
-fn bool_field(options: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
-    match field(options, key)? {
-        None => Ok(None),
-        Some(v) => v.as_bool().map(Some).ok_or_else(|| invalid(&format!("{key} must be a boolean"))),
-    }
-}
-
-const CONFIG_KEYS: [&str; 17] = [
-    "id",
-    "cluster",
-    "bootstrap",
-    "minClusterSize",
-    "electionTimeoutMin",
-    "electionTimeoutMax",
-    "heartbeatInterval",
-    "leaseDuration",
-    "ghostTtl",
-    "preVote",
-    "confirmLeader",
-    "durable",
-    "key",
-    "admitUnknownPeers",
-    "maxPeers",
-    "maxClockDriftPpm",
-    "incarnation",
-];
-const OPTIONS_KEYS: [&str; 3] = ["now", "seed", "restored"];
-
-struct Parsed {
-    config: Config,
+/// The second argument of `new Node(config, options)` (TypeScript: `NodeOptions`).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Options {
+    /// A monotonic clock in ms, fractions floored like every `now` (e.g. `performance.now()`).
+    #[serde(default)]
+    now: f64,
     seed: Option<u64>,
     restored: Option<DurableState>,
-    now: u64,
 }
 
-/// Refuses anything but a plain object whose keys are all in `known` (typos must not pass silently).
-fn check_keys(what: &str, value: &JsValue, known: &[&str]) -> Result<(), JsValue> {
-    if !value.is_object() {
-        return Err(invalid(&format!("{what} must be an object")));
+/// serde-wasm-bindgen reads a struct by its field names, so it never sees a key that is not one:
+/// reading the top-level object as a map instead lets `deny_unknown_fields` refuse typos
+/// (`{ heartbeatIntervl: 10 }`). Everything else is serde-wasm-bindgen's own.
+struct Strict(serde_wasm_bindgen::Deserializer);
+
+impl<'de> serde::Deserializer<'de> for Strict {
+    type Error = serde_wasm_bindgen::Error;
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_map(visitor)
     }
-    for key in Object::keys(value.unchecked_ref::<Object>()).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !known.contains(&key.as_str()) {
-            return Err(invalid(&format!("unknown {what} key {key:?}; known keys: {}", known.join(", "))));
-        }
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_any(visitor)
     }
-    Ok(())
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+        unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+    }
 }
 
-fn parse_options(options: &JsValue, extra: &JsValue) -> Result<Parsed, JsValue> {
-    check_keys("config", options, &CONFIG_KEYS)?;
-    let extra_given = !(extra.is_undefined() || extra.is_null());
-    if extra_given {
-        check_keys("options", extra, &OPTIONS_KEYS)?;
-    }
-    let id = string_field(options, "id")?.ok_or_else(|| invalid("config.id (a string) is required"))?;
-    let cluster = string_field(options, "cluster")?.ok_or_else(|| invalid("config.cluster (a string) is required"))?;
-    let mut config = Config::new(id, cluster);
-    if let Some(list) = field(options, "bootstrap")? {
-        if !Array::is_array(&list) {
-            return Err(invalid("bootstrap must be an array of strings"));
+/// Deserializes `value` (through serde-wasm-bindgen); a mismatch is an `invalid_argument` error
+/// whose message names the offending key, e.g. `config.heartbeatInterval: invalid type: ...`.
+fn from_js<T: for<'de> Deserialize<'de>>(what: &str, value: JsValue) -> Result<T, JsValue> {
+    serde_path_to_error::deserialize(Strict(serde_wasm_bindgen::Deserializer::from(value))).map_err(|e| {
+        let mut message = String::from(what);
+        let path = e.path().to_string();
+        if path != "." {
+            message.push('.');
+            message.push_str(&path);
         }
-        let mut peers = Vec::new();
-        for p in Array::from(&list).iter() {
-            peers.push(p.as_string().ok_or_else(|| invalid("bootstrap must be an array of strings"))?);
+        message.push_str(": ");
+        message.push_str(&String::from(js_sys::Error::from(JsValue::from(e.into_inner())).message()));
+        invalid(&message)
+    })
+}
+
+fn parse_config(config: JsValue) -> Result<Config, JsValue> {
+    if !config.is_object() {
+        return Err(invalid("config must be an object"));
+    }
+    // A string key is taken as its UTF-8 bytes (as in the npm package): hand serde a copy with the
+    // bytes, leaving the caller's object alone.
+    let key = Reflect::get(&config, &"key".into())?;
+    let config = match key.as_string() {
+        Some(s) => {
+            let copy = Object::assign(&Object::new(), config.unchecked_ref());
+            set(&copy, "key", bytes(s.as_bytes()));
+            copy.into()
         }
-        config = config.bootstrap(peers);
-    }
-    if let Some(n) = number_field(options, "minClusterSize")? {
-        let n = u32::try_from(n).map_err(|_| invalid("minClusterSize is too large"))?;
-        config = config.min_cluster_size(n);
-    }
-    if let Some(n) = number_field(options, "electionTimeoutMin")? {
-        config = config.election_timeout_min(n);
-    }
-    if let Some(n) = number_field(options, "electionTimeoutMax")? {
-        config = config.election_timeout_max(n);
-    }
-    if let Some(n) = number_field(options, "heartbeatInterval")? {
-        config = config.heartbeat_interval(n);
-    }
-    if let Some(n) = number_field(options, "leaseDuration")? {
-        config = config.lease_duration(n);
-    }
-    if let Some(n) = number_field(options, "ghostTtl")? {
-        config = config.ghost_ttl(n);
-    }
-    if let Some(b) = bool_field(options, "preVote")? {
-        config = config.pre_vote(b);
-    }
-    if let Some(b) = bool_field(options, "confirmLeader")? {
-        config = config.confirm_leader(b);
-    }
-    if let Some(b) = bool_field(options, "durable")? {
-        config = config.durable(b);
-    }
-    if let Some(b) = bool_field(options, "admitUnknownPeers")? {
-        config = config.admit_unknown_peers(b);
-    }
-    if let Some(n) = number_field(options, "maxPeers")? {
-        config = config.max_peers(u32::try_from(n).map_err(|_| invalid("maxPeers is too large"))?);
-    }
-    if let Some(n) = number_field(options, "maxClockDriftPpm")? {
-        config = config.max_clock_drift_ppm(u32::try_from(n).map_err(|_| invalid("maxClockDriftPpm is too large"))?);
-    }
-    if let Some(n) = number_field(options, "incarnation")? {
-        config = config.incarnation(n);
-    }
-    if let Some(k) = field(options, "key")? {
-        let key = if let Some(s) = k.as_string() {
-            s.into_bytes()
-        } else if k.is_instance_of::<Uint8Array>() {
-            Uint8Array::from(k).to_vec()
-        } else {
-            return Err(invalid("key must be a Uint8Array or a string"));
-        };
-        config = config.key(key);
-    }
-    let extra = if extra_given { extra.clone() } else { Object::new().into() };
-    let seed = match field(&extra, "seed")? {
-        None => None,
-        Some(v) if v.is_bigint() => Some(u64::try_from(v).map_err(|_| invalid("seed must fit in 64 unsigned bits"))?),
-        Some(v) => match v.as_f64() {
-            Some(n) => Some(to_u64("seed", n)?),
-            None => return Err(invalid("seed must be a number or a bigint")),
-        },
+        None => config,
     };
-    let restored = match field(&extra, "restored")? {
-        None => None,
-        Some(r) => {
-            check_keys("restored", &r, &["term", "votedFor"])?;
-            let term = number_field(&r, "term")?.ok_or_else(|| invalid("restored.term is required"))?;
-            let voted_for = string_field(&r, "votedFor")?;
-            Some(DurableState { term, voted_for })
-        }
-    };
-    let now = number_field(&extra, "now")?.unwrap_or(0);
-    Ok(Parsed { config, seed, restored, now })
+    from_js("config", config)
+}
+
+fn parse_options(options: JsValue) -> Result<Options, JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(Options::default());
+    }
+    if !options.is_object() {
+        return Err(invalid("options must be an object"));
+    }
+    from_js("options", options)
 }
 
 #[cfg(target_arch = "wasm32")]
 fn random_seed() -> Result<u64, JsValue> {
-    getrandom::u64().map_err(|e| error("no_randomness", &format!("no random source for the seed: {e}")))
+    getrandom::u64().map_err(|_| error("no_randomness", "no random source for the seed (crypto.getRandomValues)"))
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -427,13 +284,14 @@ impl WasmNode {
         #[wasm_bindgen(unchecked_param_type = "NodeConfig")] config: JsValue,
         #[wasm_bindgen(unchecked_param_type = "NodeOptions | null | undefined")] options: JsValue,
     ) -> Result<WasmNode, JsValue> {
-        let p = parse_options(&config, &options)?;
-        let seed = match p.seed {
+        let config = parse_config(config)?;
+        let options = parse_options(options)?;
+        let seed = match options.seed {
             Some(s) => s,
             None => random_seed()?,
         };
-        let inner =
-            tenure::Node::new(p.config, seed, p.restored, p.now).map_err(|e| error(e.code(), &e.to_string()))?;
+        let inner = tenure::Node::new(config, seed, options.restored, now_u64(options.now)?)
+            .map_err(|e| error(e.code(), &e.message()))?;
         Ok(WasmNode { inner })
     }
 
@@ -442,25 +300,25 @@ impl WasmNode {
     /// (`bad_mac`, `malformed`, `wrong_cluster`, ...).
     #[wasm_bindgen(js_name = handleMessage)]
     pub fn handle_message(&mut self, now: f64, from: &str, data: &[u8]) -> Result<(), JsValue> {
-        let now = to_u64("now", now)?;
+        let now = now_u64(now)?;
         self.inner.handle_message(now, from, data).map_err(|r| error(r.as_str(), r.text()))
     }
 
     /// Handles the passing of time: call at (or after) `pollTimeout()`.
     #[wasm_bindgen(js_name = handleTimeout)]
     pub fn handle_timeout(&mut self, now: f64) -> Result<(), JsValue> {
-        self.inner.handle_timeout(to_u64("now", now)?);
+        self.inner.handle_timeout(now_u64(now)?);
         Ok(())
     }
 
     /// Declares a peer (idempotent).
     pub fn join(&mut self, now: f64, peer: &str) -> Result<(), JsValue> {
-        self.inner.join(to_u64("now", now)?, peer).map_err(core_error)
+        self.inner.join(now_u64(now)?, peer).map_err(core_error)
     }
 
     /// Withdraws a peer from the view (and from every quorum computed afterwards).
     pub fn leave(&mut self, now: f64, peer: &str) -> Result<(), JsValue> {
-        self.inner.leave(to_u64("now", now)?, peer).map_err(core_error)
+        self.inner.leave(now_u64(now)?, peer).map_err(core_error)
     }
 
     /// Reports a peer down: `"terminated"` removes it at once, `"no_connection"` after `ghostTtl`
@@ -474,33 +332,38 @@ impl WasmNode {
         #[wasm_bindgen(unchecked_param_type = "\"terminated\" | \"no_connection\" | \"refused\"")] reason: &str,
     ) -> Result<(), JsValue> {
         let Some(reason) = PeerDownReason::from_name(reason) else {
-            let names: Vec<&str> = PeerDownReason::ALL.iter().map(|r| r.as_str()).collect();
-            return Err(invalid(&format!("reason must be one of {names:?}, got {reason:?}")));
+            let mut message = String::from("reason must be one of");
+            for r in PeerDownReason::ALL {
+                message.push_str(" \"");
+                message.push_str(r.as_str());
+                message.push('"');
+            }
+            return Err(invalid(&message));
         };
-        self.inner.peer_down(to_u64("now", now)?, peer, reason).map_err(core_error)
+        self.inner.peer_down(now_u64(now)?, peer, reason).map_err(core_error)
     }
 
     /// Answers a `confirm_leader` event: `true` publishes leadership, `false` withholds it.
     #[wasm_bindgen(js_name = confirmLeader)]
     pub fn confirm_leader(&mut self, now: f64, term: f64, granted: bool) -> Result<(), JsValue> {
-        self.inner.confirm_leader(to_u64("now", now)?, to_u64("term", term)?, granted).map_err(core_error)
+        self.inner.confirm_leader(now_u64(now)?, term_u64(term)?, granted).map_err(core_error)
     }
 
     /// Reports that the became-leader handler failed: leadership is rolled back.
     #[wasm_bindgen(js_name = leaderHandlerFailed)]
     pub fn leader_handler_failed(&mut self, now: f64, term: f64) -> Result<(), JsValue> {
-        self.inner.leader_handler_failed(to_u64("now", now)?, to_u64("term", term)?).map_err(core_error)
+        self.inner.leader_handler_failed(now_u64(now)?, term_u64(term)?).map_err(core_error)
     }
 
     /// Hands leadership to `peer` (only the leader can).
     #[wasm_bindgen(js_name = transferLeadership)]
     pub fn transfer_leadership(&mut self, now: f64, peer: &str) -> Result<(), JsValue> {
-        self.inner.transfer_leadership(to_u64("now", now)?, peer).map_err(core_error)
+        self.inner.transfer_leadership(now_u64(now)?, peer).map_err(core_error)
     }
 
     /// Sends an application payload to every member of the view.
     pub fn broadcast(&mut self, now: f64, payload: &[u8]) -> Result<(), JsValue> {
-        self.inner.broadcast(to_u64("now", now)?, payload).map_err(core_error)
+        self.inner.broadcast(now_u64(now)?, payload).map_err(core_error)
     }
 
     /// The next output, or `null` when drained.
@@ -588,7 +451,7 @@ impl WasmNode {
             .map(|w| {
                 let o = Object::new();
                 set(&o, "code", w.code());
-                set(&o, "message", w.to_string());
+                set(&o, "message", w.message());
                 JsValue::from(o)
             })
             .collect()
@@ -597,7 +460,8 @@ impl WasmNode {
     /// The whole election state as a plain object (the core's `Inspect`, snake_case keys).
     #[wasm_bindgen(unchecked_return_type = "Inspect")]
     pub fn inspect(&self) -> Result<JsValue, JsValue> {
-        JSON::parse(&self.inner.inspect().to_string())
+        // JSON-compatible: `null` for absent values and plain objects for the maps.
+        Ok(self.inner.inspect().serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)
     }
 
     /// Decodes a datagram with this node's key (for display: which kind of message is in

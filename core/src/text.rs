@@ -1,0 +1,35 @@
+//! Error and warning messages assembled from `&'static str` pieces and integers, without
+//! `core::fmt`: a WebAssembly build that reports an error links no formatting machinery (issue 18),
+//! and every binding shows the same text (`Display` writes the same string).
+
+use alloc::string::String;
+
+/// A message under construction.
+pub(crate) struct Text(String);
+
+impl Text {
+    pub(crate) fn new(first: &str) -> Text {
+        Text(String::from(first))
+    }
+
+    /// Appends a piece of text.
+    pub(crate) fn s(mut self, piece: &str) -> Text {
+        self.0.push_str(piece);
+        self
+    }
+
+    /// Appends an integer in decimal.
+    pub(crate) fn n(mut self, n: impl itoa::Integer) -> Text {
+        self.0.push_str(itoa::Buffer::new().format(n));
+        self
+    }
+
+    /// Appends `"s"`, quoted.
+    pub(crate) fn q(self, s: &str) -> Text {
+        self.s("\"").s(s).s("\"")
+    }
+
+    pub(crate) fn done(self) -> String {
+        self.0
+    }
+}
