@@ -510,7 +510,7 @@ fn reported_leader_death_new_leader_within_25ms_at_1ms_rtt_typically() {
     assert!(fast >= 95, "only {fast}/100 within 25 ms: {times:?}");
 }
 
-/// Survivors of a reported leader death campaign in turn by rank in the view (core/src/node.rs,
+/// Survivors of a reported leader death campaign in turn by rank in the view (core/src/node/,
 /// `remove_peer`), so the vote does not split: every seed makes it within 25 ms at 1 ms RTT.
 /// (Seeds 533, 569 and 583 used to split when all survivors drew from one 15 ms window.)
 #[test]

@@ -1,0 +1,157 @@
+//! Messages: one decoded message from a peer, by kind, and following a leader.
+
+use super::*;
+
+impl Node {
+    pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message) {
+        let adopts = match &message {
+            Message::PreVote => false,
+            Message::PreVoteReply { granted } => !granted,
+            Message::Vote { transfer } => *transfer || !self.sticky(now),
+            _ => true,
+        };
+        if term > self.term && adopts {
+            if self.role == Role::Leader && self.bug(Bug::IgnoreHigherTerm) {
+                return;
+            }
+            self.set_term(now, term);
+            if self.role != Role::Follower {
+                if let Message::Heartbeat { .. } = message {
+                    // Learned from the new leader itself: announce it in the one follower event.
+                    self.leader = Some(Box::from(from));
+                }
+                self.become_follower(now);
+            }
+        }
+        match message {
+            Message::PreVote => {
+                let granted = term > self.term && !self.sticky(now) && !self.promised(now);
+                let reply_term = if granted { term } else { self.term };
+                self.send_with_term(from, reply_term, Message::PreVoteReply { granted });
+            }
+            Message::PreVoteReply { granted } => {
+                if let Some(c) = &mut self.campaign {
+                    if c.pre && granted && c.term == term {
+                        c.granted.add(from);
+                        self.check_campaign(now);
+                    }
+                }
+            }
+            Message::Vote { transfer } => {
+                let can_vote = term == self.term && matches!(self.role, Role::Follower | Role::Unclustered);
+                let free = self.voted_for.as_deref().is_none_or(|v| v == from)
+                    && self.leader.as_deref().is_none_or(|l| l == from);
+                let unbound = transfer || !self.promised(now);
+                let granted = can_vote && unbound && (free || self.bug(Bug::DoubleVote));
+                if granted {
+                    if self.voted_for.as_deref() != Some(from) {
+                        self.voted_for = Some(Box::from(from));
+                        self.persist();
+                    }
+                    self.reset_election_timer(now);
+                }
+                self.send(from, Message::VoteReply { granted });
+            }
+            Message::VoteReply { granted } => {
+                if let Some(c) = &mut self.campaign {
+                    if !c.pre && granted && term == self.term && self.role == Role::Candidate {
+                        c.granted.add(from);
+                        if let Some(p) = self.peers.get_mut(from) {
+                            // A reply to this campaign's own request: fresh evidence.
+                            p.set_evidence_at(Some(now));
+                        }
+                        self.check_campaign(now);
+                    }
+                }
+            }
+            Message::Heartbeat { sent_at } => {
+                if term < self.term {
+                    // Tell the stale leader about the newer term.
+                    self.send(from, Message::HeartbeatAck { echo: sent_at });
+                    return;
+                }
+                // Kept per term and sender, not per known leader: a follower that gave up on a dead
+                // leader (its timer fired) must not follow it again because of a replay.
+                let stale = matches!(&self.leader_heartbeat, Some((l, s)) if **l == *from && sent_at <= *s);
+                if stale && !self.bug(Bug::StaleHeartbeatRefreshes) {
+                    // A duplicate or a replay: it proves nothing about the leader being alive now,
+                    // so it neither refreshes stickiness nor the election timer, nor is acknowledged.
+                    return;
+                }
+                if self.role == Role::Leader {
+                    // Within SPEC's scope two leaders in one term cannot exist. Outside it (members
+                    // removed, restarts without durable state) they can; they must not demote each
+                    // other, and must not both stay: the one with the greater id yields, so the
+                    // cluster converges at the next heartbeat.
+                    if from > self.id() {
+                        return;
+                    }
+                    self.leader = Some(Box::from(from));
+                    self.become_follower(now);
+                }
+                self.follow(now, from);
+                match &mut self.leader_heartbeat {
+                    // The usual case: the same leader's next heartbeat, updated in place.
+                    Some((l, s)) if **l == *from => *s = sent_at.max(*s),
+                    slot => *slot = Some((Box::from(from), sent_at)),
+                }
+                self.send(from, Message::HeartbeatAck { echo: sent_at });
+                // The acknowledgement counts toward the leader's lease: honour it (on this node's
+                // clock, from now, which is no earlier than the heartbeat's sending).
+                self.acked_until = self.acked_until.max(now.saturating_add(self.timing.lease_duration));
+                if self.peers.get(from).is_some_and(|p| !p.has(ACKED)) {
+                    for p in self.peers.values_mut() {
+                        p.set_flag(ACKED, false);
+                    }
+                    if let Some(p) = self.peers.get_mut(from) {
+                        p.set_flag(ACKED, true);
+                    }
+                }
+            }
+            Message::HeartbeatAck { echo } => {
+                // Only an echo of a heartbeat this leadership actually sent is evidence.
+                let ours =
+                    self.times.get(HEARTBEAT_OUT_LAST).is_some_and(|last| echo >= self.leader_since && echo <= last);
+                if self.role == Role::Leader && term == self.term && ours {
+                    if let Some(p) = self.peers.get_mut(from) {
+                        p.set_ack_echo(Some(p.ack_echo().map_or(echo, |e| e.max(echo))));
+                        p.set_evidence_at(Some(p.evidence_at().map_or(echo, |e| e.max(echo))));
+                    }
+                }
+            }
+            Message::TimeoutNow => {
+                if term == self.term
+                    && self.leader.as_deref() == Some(from)
+                    && self.role == Role::Follower
+                    && self.clustered()
+                {
+                    self.start_election(now, true);
+                }
+            }
+            Message::App { payload, .. } => self.push_event(Event::Message { from: from.to_string(), payload }),
+        }
+    }
+
+    /// Accepts `from` as the leader of the current term.
+    pub(super) fn follow(&mut self, now: u64, from: &str) {
+        self.times.set(LEADER_CONTACT, Some(now));
+        self.refused_until = None;
+        self.times.set(HEARTBEAT_IN_LAST, Some(now));
+        let changed = self.leader.as_deref() != Some(from);
+        if changed {
+            self.leader = Some(Box::from(from));
+        }
+        self.campaign = None;
+        match self.role {
+            Role::Candidate => self.become_follower(now),
+            Role::Follower if changed => self.push_event(Event::BecameFollower {
+                term: self.term,
+                leader: self.leader.as_deref().map(String::from),
+            }),
+            _ => {}
+        }
+        if self.role != Role::Unclustered {
+            self.reset_election_timer(now);
+        }
+    }
+}

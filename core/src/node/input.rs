@@ -1,0 +1,288 @@
+//! Inputs: the host's calls that change the node (messages, timeouts, membership, leadership
+//! answers, transfers, broadcasts).
+
+use super::*;
+
+impl Node {
+    /// Handles a datagram received from peer `from`. Invalid input is dropped, counted, and
+    /// reported as the error; the node's state is otherwise unchanged, except after an
+    /// `implausible_term`, which steps this node's term up by at most `MAX_TERM_JUMP` (once per
+    /// `election_timeout_min`, see `docs/protocol.md`).
+    pub fn handle_message(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
+        let result = self.accept(now, from, bytes);
+        if let Err(reason) = result {
+            let counters = self.dropped.get_or_insert_with(|| Box::new([0; DropReason::ALL.len()]));
+            if let Some(c) = counters.get_mut(reason.index()) {
+                *c = c.saturating_add(1);
+            }
+        }
+        result
+    }
+
+    pub(super) fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
+        let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
+        // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
+        let env_from: &str = if raw.from == from.as_bytes() {
+            from
+        } else {
+            core::str::from_utf8(raw.from).map_err(|_| DropReason::Malformed)?
+        };
+        if raw.cluster != self.cluster().as_bytes() {
+            core::str::from_utf8(raw.cluster).map_err(|_| DropReason::Malformed)?;
+            return Err(DropReason::WrongCluster);
+        }
+        if env_from.is_empty() || env_from.len() > MAX_ID_LEN {
+            return Err(DropReason::Malformed);
+        }
+        if env_from != from {
+            return Err(DropReason::SenderMismatch);
+        }
+        if env_from == self.id() {
+            return Err(DropReason::FromSelf);
+        }
+        if let Some(r) = self.removed.as_ref().and_then(|m| m.get(from)) {
+            if now < r.until {
+                return Err(DropReason::RemovedPeer);
+            }
+            if r.incarnation == Some(raw.incarnation) {
+                // The run that was removed: a replay or a very late duplicate, or the removed
+                // process itself. Only a restart (a new incarnation) or `join` brings it back.
+                return Err(DropReason::Replay);
+            }
+        }
+        if !self.peers.contains_key(from) {
+            if !self.admit_unknown {
+                return Err(DropReason::UnknownPeer);
+            }
+            if self.peers.len() >= self.timing.max_peers as usize {
+                return Err(DropReason::ViewFull);
+            }
+        }
+        // `raw.term <= MAX_TERM` here: the decoder refuses larger terms as `malformed` (wire.rs,
+        // `terms_past_max_term_neither_encode_nor_decode`).
+        if raw.term > self.term.saturating_add(MAX_TERM_JUMP) && !self.bug(Bug::UnboundedTerm) {
+            // One message moves this node at most MAX_TERM_JUMP terms, and at most once per
+            // election_timeout_min; the message itself is dropped. Refusing such terms outright
+            // would cut off for good the members that took a large jump (they would never hear
+            // the rest again); stepping lets them be caught up with in a few messages, while
+            // exhausting the term space from one member would take 2^21 steps (over 3.6 days at
+            // the default 150 ms, every one of them counted and logged).
+            if now >= self.jump_allowed_at {
+                self.jump_allowed_at = now.saturating_add(self.timing.election_timeout_min);
+                self.set_term(now, self.term.saturating_add(MAX_TERM_JUMP));
+                if self.role != Role::Follower {
+                    self.become_follower(now);
+                }
+            }
+            return Err(DropReason::ImplausibleTerm);
+        }
+        if let Message::App { seq, .. } = &raw.message {
+            let fresh = !self.peers.contains_key(from) || {
+                let apps = self.apps.get_or_insert_with(Box::default);
+                if !apps.contains_key(from) {
+                    apps.insert(from, AppWindows::default());
+                }
+                apps.get_mut(from).is_none_or(|w| w.fresh(raw.incarnation, *seq))
+            };
+            if !fresh {
+                return Err(DropReason::Replay);
+            }
+        }
+        self.admit(now, from, raw.incarnation);
+        self.dispatch(now, from, raw.term, raw.message);
+        Ok(())
+    }
+
+    /// Handles the passing of time: call at (or after) [`Node::poll_timeout`]. Calling it early or
+    /// twice is harmless.
+    pub fn handle_timeout(&mut self, now: u64) {
+        // Ghosts whose TTL ran out, and silent admitted peers, leave the view.
+        let expired: Vec<String> = self
+            .peers
+            .iter()
+            .filter(|(_, p)| self.peer_expiry(p).is_some_and(|t| t <= now))
+            .map(|(k, _)| String::from(k))
+            .collect();
+        for peer in expired {
+            self.remove_peer(now, &peer, false);
+        }
+
+        if self.role == Role::Leader {
+            if self.times.get(HEARTBEAT_DEADLINE).is_some_and(|t| t <= now) {
+                self.leader_tick(now);
+            }
+            return;
+        }
+        if self.times.get(ELECTION_DEADLINE).is_none_or(|t| t > now) {
+            return;
+        }
+        if self.times.get(AWAITING_CONFIRM).is_some() {
+            // The host never answered: a timeout counts as a denial.
+            self.deny(now);
+            return;
+        }
+        if !self.clustered() {
+            self.times.set(ELECTION_DEADLINE, None);
+            return;
+        }
+        if self.promised(now) {
+            // A lease this node contributed to may still run: campaigning would help elect a
+            // second leader before it ends.
+            self.times.set(ELECTION_DEADLINE, Some(self.promise_until()));
+            return;
+        }
+        if self.pre_vote {
+            self.start_pre_vote(now);
+        } else {
+            self.start_election(now, false);
+        }
+    }
+
+    /// Declares a peer (idempotent). Joining this node's own id is ignored.
+    pub fn join(&mut self, now: u64, peer: &str) -> Result<(), Error> {
+        check_peer(peer)?;
+        if peer == self.id() {
+            return Ok(());
+        }
+        if let Some(p) = self.peers.get_mut(peer) {
+            // Declared now, and no longer a ghost on its way out.
+            p.set_flag(DECLARED, true);
+            p.set_ghost_until(None);
+            p.set_flag(SEND_FAILING, false);
+            return Ok(());
+        }
+        if self.peers.len() >= self.timing.max_peers as usize {
+            return Err(Error::ViewFull { peer: peer.to_string(), max_peers: self.timing.max_peers });
+        }
+        // Its delivered payloads (kept in `apps` while it was removed) stay delivered once.
+        if self.take_removed(peer).is_none() {
+            self.forget_apps(peer);
+        }
+        self.peers.insert(peer, Peer::declared_new());
+        self.push_event(Event::PeerJoined { peer: peer.to_string() });
+        self.membership_changed(now);
+        Ok(())
+    }
+
+    /// Withdraws a peer from the view and from every quorum computed afterwards. Messages from it
+    /// are refused for one election timeout so that traffic in flight cannot re-admit it.
+    pub fn leave(&mut self, now: u64, peer: &str) -> Result<(), Error> {
+        self.check_member(peer)?;
+        self.remove_peer(now, peer, true);
+        Ok(())
+    }
+
+    /// Reports a peer down. `Terminated` removes it at once (like `leave`); `NoConnection` keeps
+    /// it in the view for `ghost_ttl` unless it is heard from again.
+    pub fn peer_down(&mut self, now: u64, peer: &str, reason: PeerDownReason) -> Result<(), Error> {
+        self.check_member(peer)?;
+        match reason {
+            PeerDownReason::Terminated => self.remove_peer(now, peer, true),
+            PeerDownReason::NoConnection => {
+                let until = now.saturating_add(self.timing.ghost_ttl);
+                if let Some(p) = self.peers.get_mut(peer) {
+                    if p.ghost_until().is_none() {
+                        p.set_ghost_until(Some(until));
+                    }
+                    p.set_flag(SEND_FAILING, true);
+                }
+            }
+            PeerDownReason::Refused => self.leader_refused(now, peer),
+        }
+        Ok(())
+    }
+
+    /// `peer_down(peer, Refused)`: if `peer` is the leader this node follows, stop waiting for it.
+    pub(super) fn leader_refused(&mut self, now: u64, peer: &str) {
+        if self.role != Role::Follower || self.leader.as_deref() != Some(peer) {
+            return;
+        }
+        if self.bug(Bug::RefusedReleasesPromise) {
+            self.acked_until = now.min(self.acked_until);
+        }
+        // Stickiness ends (so this node grants pre-votes once its promise runs out), but nothing
+        // visible happens yet: a live leader's next heartbeat makes this a no-op.
+        self.times.set(LEADER_CONTACT, None);
+        self.refused_until = Some(now.saturating_add(self.timing.election_timeout_max));
+        let at = self.failover_slot(now, Some(peer));
+        if self.times.get(ELECTION_DEADLINE).is_none_or(|t| t > at) {
+            self.times.set(ELECTION_DEADLINE, Some(at));
+        }
+    }
+
+    /// When a survivor of a leader's death campaigns: at its rank among the view's members (by
+    /// id, without `gone`) times one slot of `election_timeout_min / 10`, plus jitter inside the
+    /// slot, counted from the end of its lease promise. The first survivor normally wins before
+    /// the second starts, so the vote does not split as it would if all of them drew from the
+    /// same short window.
+    pub(super) fn failover_slot(&mut self, now: u64, gone: Option<&str>) -> u64 {
+        let slot = self.failover_slot_len();
+        let rank = self.peers.keys().filter(|p| *p < self.id() && Some(*p) != gone).count() as u64;
+        let jitter = self.rng.range_inclusive(0, slot / 3);
+        // Never before a promise that still binds (a boot promise, say) runs out.
+        let start = now.max(self.promise_until());
+        start.saturating_add(rank.saturating_mul(slot)).saturating_add(jitter)
+    }
+
+    pub(super) fn failover_slot_len(&self) -> u64 {
+        (self.timing.election_timeout_min / 10).max(2)
+    }
+
+    /// Answers an [`Event::ConfirmLeader`]: `true` publishes leadership, `false` withholds it and
+    /// backs off (`election_timeout_max` × consecutive denials, at most × 20).
+    pub fn confirm_leader(&mut self, now: u64, term: u64, granted: bool) -> Result<(), Error> {
+        if self.times.get(AWAITING_CONFIRM) != Some(term) || self.term != term {
+            return Err(Error::NoPendingConfirm { term });
+        }
+        if granted {
+            self.times.set(AWAITING_CONFIRM, None);
+            self.become_leader(now);
+        } else {
+            self.deny(now);
+        }
+        Ok(())
+    }
+
+    /// Reports that the host's became-leader handler failed: leadership is rolled back, the node
+    /// steps down and backs off as after a denial.
+    pub fn leader_handler_failed(&mut self, now: u64, term: u64) -> Result<(), Error> {
+        if self.role != Role::Leader || self.term != term {
+            return Err(Error::NotLeaderInTerm { term });
+        }
+        self.deny(now);
+        Ok(())
+    }
+
+    /// Hands leadership to `peer`: it campaigns at once, and this node stops leading now. If no
+    /// new leader appears, this node campaigns again after one election timeout.
+    pub fn transfer_leadership(&mut self, now: u64, peer: &str) -> Result<(), Error> {
+        if self.role != Role::Leader {
+            return Err(Error::NotLeader);
+        }
+        self.check_member(peer)?;
+        self.send(peer, Message::TimeoutNow);
+        self.leader = None;
+        self.times.set(LEADER_CONTACT, None);
+        // The lease ends here: this node stops leading before the target campaigns.
+        self.bound_until = now;
+        self.become_follower(now);
+        let deadline = now.saturating_add(self.timing.election_timeout_max);
+        self.times.set(ELECTION_DEADLINE, Some(deadline));
+        Ok(())
+    }
+
+    /// Sends an application payload to every member of the view.
+    pub fn broadcast(&mut self, _now: u64, payload: &[u8]) -> Result<(), Error> {
+        let max = MAX_MESSAGE_SIZE - 1024;
+        if payload.len() > max {
+            return Err(Error::PayloadTooLarge { size: payload.len(), max });
+        }
+        let seq = self.app_seq;
+        self.app_seq = self.app_seq.wrapping_add(1);
+        let peers: Vec<String> = self.peers.keys().map(String::from).collect();
+        for p in peers {
+            self.send(&p, Message::App { seq, payload: payload.to_vec() });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,78 @@
+//! Leadership: becoming leader, heartbeats, the leader's tick (check-quorum) and a denied
+//! confirmation's backoff.
+
+use super::*;
+
+impl Node {
+    pub(super) fn become_leader(&mut self, now: u64) {
+        self.campaign = None;
+        self.role = Role::Leader;
+        self.leader = Some(Box::from(self.id()));
+        self.times.set(LEADER_CONTACT, Some(now));
+        self.leader_since = now;
+        self.probe_at = now;
+        self.confirm_denied = 0;
+        self.times.set(ELECTION_DEADLINE, None);
+        for p in self.peers.values_mut() {
+            p.set_ack_echo(None);
+        }
+        self.push_event(Event::BecameLeader { term: self.term });
+        self.send_heartbeats(now);
+    }
+
+    pub(super) fn send_heartbeats(&mut self, now: u64) {
+        // Peers that have not answered yet (declared but silent, or re-joined) get a heartbeat
+        // once per election_timeout_min, so that a second leader of one term (possible only
+        // outside the guarantee's scope) hears of this one and the two converge.
+        let probe = now >= self.probe_at;
+        if probe {
+            self.probe_at = now.saturating_add(self.timing.election_timeout_min);
+        }
+        let targets: Vec<String> =
+            self.peers.iter().filter(|(_, p)| p.has(ANSWERED) || probe).map(|(k, _)| String::from(k)).collect();
+        for p in targets {
+            self.send(&p, Message::Heartbeat { sent_at: now });
+        }
+        // This node counts itself in the lease it is building: it must not help elect anyone else
+        // before that lease can have run out.
+        self.bound_until = self.bound_until.max(now.saturating_add(self.timing.lease_duration));
+        self.times.set(HEARTBEAT_OUT_LAST, Some(now));
+        self.times.set(HEARTBEAT_DEADLINE, Some(now.saturating_add(self.timing.heartbeat_interval)));
+    }
+
+    pub(super) fn leader_tick(&mut self, now: u64) {
+        // Check quorum: evidence is an acknowledgement echoing one of this leadership's own
+        // heartbeats sent within one election timeout (or a vote granted in the campaign that led
+        // to it). Not "any message": a replay or a very late duplicate proves nothing about now.
+        // A send the transport accepted is not evidence either.
+        let window_start = now.saturating_sub(self.timing.election_timeout_min);
+        let any = self.bug(Bug::AnyMessageIsEvidence);
+        let heard = self
+            .peers
+            .values()
+            .filter(|p| if any { p.last_heard() } else { p.evidence_at() }.is_some_and(|t| t >= window_start))
+            .count();
+        if heard + 1 < self.quorum() && !self.bug(Bug::NoStepDown) {
+            self.leader = None;
+            self.times.set(LEADER_CONTACT, None);
+            self.become_follower(now);
+            return;
+        }
+        self.send_heartbeats(now);
+    }
+
+    pub(super) fn deny(&mut self, now: u64) {
+        self.confirm_denied = self.confirm_denied.saturating_add(1);
+        self.times.set(LAST_DENIED_AT, Some(now));
+        self.times.set(AWAITING_CONFIRM, None);
+        self.leader = None;
+        self.times.set(LEADER_CONTACT, None);
+        self.become_follower(now);
+        let factor = u64::from(self.confirm_denied).min(MAX_BACKOFF_FACTOR);
+        let backoff = self.timing.election_timeout_max.saturating_mul(factor);
+        let jitter = self.rng.range_inclusive(0, self.timing.election_timeout_max - self.timing.election_timeout_min);
+        if self.role == Role::Follower {
+            self.times.set(ELECTION_DEADLINE, Some(now.saturating_add(backoff).saturating_add(jitter)));
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Membership: admitting, forgetting and removing peers, and what a changed view does to the
+//! role.
+
+use super::*;
+
+impl Node {
+    pub(super) fn admit(&mut self, now: u64, from: &str, incarnation: u64) {
+        // One lookup on the steady path (a known peer's every message).
+        let is_new = match self.peers.get_mut(from) {
+            Some(p) => {
+                p.heard(now, incarnation);
+                false
+            }
+            None => {
+                if self.take_removed(from).is_none() {
+                    self.forget_apps(from);
+                }
+                let mut p = Peer::default();
+                p.heard(now, incarnation);
+                self.peers.insert(from, p);
+                true
+            }
+        };
+        if is_new {
+            self.push_event(Event::PeerJoined { peer: from.to_string() });
+            self.membership_changed(now);
+        }
+    }
+
+    /// Drops what was delivered from `peer` (it is neither a member nor a removed peer any more).
+    pub(super) fn forget_apps(&mut self, peer: &str) {
+        if let Some(apps) = self.apps.as_mut() {
+            apps.remove(peer);
+            if apps.is_empty() {
+                self.apps = None;
+            }
+        }
+    }
+
+    /// Takes `peer`'s record out of `removed` (freeing the map once empty).
+    pub(super) fn take_removed(&mut self, peer: &str) -> Option<Removed> {
+        let removed = self.removed.as_mut()?;
+        let r = removed.remove(peer);
+        if removed.is_empty() {
+            self.removed = None;
+        }
+        r
+    }
+
+    pub(super) fn remove_peer(&mut self, now: u64, peer: &str, sticky: bool) {
+        let Some(gone) = self.peers.remove(peer) else {
+            return;
+        };
+        let was_acked = gone.has(ACKED);
+        if sticky {
+            // Bounded: the oldest record makes room (its incarnation is no longer retired).
+            let max = self.timing.max_peers as usize;
+            let removed = self.removed.get_or_insert_with(Box::default);
+            if removed.len() >= max {
+                let oldest = removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| String::from(k));
+                if let Some(k) = oldest {
+                    removed.remove(&k);
+                    self.forget_apps(&k);
+                }
+            }
+            let until = now.saturating_add(self.timing.election_timeout_max);
+            self.removed
+                .get_or_insert_with(Box::default)
+                .insert(peer, Removed { until, incarnation: gone.incarnation() });
+        } else {
+            self.forget_apps(peer);
+        }
+        if let Some(c) = &mut self.campaign {
+            c.granted.remove(peer);
+        }
+        self.push_event(Event::PeerLeft { peer: peer.to_string() });
+        if was_acked {
+            // The host vouches that this leader is gone (terminated, or withdrawn with `leave`):
+            // no lease of it still runs, so the promise made to it is released. `no_connection`
+            // never does this (the peer may be alive behind a broken link).
+            self.acked_until = now.min(self.acked_until);
+        }
+        if self.leader.as_deref() == Some(peer) {
+            // Fast failover: the leader is known to be gone, so nobody should wait a full election
+            // timeout, and nobody stays loyal to it (stickiness ends).
+            self.leader = None;
+            self.times.set(LEADER_CONTACT, None);
+            if self.role == Role::Follower {
+                // Survivors campaign in turn (see `failover_slot`).
+                let at = self.failover_slot(now, None);
+                self.times.set(ELECTION_DEADLINE, Some(at));
+                self.push_event(Event::BecameFollower { term: self.term, leader: None });
+            }
+        }
+        self.membership_changed(now);
+    }
+
+    /// Re-evaluates the role after the view changed.
+    pub(super) fn membership_changed(&mut self, now: u64) {
+        let clustered = self.clustered();
+        match (self.role, clustered) {
+            (Role::Unclustered, true) => {
+                self.role = Role::Follower;
+                self.push_event(Event::BecameFollower {
+                    term: self.term,
+                    leader: self.leader.as_deref().map(String::from),
+                });
+                self.reset_election_timer(now);
+            }
+            (Role::Unclustered, false) => {}
+            (_, false) => {
+                let was = self.role;
+                self.role = Role::Unclustered;
+                self.campaign = None;
+                self.times.set(AWAITING_CONFIRM, None);
+                self.times.set(ELECTION_DEADLINE, None);
+                self.times.set(HEARTBEAT_DEADLINE, None);
+                if was == Role::Leader {
+                    self.leader = None;
+                }
+                if was != Role::Follower {
+                    self.push_event(Event::BecameFollower { term: self.term, leader: None });
+                }
+            }
+            (Role::Candidate, true) => self.check_campaign(now),
+            (_, true) => {}
+        }
+    }
+}

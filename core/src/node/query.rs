@@ -1,0 +1,222 @@
+//! Queries: what the node knows and what it asks of the host (`poll_timeout`, `poll_output`,
+//! `inspect`).
+
+use super::*;
+
+impl Node {
+    /// This node's id.
+    pub fn id(&self) -> &str {
+        self.names.get(..usize::from(self.id_len)).unwrap_or("")
+    }
+    /// The cluster id.
+    pub fn cluster(&self) -> &str {
+        self.names.get(usize::from(self.id_len)..).unwrap_or("")
+    }
+    /// The current role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    /// The current term.
+    pub fn term(&self) -> u64 {
+        self.term
+    }
+    /// Whom this node voted for in the current term.
+    pub fn voted_for(&self) -> Option<&str> {
+        self.voted_for.as_deref()
+    }
+    /// The leader this node knows of in the current term (itself when leading).
+    pub fn leader(&self) -> Option<&str> {
+        self.leader.as_deref()
+    }
+    /// Whether this node is the (confirmed) leader.
+    pub fn is_leader(&self) -> bool {
+        self.role == Role::Leader
+    }
+    /// The view: this node and every peer it counts, sorted.
+    pub fn view(&self) -> Vec<String> {
+        // Peers are kept sorted: insert self in place rather than sorting (no sort code linked).
+        let mut v: Vec<String> = Vec::with_capacity(self.peers.len() + 1);
+        let mut placed = false;
+        for p in self.peers.keys() {
+            if !placed && self.id() < p {
+                v.push(self.id().to_string());
+                placed = true;
+            }
+            v.push(p.to_string());
+        }
+        if !placed {
+            v.push(self.id().to_string());
+        }
+        v
+    }
+    /// Number of nodes in the view, counting self.
+    pub fn view_size(&self) -> usize {
+        self.peers.len() + 1
+    }
+    /// Votes needed to win: a majority of the view, counting self.
+    pub fn quorum(&self) -> usize {
+        let q = self.view_size() / 2 + 1;
+        if self.bug(Bug::QuorumOffByOne) {
+            q.saturating_sub(1).max(1)
+        } else {
+            q
+        }
+    }
+    /// The effective timing configuration and the warnings found in the configuration.
+    pub fn config(&self) -> &ValidConfig {
+        &self.timing
+    }
+    /// Warnings found in the configuration.
+    pub fn warnings(&self) -> &[ConfigWarning] {
+        &self.timing.warnings
+    }
+    /// The fencing token: the term, while leading.
+    pub fn fencing_token(&self) -> Option<u64> {
+        if self.is_leader() {
+            Some(self.term)
+        } else {
+            None
+        }
+    }
+    /// While leading: the last instant (host clock) at which this node can still be sure that no
+    /// other leader has been elected, from the heartbeats a quorum acknowledged: the `sent_at` of
+    /// the newest heartbeat a quorum (counting itself) acknowledged, plus
+    /// [`ValidConfig::lease_span`] (`lease_duration` less the clock-drift margin). `None`
+    /// when not leading or before a quorum has acknowledged a heartbeat.
+    ///
+    /// It holds because no node helps elect another leader before a promise it made has run out
+    /// (see `docs/protocol.md`, "The lease"), within the clock-rate bound `max_clock_drift_ppm`.
+    #[must_use]
+    pub fn lease_deadline(&self) -> Option<u64> {
+        if !self.is_leader() {
+            return None;
+        }
+        let need = self.quorum().saturating_sub(1);
+        if need == 0 {
+            return self.times.get(HEARTBEAT_OUT_LAST).map(|t| t.saturating_add(self.timing.lease_span));
+        }
+        let mut echoes: Vec<u64> = self.peers.values().filter_map(Peer::ack_echo).collect();
+        if echoes.len() < need {
+            return None;
+        }
+        echoes.sort_unstable_by(|a, b| b.cmp(a));
+        echoes.get(need - 1).map(|t| t.saturating_add(self.timing.lease_span))
+    }
+    /// Decodes a datagram with this node's key, without handling it (for tools that show
+    /// traffic, such as the browser demo's messages in flight).
+    pub fn decode_message(&self, bytes: &[u8]) -> Result<wire::Envelope, DropReason> {
+        wire::decode_raw(bytes, self.mac.as_deref())?.into_owned()
+    }
+
+    /// The peer a graceful stop should hand leadership to: of the peers that have answered and
+    /// are not reported unreachable, the one heard from most recently (ties: the smaller id).
+    /// Every runtime uses this, so they all choose alike.
+    pub fn transfer_target(&self) -> Option<&str> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.has(ANSWERED) && p.ghost_until().is_none())
+            .filter_map(|(id, p)| p.last_heard().map(|t| (t, id)))
+            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+            .map(|(_, id)| id)
+    }
+
+    /// Until when this node refuses to help elect anyone (no vote, no pre-vote, no campaign of
+    /// its own) because of a lease it contributed to, as leader or by acknowledging a heartbeat,
+    /// or because it was just constructed. Leadership transfers are exempt.
+    pub fn promise_until(&self) -> u64 {
+        self.bound_until.max(self.acked_until)
+    }
+    /// This run's incarnation (carried by every message it sends).
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
+    }
+
+    /// The next instant at which [`Node::handle_timeout`] should be called.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<u64> {
+        let mut next =
+            [self.times.get(ELECTION_DEADLINE), self.times.get(HEARTBEAT_DEADLINE)].into_iter().flatten().min();
+        for p in self.peers.values() {
+            if let Some(t) = self.peer_expiry(p) {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
+        next
+    }
+
+    /// When `p` leaves the view by itself: a reported ghost at its TTL; with
+    /// `admit_unknown_peers`, an admitted (undeclared) peer after `ghost_ttl` of silence.
+    pub(super) fn peer_expiry(&self, p: &Peer) -> Option<u64> {
+        let silent =
+            if p.has(DECLARED) { None } else { p.last_heard().map(|t| t.saturating_add(self.timing.ghost_ttl)) };
+        match (p.ghost_until(), silent) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    /// The next output, or `None` when drained.
+    #[must_use]
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.flush_persist();
+        let next = self.outputs.pop_front();
+        if self.outputs.is_empty() && self.outputs.capacity() > 1 {
+            // Drained after a burst (a campaign, a leader's heartbeat round, a broadcast): keep
+            // room for the one output of a heartbeat round, not for the burst.
+            self.outputs.shrink_to(1);
+        }
+        next
+    }
+    /// Dropped-message counters by reason.
+    pub fn dropped(&self, reason: DropReason) -> u64 {
+        self.dropped.as_ref().and_then(|d| d.get(reason.index()).copied()).unwrap_or(0)
+    }
+
+    /// The whole election state (every key listed in SPEC).
+    pub fn inspect(&self) -> Inspect {
+        let mut dropped_by_reason = BTreeMap::new();
+        for r in DropReason::ALL {
+            dropped_by_reason.insert(r.as_str().to_string(), self.dropped(r));
+        }
+        let (votes_granted, votes_count) = match &self.campaign {
+            Some(c) => (c.granted.keys().map(String::from).collect::<Vec<_>>(), c.granted.len() as u32),
+            None => (Vec::new(), 0),
+        };
+        Inspect {
+            id: self.id().to_string(),
+            state: self.role.as_str().to_string(),
+            leader: self.is_leader(),
+            leader_id: self.leader.as_deref().map(String::from),
+            term: self.term,
+            voted_for: self.voted_for.as_deref().map(String::from),
+            term_changed_at: self.term_changed_at,
+            cluster: self.cluster().to_string(),
+            view_size: self.view_size() as u32,
+            quorum: self.quorum() as u32,
+            min_cluster_size: self.timing.min_cluster_size,
+            peers: self.peers.keys().map(String::from).collect(),
+            declared: self.peers.iter().filter(|(_, p)| p.has(DECLARED)).map(|(k, _)| String::from(k)).collect(),
+            bootstrap: self.peers.prefix().split(' ').filter(|s| !s.is_empty()).map(String::from).collect(),
+            unreachable: self.peers.iter().filter_map(|(k, p)| p.ghost_until().map(|t| (String::from(k), t))).collect(),
+            ghost_ttl: self.timing.ghost_ttl,
+            votes_granted,
+            votes_count,
+            election_timer_armed: self.times.get(ELECTION_DEADLINE).is_some(),
+            heartbeat_timer_armed: self.times.get(HEARTBEAT_DEADLINE).is_some(),
+            heartbeat_in_last: self.times.get(HEARTBEAT_IN_LAST),
+            heartbeat_out_last: self.times.get(HEARTBEAT_OUT_LAST),
+            election_timeout_min: self.timing.election_timeout_min,
+            election_timeout_max: self.timing.election_timeout_max,
+            heartbeat_interval: self.timing.heartbeat_interval,
+            dropped_by_reason,
+            send_failing_peers: self
+                .peers
+                .iter()
+                .filter(|(_, p)| p.has(SEND_FAILING))
+                .map(|(k, _)| String::from(k))
+                .collect(),
+            confirm_denied: self.confirm_denied,
+            last_denied_at: self.times.get(LAST_DENIED_AT),
+            lease_deadline: self.lease_deadline(),
+        }
+    }
+}
