@@ -36,8 +36,10 @@ test('the command runs on the leader with its env and dies with its SIGKILLed ru
   try {
     const started = /** @type {any} */ (await until((l) => l.event === 'command_started', 15000))
     const record = path.join(dir, String(started.pid))
-    for (let i = 0; i < 500 && !fs.existsSync(record); i++) await sleep(10)
-    assert.deepEqual(fs.readFileSync(record, 'utf8').trim().split(' '), [String(started.term), started.id])
+    // `>` creates the file before `echo` writes it: wait for the whole line, not the file.
+    const line = () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8') : '')
+    for (let i = 0; i < 500 && !line().endsWith('\n'); i++) await sleep(10)
+    assert.deepEqual(line().trim().split(' '), [String(started.term), started.id])
     procs[ids.indexOf(started.id)].kill('SIGKILL') // the runtime's pid alone
     for (let i = 0; i < 200 && alive(started.pid); i++) await sleep(10)
     assert.ok(!alive(started.pid), 'the command outlived its SIGKILLed runtime')
