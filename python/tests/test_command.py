@@ -73,7 +73,8 @@ def test_the_command_runs_on_the_leader_and_dies_with_its_runtime() -> None:
             pid = started["pid"]
             record = Path(tmp) / str(pid)
             deadline = time.monotonic() + 5
-            while not record.exists() and time.monotonic() < deadline:
+            # `>` creates the file before `echo` writes it: wait for the whole line, not the file.
+            while not (record.exists() and record.read_text().endswith("\n")) and time.monotonic() < deadline:
                 time.sleep(0.01)
             assert record.read_text().split() == [str(started["term"]), started["id"]]
             leader = procs[started["id"]]
