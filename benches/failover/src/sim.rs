@@ -88,8 +88,11 @@ impl Sim {
         let nodes = ids
             .iter()
             .map(|id| {
-                let c =
-                    Config::new(id.clone(), "bench").bootstrap(ids.iter().cloned()).min_cluster_size(min_cluster_size);
+                // Room for the 1,000-node cluster (the default cap is 64 peers).
+                let c = Config::new(id.clone(), "bench")
+                    .bootstrap(ids.iter().cloned())
+                    .min_cluster_size(min_cluster_size)
+                    .max_peers(u32::try_from(n).unwrap_or(u32::MAX));
                 Some(Node::new(c, rng.next_u64(), None, 0).expect("valid config"))
             })
             .collect();
