@@ -442,6 +442,9 @@ bench: setup
 # failover from outside, PySyncObj side by side) and idle CPU per runtime in 3-node clusters
 # (leader and follower; benches/processes/idle.py), as Markdown fragments for benches/report.py.
 .PHONY: bench-hosts
+# The process benchmarks measure release builds (the Python and Node.js runtimes are release
+# builds already; `tests` use the debug tenure-wasmtime).
+BENCH_WASMTIME = $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure-wasmtime
 bench-hosts: setup runtimes web
 	@mkdir -p "$(BENCH_RESULTS)"; f="$(BENCH_RESULTS)/hosts.md"; \
 	{ echo "## Bindings: per-call cost from each host"; echo; \
@@ -450,9 +453,10 @@ bench-hosts: setup runtimes web
 	  echo "### Node.js (\`node node/bench/bench.mjs\`)"; echo; echo '```'; (cd node && node bench/bench.mjs); echo '```'; echo; \
 	  echo "### Browser build in headless Chromium (\`node demo/bench/run.mjs\`)"; echo; echo '```'; node demo/bench/run.mjs; echo '```'; echo; \
 	} > "$$f"; cat "$$f"
-	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
 	$(CARGO) build -q --release -p tenure-runtime --bin tenure
-	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
+	$(CARGO) build -q --release -p tenure-component-host --bin tenure-wasmtime
+	TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
+	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
 
 fuzz: setup setup-fuzz
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \
