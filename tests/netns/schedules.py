@@ -260,6 +260,17 @@ def flapping_link(net: Net, rng: random.Random, res: Result) -> None:
     res.number("flapping link", "leader changes while flapping (3 s)", len(changes))
 
 
+def resume_and_follow(net: Net, res: Result, ld: Node, fault: str) -> None:
+    """SIGCONT of a frozen old leader: it must stop claiming leadership within 3 s; records how
+    long it took to follow."""
+    tc = net.cont(ld)
+    if not net.wait_for(lambda: ld.role != "leader", 3.0):
+        res.fail(f"{fault}: {ld.name} still claims leadership 3 s after SIGCONT")
+    ln = checks.first_after(net.snapshot(), ld.name, ("follower",), tc)
+    if ln is not None:
+        res.number(fault, "old leader follows after SIGCONT", ln.ts - tc)
+
+
 def sigstop_during_partition(net: Net, rng: random.Random, res: Result) -> None:
     """The leader is isolated with a minority and frozen before it can step down; the majority
     elects; the network heals while it is frozen; it wakes believing it leads. Its lease must have
@@ -275,16 +286,7 @@ def sigstop_during_partition(net: Net, rng: random.Random, res: Result) -> None:
     net.heal_routes()
     net.note(None, "heal routes (leader still stopped)")
     time.sleep(1.0)
-    tc = net.cont(ld)
-    if not net.wait_for(lambda: ld.role != "leader", 3.0):
-        res.fail(
-            f"SIGSTOP during a partition: {ld.name} still claims leadership 3 s after SIGCONT"
-        )
-    ln = checks.first_after(net.snapshot(), ld.name, ("follower",), tc)
-    if ln is not None:
-        res.number(
-            "SIGSTOP during a partition", "old leader follows after SIGCONT", ln.ts - tc
-        )
+    resume_and_follow(net, res, ld, "SIGSTOP during a partition")
 
 
 def sigstop_leader(net: Net, rng: random.Random, res: Result) -> None:
@@ -297,16 +299,7 @@ def sigstop_leader(net: Net, rng: random.Random, res: Result) -> None:
     t = net.stop(ld)
     expect_new_leader(net, res, t, term0, "SIGSTOP of the leader", others(net, ld))
     time.sleep(0.5)  # both commands would tick here if the frozen one were not killed
-    tc = net.cont(ld)
-    if not net.wait_for(lambda: ld.role != "leader", 3.0):
-        res.fail(
-            f"SIGSTOP of the leader: {ld.name} still claims leadership 3 s after SIGCONT"
-        )
-    ln = checks.first_after(net.snapshot(), ld.name, ("follower",), tc)
-    if ln is not None:
-        res.number(
-            "SIGSTOP of the leader", "old leader follows after SIGCONT", ln.ts - tc
-        )
+    resume_and_follow(net, res, ld, "SIGSTOP of the leader")
 
 
 def sigkill_restart(net: Net, rng: random.Random, res: Result) -> None:
