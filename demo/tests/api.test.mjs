@@ -87,6 +87,11 @@ test('constructor errors name what was wrong', () => {
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', bootstrap: 'b' })), 'invalid_argument');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', heartbeatInterval: -1 })), 'invalid_argument');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', key: 5 })), 'invalid_argument');
+  // The message names the key, nested objects included; unknown keys are refused at every level.
+  assert.throws(() => new Node({ id: 'a', cluster: 'x', heartbeatIntervl: 10 }), /^Error: config\.heartbeatIntervl: unknown field/);
+  assert.throws(() => new Node({ id: 'a', cluster: 'x', heartbeatInterval: 'x' }), /^Error: config\.heartbeatInterval: invalid type/);
+  assert.throws(() => new Node({ id: 'a', cluster: 'x' }, { restored: { term: 'q' } }), /^Error: options\.restored\.term: invalid type/);
+  assert.throws(() => new Node({ id: 'a', cluster: 'x' }, { restored: { term: 1, bogus: 1 } }), /^Error: options\.restored\.bogus: unknown field/);
   assert.equal(code(() => new Node({ id: 'a', cluster: '' })), 'empty_id');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', electionTimeoutMin: 500, electionTimeoutMax: 400 })), 'min_above_max');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', heartbeatInterval: 150 })), 'heartbeat_not_below_election_timeout');
