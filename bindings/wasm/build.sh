@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the browser module: cargo (profile wasm-release) -> wasm-bindgen --target web -> wasm-opt -Oz.
+# Builds the browser module: cargo (profile wasm-release) -> wasm-bindgen --target web -> wasm-opt -Oz --converge.
 # Output: demo/pkg/{tenure_wasm.js, tenure_wasm.d.ts, tenure_wasm_bg.wasm, ...} and demo/pkg/SIZES.txt.
 # Usage: bindings/wasm/build.sh [OUT_DIR]   (run from anywhere; `make web` calls it)
 set -euo pipefail
@@ -22,7 +22,7 @@ wasm-bindgen --target web --out-dir "$out.tmp" "$raw"
 # The configuration, options and inspect() types are the npm package's (one definition for both).
 python3 "$root/bindings/wasm/shared_types.py" "$root/node/index.d.ts" >> "$out.tmp/tenure_wasm.d.ts"
 before=$(stat -c %s "$out.tmp/tenure_wasm_bg.wasm")
-"$wasm_opt" -Oz --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+"$wasm_opt" -Oz --converge --strip-debug --strip-producers --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   "$out.tmp/tenure_wasm_bg.wasm" -o "$out.tmp/tenure_wasm_bg.opt.wasm"
 mv "$out.tmp/tenure_wasm_bg.opt.wasm" "$out.tmp/tenure_wasm_bg.wasm"
