@@ -282,6 +282,7 @@ wasm-size: component web
 	wasm-bindgen --target web --out-dir "$$tmp" "$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/wasm32-unknown-unknown/wasm-release/tenure_wasm.wasm"; \
 	echo "== component core module (with names; shipped stripped in $(COMPONENT_WASM))"; twiggy top -n $(WASM_SIZE_TOP) "$$tmp/component-named.wasm"; \
 	echo "== browser module after wasm-bindgen, before wasm-opt (shipped: demo/pkg)"; twiggy top -n $(WASM_SIZE_TOP) "$$tmp/tenure_wasm_bg.wasm"; \
+	echo "== the same, grouped (bindings/wasm/size_groups.py)"; twiggy top -n 100000 -f csv "$$tmp/tenure_wasm_bg.wasm" | python3 bindings/wasm/size_groups.py; \
 	rm -rf "$$tmp"
 .PHONY: wasm-size
 
