@@ -222,8 +222,14 @@ test('multi-tab: three tabs elect exactly one leader, and closing it elects anot
   };
   let s = await until(agreed, 'three tabs agree on one leader');
   const leader = s.find((x) => x.selfRole === 'leader');
-  await new Promise((r) => setTimeout(r, 600)); // let the status lines reach every tab for the screenshot
   const other = pages[s.findIndex((x) => x.selfRole !== 'leader')];
+  // The other tabs learn roles from status lines (every 250 ms, on real timers that Chromium may
+  // throttle in background tabs): wait until this one shows the leader, then take the screenshot.
+  await other.waitForFunction(
+    (id) => document.querySelector(`#nodes tr[data-id="${id}"]`)?.dataset.role === 'leader',
+    leader.selfId,
+    { timeout: 10000 },
+  );
   assert.equal(await other.$$eval('#nodes tbody tr', (t) => t.length), 3, 'every tab shows all three nodes');
   assert.equal(await other.getAttribute(`#nodes tr[data-id="${leader.selfId}"]`, 'data-role'), 'leader');
   await shot(other, '6-tabs-leader');
