@@ -206,9 +206,12 @@ function u64(/** @type {Buffer} */ b, /** @type {number} */ p) {
   return hi < 0x200000 ? hi * 0x100000000 + lo : (BigInt(hi) << 32n) | BigInt(lo)
 }
 
+// Module-level: a global lookup per output showed in profiles.
+const allocUnsafe = Buffer.allocUnsafe
+
 /** A fresh `Buffer` holding `len` bytes of `b` from `p` (pooled by Node for small sizes). */
 function copy(/** @type {Buffer} */ b, /** @type {number} */ p, /** @type {number} */ len) {
-  const out = Buffer.allocUnsafe(len)
+  const out = allocUnsafe(len)
   if (len >= SET_FROM) {
     out.set(b.subarray(p, p + len))
   } else {
