@@ -73,11 +73,14 @@ const usNative = followerBench(B, 'native', (n, i) => {
   n.handleMessage(2 + i, 'n1', beats[i])
   if (n.drainInto(scratch) <= 0) throw new Error('bench: expected one ack')
 })
-const usFused = native.NativeNode.prototype.handleMessageInto
-  ? followerBench(B, 'native', (n, i) => {
-      if (n.handleMessageInto(2 + i, 0, beats[i], scratch) <= 0) throw new Error('bench: expected one ack')
-    }, (n) => n.internPeer('n1'))
-  : NaN
+const usFused = followerBench(
+  B,
+  'native',
+  (n, i) => {
+    if (native.handleMessageInto(n, 2 + i, 0, beats[i], scratch) <= 0) throw new Error('bench: expected one ack')
+  },
+  (n) => n.internPeer('n1')
+)
 const usHandleOnly = followerBench(B, 'native', (n, i) => {
   n.handleMessage(2 + i, 'n1', beats[i])
 })

@@ -25,6 +25,8 @@ const NOT_DRAINED = -1
 const DROPPED = -2
 /** The core's drop reasons, in the order `handleMessageInto` indexes them. */
 const DROP_REASONS = native.dropReasons()
+/** The hot path: a raw Node-API function of the addon (`bindings/node/src/hot.rs`). */
+const handleMessageInto = native.handleMessageInto
 /** The buffer handed to `handleMessageInto` when the outputs must stay queued in the addon. */
 const EMPTY = Buffer.alloc(0)
 /** Byte strings at least this long are copied with `TypedArray#set`, shorter ones by a loop. */
@@ -62,7 +64,7 @@ class OutputReader {
   }
 
   /**
-   * Feeds a datagram in one addon call (`handleMessageInto`): when every output so far has been
+   * Feeds a datagram in one addon call (`handleMessageInto(node, ...)`): when every output so far has been
    * read, the addon writes the new ones straight into the buffer. Returns `null` when the message
    * was accepted, or the `DropReason` name when it was dropped.
    * @param {number | bigint} now @param {string} from @param {Uint8Array} bytes
@@ -78,7 +80,7 @@ class OutputReader {
     }
     // With unread records in the buffer, hand the addon an empty one: it queues the new outputs.
     const fused = this.#pos === this.#end && !this.#pending
-    const n = this.#native.handleMessageInto(now, peer, bytes, fused ? this.#buf : EMPTY)
+    const n = handleMessageInto(this.#native, now, peer, bytes, fused ? this.#buf : EMPTY)
     if (n >= 0) {
       if (fused) {
         this.#pos = 0

@@ -167,3 +167,19 @@ test('senders stay right past the interned peer table size (4,096), across its r
   )
   assert.throws(() => n.handleMessage(4, 'p4199', beat(4)), { code: 'sender_mismatch' })
 })
+
+test('the raw handleMessageInto refuses anything but a NativeNode, and bad arguments, with a TypeError/RangeError', () => {
+  const native = require('../lib/native.js')
+  const buf = Buffer.alloc(64)
+  const node = new native.NativeNode({ id: 'b', cluster: 'c', bootstrap: ['a', 'b'] }, 1, null, 0)
+  for (const receiver of [undefined, {}, new native.NativeFenceChecker(null), Buffer.alloc(8)]) {
+    assert.throws(() => native.handleMessageInto(receiver, 1, 0, beat(1), buf), { name: 'TypeError', message: /node must be a NativeNode/ })
+  }
+  assert.throws(() => native.handleMessageInto(node, 1, 0, beat(1), buf), { name: 'RangeError', message: /peer index 0/ })
+  const peer = node.internPeer('a')
+  assert.throws(() => native.handleMessageInto(node, 1, 'a', beat(1), buf), { name: 'TypeError' })
+  assert.throws(() => native.handleMessageInto(node, -1, peer, beat(1), buf), { name: 'RangeError' })
+  assert.throws(() => native.handleMessageInto(node, 1, peer, 'bytes', buf), { name: 'TypeError', message: /bytes must be/ })
+  assert.throws(() => native.handleMessageInto(node, 1, peer, beat(1), new Uint16Array(4)), { name: 'TypeError', message: /buf must be/ })
+  assert.ok(native.handleMessageInto(node, 1, peer, beat(1), buf) > 0)
+})

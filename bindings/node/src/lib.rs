@@ -9,6 +9,9 @@
 mod conv;
 mod extra;
 mod flat;
+// Registered as module exports, which napi-rs leaves out of `cargo test` builds.
+#[cfg_attr(test, allow(dead_code))]
+mod hot;
 mod runtime;
 
 use napi::bindgen_prelude::{Array, Env, Object, Unknown};
@@ -140,6 +143,34 @@ pub const FUSED_NOT_DRAINED: i32 = -1;
 pub const FUSED_DROPPED: i32 = -2;
 
 impl NativeNode {
+    /// The hot path of a datagram, in one call (exported as the raw function `handleMessageInto(node,
+    /// ...)`, `hot.rs`): feeds it (the sender given as an `internPeer`
+    /// index) and moves every pending output into `buf` as `drainInto` does. Returns the number of
+    /// bytes written (the message was accepted); [`FUSED_NOT_DRAINED`] when the message was
+    /// accepted but the outputs do not fit in `buf` (they stay for `drainInto`); or
+    /// `FUSED_DROPPED - i` when the message was dropped for `dropReasons()[i]` (nothing drained).
+    #[cfg_attr(test, allow(dead_code))]
+    pub(crate) fn handle_message_into(
+        &mut self,
+        env: &Env,
+        now: &Unknown,
+        peer: u32,
+        data: &Unknown,
+        buf: &Unknown,
+    ) -> Result<i32> {
+        let now = u64_arg(env, now, "now")?;
+        let Some(from) = self.peers.get(peer as usize) else {
+            return Err(range_error(env, format!("peer index {peer} was not interned ({} are)", self.peers.len())));
+        };
+        let data = bytes(env, data, "bytes")?;
+        let buf = bytes_mut(env, buf, "buf")?;
+        if let Err(reason) = self.inner.handle_message(now, from, data) {
+            let i = tenure::DropReason::ALL.iter().position(|r| *r == reason).unwrap_or(0);
+            return Ok(FUSED_DROPPED - i as i32);
+        }
+        Ok(self.drain_to(buf).map_or(FUSED_NOT_DRAINED, |n| n as i32))
+    }
+
     /// Encodes every pending output (`flat.rs`) and copies the records into `buf`; returns the
     /// number of bytes written, or `None` (keeping them) when they do not fit.
     fn drain_to(&mut self, buf: &mut [u8]) -> Option<usize> {
@@ -199,33 +230,6 @@ impl NativeNode {
         }
         self.peers.push(peer);
         Ok((self.peers.len() - 1) as u32)
-    }
-
-    /// The hot path of a datagram, in one call: feeds it (the sender given as an `internPeer`
-    /// index) and moves every pending output into `buf` as `drainInto` does. Returns the number of
-    /// bytes written (the message was accepted); [`FUSED_NOT_DRAINED`] when the message was
-    /// accepted but the outputs do not fit in `buf` (they stay for `drainInto`); or
-    /// `FUSED_DROPPED - i` when the message was dropped for `dropReasons()[i]` (nothing drained).
-    #[napi(catch_unwind, ts_args_type = "now: number | bigint, peer: number, bytes: Uint8Array, buf: Uint8Array")]
-    pub fn handle_message_into(
-        &mut self,
-        env: Env,
-        now: Unknown,
-        peer: u32,
-        data: Unknown,
-        buf: Unknown,
-    ) -> Result<i32> {
-        let now = u64_arg(&env, &now, "now")?;
-        let Some(from) = self.peers.get(peer as usize) else {
-            return Err(range_error(&env, format!("peer index {peer} was not interned ({} are)", self.peers.len())));
-        };
-        let data = bytes(&env, &data, "bytes")?;
-        let buf = bytes_mut(&env, &buf, "buf")?;
-        if let Err(reason) = self.inner.handle_message(now, from, data) {
-            let i = tenure::DropReason::ALL.iter().position(|r| *r == reason).unwrap_or(0);
-            return Ok(FUSED_DROPPED - i as i32);
-        }
-        Ok(self.drain_to(buf).map_or(FUSED_NOT_DRAINED, |n| n as i32))
     }
 
     /// Feeds the passing of time.
