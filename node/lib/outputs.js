@@ -73,10 +73,11 @@ class OutputReader {
   handleMessage(now, from, bytes) {
     let peer = this.#peers.get(from)
     if (peer === undefined) {
-      peer = this.#native.internPeer(from)
+      const interned = /** @type {number} */ (this.#native.internPeer(from))
       // Index 0 again: the addon's table was full and started over; so does this one.
-      if (peer === 0) this.#peers.clear()
-      this.#peers.set(from, peer)
+      if (interned === 0) this.#peers.clear()
+      this.#peers.set(from, interned)
+      peer = interned
     }
     // With unread records in the buffer, hand the addon an empty one: it queues the new outputs.
     const fused = this.#pos === this.#end && !this.#pending
