@@ -46,12 +46,13 @@ const K = 1000
 const beats = Array.from({ length: K }, (_, i) => hb(i + 2))
 
 /** µs per heartbeat of `step(node, i)` over `batches` batches of K (best of 5 rounds). */
-function followerBench(batches, cls, step) {
+function followerBench(batches, cls, step, prepare = () => {}) {
   let best = Infinity
   for (let round = -1; round < 5; round++) {
     let ns = 0n
     for (let b = 0; b < batches; b++) {
       const n = follower(cls)
+      prepare(n)
       const t0 = process.hrtime.bigint()
       for (let i = 0; i < K; i++) step(n, i)
       ns += process.hrtime.bigint() - t0
@@ -72,6 +73,14 @@ const usNative = followerBench(B, 'native', (n, i) => {
   n.handleMessage(2 + i, 'n1', beats[i])
   if (n.drainInto(scratch) <= 0) throw new Error('bench: expected one ack')
 })
+const usFused = followerBench(
+  B,
+  'native',
+  (n, i) => {
+    if (native.handleMessageInto(n, 2 + i, 0, beats[i], scratch) <= 0) throw new Error('bench: expected one ack')
+  },
+  (n) => n.internPeer('n1')
+)
 const usHandleOnly = followerBench(B, 'native', (n, i) => {
   n.handleMessage(2 + i, 'n1', beats[i])
 })
@@ -111,6 +120,7 @@ const results = {
   addon_bytes: size,
   follower_heartbeat_handle_message_plus_drain_us: +usWrapper.toFixed(3),
   follower_heartbeat_native_handle_message_plus_drain_into_us: +usNative.toFixed(3),
+  follower_heartbeat_native_handle_message_into_us: +usFused.toFixed(3),
   follower_heartbeat_native_handle_message_only_us: +usHandleOnly.toFixed(3),
   native_empty_call_us: +usEmpty.toFixed(3),
   dropped_datagram_native_handle_message_us: +usDrop.toFixed(3),
@@ -119,6 +129,7 @@ const results = {
 console.log(`addon native/tenure.node: ${(size / 1024).toFixed(0)} KiB (${size} bytes)`)
 console.log(`follower: handleMessage(heartbeat) + drain() [1 send out], public Node class: ${usWrapper.toFixed(2)} µs/call`)
 console.log(`follower: handleMessage + drainInto on the raw addon (outputs not decoded): ${usNative.toFixed(2)} µs/call`)
+console.log(`follower: handleMessageInto (handle + drain in one call, raw addon): ${usFused.toFixed(2)} µs/call`)
 console.log(`follower: handleMessage only (raw addon):                                 ${usHandleOnly.toFixed(2)} µs/call`)
 console.log(`an addon call that does nothing (raw pollTimeout):                        ${usEmpty.toFixed(2)} µs/call`)
 console.log(`dropped datagram: handleMessage (raw addon):                              ${usDrop.toFixed(2)} µs/call`)

@@ -67,7 +67,7 @@ class Node {
   handleMessage(now, from, bytes) {
     let reason
     try {
-      reason = this.#n.handleMessage(now, from, bytes)
+      reason = this.#out.handleMessage(now, from, bytes)
     } catch (e) {
       throw wrapError(e)
     }
@@ -80,6 +80,7 @@ class Node {
    * @param {number} now
    */
   handleTimeout(now) {
+    this.#out.markPending()
     try {
       this.#n.handleTimeout(now)
     } catch (e) {
@@ -93,6 +94,7 @@ class Node {
    * @param {string} peer
    */
   join(now, peer) {
+    this.#out.markPending()
     try {
       this.#n.join(now, peer)
     } catch (e) {
@@ -106,6 +108,7 @@ class Node {
    * @param {string} peer
    */
   leave(now, peer) {
+    this.#out.markPending()
     try {
       this.#n.leave(now, peer)
     } catch (e) {
@@ -122,6 +125,7 @@ class Node {
    * @param {'terminated' | 'no_connection' | 'refused'} reason
    */
   peerDown(now, peer, reason) {
+    this.#out.markPending()
     try {
       this.#n.peerDown(now, peer, reason)
     } catch (e) {
@@ -136,6 +140,7 @@ class Node {
    * @param {boolean} granted
    */
   confirmLeader(now, term, granted) {
+    this.#out.markPending()
     try {
       this.#n.confirmLeader(now, term, granted)
     } catch (e) {
@@ -149,6 +154,7 @@ class Node {
    * @param {number} term
    */
   leaderHandlerFailed(now, term) {
+    this.#out.markPending()
     try {
       this.#n.leaderHandlerFailed(now, term)
     } catch (e) {
@@ -162,6 +168,7 @@ class Node {
    * @param {string} peer
    */
   transferLeadership(now, peer) {
+    this.#out.markPending()
     try {
       this.#n.transferLeadership(now, peer)
     } catch (e) {
@@ -185,6 +192,7 @@ class Node {
    * @param {Uint8Array} payload
    */
   broadcast(now, payload) {
+    this.#out.markPending()
     try {
       this.#n.broadcast(now, payload)
     } catch (e) {

@@ -4,6 +4,8 @@
 // literals: the addon writes every pending output into one reused buffer per `drainInto` call
 // instead of building an object per output through Node-API, which costs a call per property.
 
+const native = require('./native')
+
 const SEND = 0
 const PERSIST = 1
 const BECAME_LEADER = 2
@@ -17,6 +19,16 @@ const RESET = 9
 const NONE = 0xffffffff
 /** Initial buffer size; it grows to the next power of two when the pending outputs need more. */
 const INITIAL = 4096
+/** `handleMessageInto`: accepted, but the outputs did not fit (they stay queued in the addon). */
+const NOT_DRAINED = -1
+/** `handleMessageInto`: dropped for `DROP_REASONS[DROPPED - n]`. */
+const DROPPED = -2
+/** The core's drop reasons, in the order `handleMessageInto` indexes them. */
+const DROP_REASONS = native.dropReasons()
+/** The hot path: a raw Node-API function of the addon (`bindings/node/src/hot.rs`). */
+const handleMessageInto = native.handleMessageInto
+/** The buffer handed to `handleMessageInto` when the outputs must stay queued in the addon. */
+const EMPTY = Buffer.alloc(0)
 /** Byte strings at least this long are copied with `TypedArray#set`, shorter ones by a loop. */
 const SET_FROM = 64
 
@@ -32,10 +44,53 @@ class OutputReader {
   #end = 0
   /** @type {string[]} */
   #strings = []
+  /**
+   * Whether the addon may hold outputs not moved into the buffer yet. Every input but a message
+   * handled through {@link OutputReader#handleMessage} sets it (`markPending`); while it is clear,
+   * `drain` and `next` read the buffer without calling the addon.
+   */
+  #pending = true
+  /** Peer ids interned in the addon (`internPeer`), by id. @type {Map<string, number>} */
+  #peers = new Map()
 
   /** @param {any} native a `NativeNode` */
   constructor(native) {
     this.#native = native
+  }
+
+  /** Records that an input other than `handleMessage` may have queued outputs in the addon. */
+  markPending() {
+    this.#pending = true
+  }
+
+  /**
+   * Feeds a datagram in one addon call (`handleMessageInto(node, ...)`): when every output so far has been
+   * read, the addon writes the new ones straight into the buffer. Returns `null` when the message
+   * was accepted, or the `DropReason` name when it was dropped.
+   * @param {number | bigint} now @param {string} from @param {Uint8Array} bytes
+   * @returns {string | null}
+   */
+  handleMessage(now, from, bytes) {
+    let peer = this.#peers.get(from)
+    if (peer === undefined) {
+      const interned = /** @type {number} */ (this.#native.internPeer(from))
+      // Index 0 again: the addon's table was full and started over; so does this one.
+      if (interned === 0) this.#peers.clear()
+      this.#peers.set(from, interned)
+      peer = interned
+    }
+    // With unread records in the buffer, hand the addon an empty one: it queues the new outputs.
+    const fused = this.#pos === this.#end && !this.#pending
+    const n = handleMessageInto(this.#native, now, peer, bytes, fused ? this.#buf : EMPTY)
+    if (n >= 0) {
+      if (fused) {
+        this.#pos = 0
+        this.#end = n
+      }
+      return null
+    }
+    this.#pending = true
+    return n === NOT_DRAINED ? null : DROP_REASONS[DROPPED - n]
   }
 
   /** The next output, or `null` when none is pending. @returns {any} */
@@ -57,6 +112,7 @@ class OutputReader {
 
   /** Moves every output queued in the addon into the buffer; false when there was none. */
   #fill() {
+    if (!this.#pending) return false
     let n = this.#native.drainInto(this.#buf)
     if (n < 0) {
       // They did not fit: the addon kept them; retry with a buffer large enough.
@@ -65,6 +121,7 @@ class OutputReader {
       this.#buf = Buffer.allocUnsafeSlow(size)
       n = this.#native.drainInto(this.#buf)
     }
+    this.#pending = false
     this.#pos = 0
     this.#end = n
     return n > 0
@@ -152,9 +209,12 @@ function u64(/** @type {Buffer} */ b, /** @type {number} */ p) {
   return hi < 0x200000 ? hi * 0x100000000 + lo : (BigInt(hi) << 32n) | BigInt(lo)
 }
 
+// Module-level: a global lookup per output showed in profiles.
+const allocUnsafe = Buffer.allocUnsafe
+
 /** A fresh `Buffer` holding `len` bytes of `b` from `p` (pooled by Node for small sizes). */
 function copy(/** @type {Buffer} */ b, /** @type {number} */ p, /** @type {number} */ len) {
-  const out = Buffer.allocUnsafe(len)
+  const out = allocUnsafe(len)
   if (len >= SET_FROM) {
     out.set(b.subarray(p, p + len))
   } else {

@@ -446,3 +446,31 @@ def test_python_m_tenure_run_reports_warnings_key_file_and_errors(tmp_path: Path
     assert missing.returncode != 0 and "nope" in missing.stderr
     bad = subprocess.run([*args, "--heartbeat-interval", "500"], capture_output=True, text=True, timeout=30)
     assert bad.returncode != 0 and "heartbeat_interval" in bad.stderr
+
+
+def test_ack_to_the_sender_reuses_its_str_and_stays_a_plain_str() -> None:
+    """``drain`` hands back the sender's own ``str`` as ``Send.to`` (no new string per ack), but
+    never a caller's ``str`` subclass instance, and the right peer after the sender changes."""
+
+    class Peer(str):
+        pass
+
+    ids = ("a", "b", "c")
+    node = Node(Config(id="b", cluster="c", bootstrap=ids), now=0, seed=1)
+    node.drain()
+    sender = "".join(["a"])  # a fresh, non-interned str
+
+    def beat(sent_at: int, frm: str = "a") -> bytes:
+        return wire.encode(wire.Envelope("c", frm, 1, wire.Heartbeat(sent_at)))
+
+    node.handle_message(1, sender, beat(1))
+    acks = [o for o in node.drain() if isinstance(o, Send)]
+    assert [a.to for a in acks] == ["a"] and acks[0].to is sender
+    node.handle_message(2, Peer("a"), beat(2))
+    (ack,) = [o for o in node.drain() if isinstance(o, Send)]
+    assert ack.to == "a" and type(ack.to) is str
+    node.handle_message(3, "a", beat(3))
+    node.handle_timeout(10_000)  # campaigns: sends to both peers, not only the last sender
+    sends = [o for o in node.drain() if isinstance(o, Send)]
+    assert sorted({s.to for s in sends}) == ["a", "c"]
+    assert all(type(s.to) is str for s in sends)

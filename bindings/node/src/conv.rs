@@ -6,7 +6,7 @@
 //! cross as `number` when they are safe integers (below 2^53) and as `bigint` otherwise, in both
 //! directions: nothing is ever silently rounded or truncated.
 
-use napi::bindgen_prelude::{BigInt, Env, FromNapiValue, JsObjectValue, JsValue, Object, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{BigInt, Env, JsObjectValue, JsValue, Object, ToNapiValue, Unknown};
 use napi::{sys, Error, JsError, JsRangeError, JsTypeError, Result, Status, ValueType};
 
 /// Largest integer a JavaScript `number` holds exactly (`Number.MAX_SAFE_INTEGER`).
@@ -78,6 +78,16 @@ pub fn uint(env: &Env, v: &Unknown, what: &str, max: u64) -> Result<u64> {
 
 /// A `u64` (milliseconds, terms, seeds).
 pub fn u64_arg(env: &Env, v: &Unknown, what: &str) -> Result<u64> {
+    // The common case in one Node-API call: a `number` that is a safe whole number.
+    let mut f = 0.0;
+    // SAFETY: a plain out-parameter; anything but a `number` is an error status (handled below).
+    if unsafe { sys::napi_get_value_double(env.raw(), v.raw(), &mut f) } == sys::Status::napi_ok
+        && f >= 0.0
+        && f <= MAX_SAFE as f64
+        && f.fract() == 0.0
+    {
+        return Ok(f as u64);
+    }
     uint(env, v, what, u64::MAX)
 }
 
@@ -113,26 +123,45 @@ pub fn boolean(env: &Env, v: &Unknown, what: &str) -> Result<bool> {
     }
 }
 
+/// The memory of a `Uint8Array` (a `Buffer` is one) in one Node-API call (on the hot path: no
+/// `typeof`/`isTypedArray` round trips first); `None` for any other value.
+fn u8_array(env: &Env, v: &Unknown) -> Option<(*mut u8, usize)> {
+    let mut kind = 0;
+    let mut len = 0;
+    let mut data = std::ptr::null_mut();
+    let mut buffer = std::ptr::null_mut();
+    let mut offset = 0;
+    // SAFETY: plain out-parameters; Node-API reports anything but a typed array as an error status.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(env.raw(), v.raw(), &mut kind, &mut len, &mut data, &mut buffer, &mut offset)
+    };
+    (status == sys::Status::napi_ok && kind == sys::TypedarrayType::uint8_array).then_some((data.cast(), len))
+}
+
+fn not_bytes(env: &Env, v: &Unknown, what: &str) -> Error {
+    let t = v.get_type().map_or("unknown", type_name);
+    type_error(env, format!("{what} must be a Uint8Array or Buffer, got {t}"))
+}
+
 /// The bytes of a `Uint8Array` (a `Buffer` is one), borrowed for the duration of the call.
 pub fn bytes<'a>(env: &Env, v: &Unknown<'a>, what: &str) -> Result<&'a [u8]> {
-    let t = v.get_type()?;
-    if t == ValueType::Object && v.is_typedarray()? {
-        if let Ok(slice) = unsafe { <&[u8]>::from_napi_value(env.raw(), v.raw()) } {
-            return Ok(slice);
-        }
+    match u8_array(env, v) {
+        // SAFETY: the array's memory stays valid while its value is alive, that is for this call
+        // (the addon calls no JavaScript that could detach it meanwhile).
+        Some((data, len)) if len > 0 => Ok(unsafe { std::slice::from_raw_parts(data, len) }),
+        Some(_) => Ok(&[]),
+        None => Err(not_bytes(env, v, what)),
     }
-    Err(type_error(env, format!("{what} must be a Uint8Array or Buffer, got {}", type_name(t))))
 }
 
 /// The bytes of a `Uint8Array` to write into, borrowed for the duration of the call.
 pub fn bytes_mut<'a>(env: &Env, v: &Unknown<'a>, what: &str) -> Result<&'a mut [u8]> {
-    let t = v.get_type()?;
-    if t == ValueType::Object && v.is_typedarray()? {
-        if let Ok(slice) = unsafe { <&mut [u8]>::from_napi_value(env.raw(), v.raw()) } {
-            return Ok(slice);
-        }
+    match u8_array(env, v) {
+        // SAFETY: as in `bytes`; the caller hands the array over for this call only.
+        Some((data, len)) if len > 0 => Ok(unsafe { std::slice::from_raw_parts_mut(data, len) }),
+        Some(_) => Ok(&mut []),
+        None => Err(not_bytes(env, v, what)),
     }
-    Err(type_error(env, format!("{what} must be a Uint8Array or Buffer, got {}", type_name(t))))
 }
 
 /// Bytes given as a `Uint8Array`/`Buffer`, or a string taken as its UTF-8 bytes (keys).

@@ -52,6 +52,9 @@ pub const MAX_STRINGS: usize = 4096;
 pub struct FlatOutputs {
     buf: Vec<u8>,
     strings: HashMap<String, u32>,
+    /// The string named last and its index: a follower names only its leader, so most lookups
+    /// end here without hashing.
+    last: Option<(String, u32)>,
 }
 
 impl FlatOutputs {
@@ -112,13 +115,20 @@ impl FlatOutputs {
 
     /// The index of `s`, defining it first when new.
     fn string(&mut self, s: String) -> u32 {
+        if let Some((last, i)) = &self.last {
+            if *last == s {
+                return *i;
+            }
+        }
         if let Some(&i) = self.strings.get(&s) {
+            self.last = Some((s, i));
             return i;
         }
         if self.strings.len() >= MAX_STRINGS {
             self.strings.clear();
             self.buf.push(RESET);
         }
+        self.last = None;
         let i = self.strings.len() as u32;
         self.buf.push(DEFINE);
         self.u32(i);
@@ -177,6 +187,20 @@ mod tests {
             PERSIST, 3, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
         ];
         assert_eq!(f.encoded(), want);
+    }
+
+    #[test]
+    fn the_last_string_is_not_reused_across_a_reset() {
+        let mut f = FlatOutputs::default();
+        f.push(send("a", &[1]));
+        f.push(send("a", &[2]));
+        for i in 1..=MAX_STRINGS {
+            f.push(Output::Event(Event::PeerJoined { peer: format!("p{i}") }));
+        }
+        f.clear();
+        // The table was reset by the last peer (it now holds only that one, index 0): "a" is new.
+        f.push(send("a", &[3]));
+        assert_eq!(f.encoded(), [DEFINE, 1, 0, 0, 0, 1, 0, 0, 0, b'a', SEND, 1, 0, 0, 0, 1, 0, 0, 0, 3]);
     }
 
     #[test]

@@ -9,6 +9,9 @@
 mod conv;
 mod extra;
 mod flat;
+// Registered as module exports, which napi-rs leaves out of `cargo test` builds.
+#[cfg_attr(test, allow(dead_code))]
+mod hot;
 mod runtime;
 
 use napi::bindgen_prelude::{Array, Env, Object, Unknown};
@@ -17,7 +20,7 @@ use napi_derive::napi;
 
 use conv::{
     boolean, bytes, bytes_mut, bytes_or_string, coded_error, is_nullish, object, only_keys, opt, opt_string, opt_u64,
-    prop, string, strings, type_error, u64_arg, uint, U64,
+    prop, range_error, string, strings, type_error, u64_arg, uint, U64,
 };
 use tenure::{Config, DurableState, PeerDownReason};
 
@@ -129,6 +132,60 @@ pub struct NativeNode {
     inner: tenure::Node,
     /// Outputs encoded for `drainInto` but not handed over yet (they did not fit).
     flat: flat::FlatOutputs,
+    /// Peer ids interned by `internPeer`, so that `handleMessageInto` takes a sender as an index:
+    /// no string conversion and no allocation per message.
+    peers: Vec<String>,
+}
+
+/// `handleMessageInto`'s result when the message was accepted but its outputs did not fit.
+pub const FUSED_NOT_DRAINED: i32 = -1;
+/// `handleMessageInto`'s result for a message dropped for `DropReason::ALL[0]` (minus the index).
+pub const FUSED_DROPPED: i32 = -2;
+
+impl NativeNode {
+    /// The hot path of a datagram, in one call (exported as the raw function `handleMessageInto(node,
+    /// ...)`, `hot.rs`): feeds it (the sender given as an `internPeer`
+    /// index) and moves every pending output into `buf` as `drainInto` does. Returns the number of
+    /// bytes written (the message was accepted); [`FUSED_NOT_DRAINED`] when the message was
+    /// accepted but the outputs do not fit in `buf` (they stay for `drainInto`); or
+    /// `FUSED_DROPPED - i` when the message was dropped for `dropReasons()[i]` (nothing drained).
+    #[cfg_attr(test, allow(dead_code))]
+    pub(crate) fn handle_message_into(
+        &mut self,
+        env: &Env,
+        now: &Unknown,
+        peer: u32,
+        data: &Unknown,
+        buf: &Unknown,
+    ) -> Result<i32> {
+        let now = u64_arg(env, now, "now")?;
+        let Some(from) = self.peers.get(peer as usize) else {
+            return Err(range_error(env, format!("peer index {peer} was not interned ({} are)", self.peers.len())));
+        };
+        let data = bytes(env, data, "bytes")?;
+        let buf = bytes_mut(env, buf, "buf")?;
+        if let Err(reason) = self.inner.handle_message(now, from, data) {
+            let i = tenure::DropReason::ALL.iter().position(|r| *r == reason).unwrap_or(0);
+            return Ok(FUSED_DROPPED - i as i32);
+        }
+        Ok(self.drain_to(buf).map_or(FUSED_NOT_DRAINED, |n| n as i32))
+    }
+
+    /// Encodes every pending output (`flat.rs`) and copies the records into `buf`; returns the
+    /// number of bytes written, or `None` (keeping them) when they do not fit.
+    fn drain_to(&mut self, buf: &mut [u8]) -> Option<usize> {
+        // Where the core's borrowing output API lands, the records are written from borrowed
+        // `to`/`bytes` here, without the per-output `String`/`Vec` that `poll_output` allocates.
+        while let Some(out) = self.inner.poll_output() {
+            self.flat.push(out);
+        }
+        let encoded = self.flat.encoded();
+        let dst = buf.get_mut(..encoded.len())?;
+        dst.copy_from_slice(encoded);
+        let n = encoded.len();
+        self.flat.clear();
+        Some(n)
+    }
 }
 
 #[napi]
@@ -144,7 +201,7 @@ impl NativeNode {
         let restored = durable_from_js(&env, Some(&restored), "restored")?;
         let now = u64_arg(&env, &now, "now")?;
         let inner = tenure::Node::new(config, seed, restored, now).map_err(|e| config_error(&env, e))?;
-        Ok(NativeNode { inner, flat: flat::FlatOutputs::default() })
+        Ok(NativeNode { inner, flat: flat::FlatOutputs::default(), peers: Vec::new() })
     }
 
     /// Feeds a datagram. Returns `null` when accepted, or the `DropReason` name when dropped.
@@ -160,6 +217,19 @@ impl NativeNode {
         let from = string(&env, &from, "from")?;
         let data = bytes(&env, &data, "bytes")?;
         Ok(self.inner.handle_message(now, &from, data).err().map(|r| r.as_str()))
+    }
+
+    /// Interns a peer id for `handleMessageInto` and returns its index. At most
+    /// [`flat::MAX_STRINGS`] ids are interned at once: the next new one first forgets them all and
+    /// gets index 0 (so the caller forgets its table whenever it is handed index 0).
+    #[napi(catch_unwind)]
+    pub fn intern_peer(&mut self, env: Env, peer: Unknown) -> Result<u32> {
+        let peer = string(&env, &peer, "from")?;
+        if self.peers.len() >= flat::MAX_STRINGS {
+            self.peers.clear();
+        }
+        self.peers.push(peer);
+        Ok((self.peers.len() - 1) as u32)
     }
 
     /// Feeds the passing of time.
@@ -246,17 +316,7 @@ impl NativeNode {
     #[napi(catch_unwind, ts_args_type = "buf: Uint8Array")]
     pub fn drain_into(&mut self, env: Env, buf: Unknown) -> Result<i64> {
         let buf = bytes_mut(&env, &buf, "buf")?;
-        while let Some(out) = self.inner.poll_output() {
-            self.flat.push(out);
-        }
-        let encoded = self.flat.encoded();
-        let Some(dst) = buf.get_mut(..encoded.len()) else {
-            return Ok(-(encoded.len() as i64));
-        };
-        dst.copy_from_slice(encoded);
-        let n = encoded.len() as i64;
-        self.flat.clear();
-        Ok(n)
+        Ok(self.drain_to(buf).map_or_else(|| -(self.flat.encoded().len() as i64), |n| n as i64))
     }
 
     /// The next deadline for `handleTimeout`, or `null`.

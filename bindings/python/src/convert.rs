@@ -87,13 +87,14 @@ pub(crate) fn event<'py>(py: Python<'py>, e: Event) -> PyResult<Bound<'py, PyAny
     }
 }
 
+/// A `Send` output; `to` is given as a `str` so that the caller can reuse one it holds.
+pub(crate) fn send<'py>(py: Python<'py>, to: Bound<'py, PyString>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    build(cls_send(py)?, [intern!(py, "to"), intern!(py, "data")], [to.into_any(), PyBytes::new(py, bytes).into_any()])
+}
+
 pub(crate) fn output<'py>(py: Python<'py>, o: Output) -> PyResult<Bound<'py, PyAny>> {
     match o {
-        Output::Send { to, bytes } => build(
-            cls_send(py)?,
-            [intern!(py, "to"), intern!(py, "data")],
-            [PyString::new(py, &to).into_any(), PyBytes::new(py, &bytes).into_any()],
-        ),
+        Output::Send { to, bytes } => send(py, PyString::new(py, &to), &bytes),
         Output::Persist(s) => build(
             cls_persist(py)?,
             [intern!(py, "term"), intern!(py, "voted_for")],

@@ -122,14 +122,22 @@ impl PyNode {
 
     /// The next output (`Send`, `Persist` or an `Event`), or None when drained.
     fn poll_output<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.inner.poll_output().map(|o| output(py, o)).transpose()
+        self.inner.poll_output().map(|o| self.output(py, o)).transpose()
     }
 
     /// Every pending output, in order (the list may be empty).
     fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let list = PyList::empty(py);
+        let Some(first) = self.inner.poll_output() else {
+            return Ok(PyList::empty(py));
+        };
+        let first = self.output(py, first)?;
+        let Some(second) = self.inner.poll_output() else {
+            // The common case (a follower's ack): a list of one, built at its final size.
+            return PyList::new(py, [first]);
+        };
+        let list = PyList::new(py, [first, self.output(py, second)?])?;
         while let Some(o) = self.inner.poll_output() {
-            list.append(output(py, o)?)?;
+            list.append(self.output(py, o)?)?;
         }
         Ok(list)
     }
@@ -220,6 +228,22 @@ impl PyNode {
             self.inner.role().as_str(),
             self.inner.term()
         )
+    }
+}
+
+impl PyNode {
+    /// One output as its Python object. A `Send` to the last sender of `handle_message` (a
+    /// follower's ack to its leader) reuses that sender's `str` instead of decoding a new one.
+    fn output<'py>(&self, py: Python<'py>, o: Output) -> PyResult<Bound<'py, PyAny>> {
+        match (o, &self.sender) {
+            // An exact `str` only: a subclass instance given as the sender stays the caller's.
+            (Output::Send { to, bytes }, Some((obj, text)))
+                if to == *text && obj.bind(py).is_exact_instance_of::<PyString>() =>
+            {
+                send(py, obj.bind(py).clone(), &bytes)
+            }
+            (o, _) => output(py, o),
+        }
     }
 }
 
