@@ -72,7 +72,7 @@ def auditwheel_tag(wheel: Path) -> str:
     ],
 )
 def test_wheel(pattern: str, tag: str | None, arch: str, libc: str) -> None:
-    wheel = artefact(f"python/tenure-{VERSION}-cp39-abi3-{pattern}*.whl")
+    wheel = artefact(f"python/tenure-{VERSION}-cp310-abi3-{pattern}*.whl")
     if tag is not None:
         assert auditwheel_tag(wheel) == tag
     machine, glibc, needed = elf_facts(wheel_so(wheel))
@@ -99,7 +99,7 @@ def test_readelf_agrees_on_the_aarch64_artefacts(tmp_path: Path) -> None:
     if readelf is None:
         pytest.skip("readelf (binutils) is not installed; test_wheel/test_npm_platform_package check the same")
     so = tmp_path / "wheel.so"
-    so.write_bytes(wheel_so(artefact(f"python/tenure-{VERSION}-cp39-abi3-manylinux2014_aarch64*.whl")))
+    so.write_bytes(wheel_so(artefact(f"python/tenure-{VERSION}-cp310-abi3-manylinux2014_aarch64*.whl")))
     node = tmp_path / "addon.node"
     node.write_bytes(tgz_files(artefact(f"npm/tenure-linux-arm64-gnu-{VERSION}.tgz"))["tenure.linux-arm64-gnu.node"])
     for binary in (so, node):
@@ -126,7 +126,7 @@ def test_sdist_has_sources_and_licenses_and_builds(tmp_path: Path) -> None:
     # --no-build-isolation: maturin from this venv (requirements-dev.txt), no index needed.
     run_ok([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path),
             str(sdist)], tmp_path, env, timeout=1200)
-    (wheel,) = tmp_path.glob(f"tenure-{VERSION}-cp39-abi3-*.whl")
+    (wheel,) = tmp_path.glob(f"tenure-{VERSION}-cp310-abi3-*.whl")
     assert wheel_so(wheel)
 
 

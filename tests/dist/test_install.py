@@ -36,7 +36,7 @@ def peer_args(peers: list[str]) -> list[str]:
 
 def test_wheel_installs_and_elects_without_a_toolchain(clean_env: dict[str, str], workdir: Path) -> None:
     needs_x86_64()
-    wheel = artefact(f"python/tenure-{VERSION}-cp39-abi3-manylinux2014_x86_64*.whl")
+    wheel = artefact(f"python/tenure-{VERSION}-cp310-abi3-manylinux2014_x86_64*.whl")
     env_dir = workdir / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = str(env_dir / "bin" / "python")
