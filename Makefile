@@ -249,38 +249,27 @@ test-component: setup component
 	TENURE_COMPONENT="$(COMPONENT_WASM)" python -m pytest -q bindings/component/tests
 	cd bindings/component/js && TENURE_COMPONENT="$(COMPONENT_WASM)" npm test --silent
 
-# The component alone: wasm32-unknown-unknown (profile wasm-release) -> wasm-tools component new ->
-# wasm-tools validate. Its own cargo target dir, shared with the host crate's build script.
+# The component alone, by bindings/component/build.sh (the host crate's build script runs it too):
+# wasm32-unknown-unknown (profile wasm-release) -> wasm-opt -Oz -> wasm-tools component new -> strip
+# -> metadata (name, workspace version, licenses, description) -> validate. Its own cargo target dir.
 COMPONENT_GUEST_DIR := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/component-guest
 COMPONENT_WASM := $(ROOT)/target/component/tenure.wasm
-# The workspace version (the first `version =` of Cargo.toml, in [workspace.package]): the
-# component's `version` custom section (bindings/component/host/build.rs writes the same).
-WORKSPACE_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' $(ROOT)/Cargo.toml | head -n 1)
 component: setup
-	$(CARGO) build -p tenure-component --target wasm32-unknown-unknown --profile wasm-release --target-dir "$(COMPONENT_GUEST_DIR)"
-	@mkdir -p "$(dir $(COMPONENT_WASM))"
-	wasm-tools component new "$(COMPONENT_GUEST_DIR)/wasm32-unknown-unknown/wasm-release/tenure_component.wasm" -o "$(COMPONENT_WASM).bare"
-	wasm-tools metadata add --name tenure --version "$(WORKSPACE_VERSION)" --licenses "MIT OR Apache-2.0" \
-	  --description "tenure: leader election (the tenure:election WIT world)" "$(COMPONENT_WASM).bare" -o "$(COMPONENT_WASM)"
-	@rm -f "$(COMPONENT_WASM).bare"
-	wasm-tools validate "$(COMPONENT_WASM)"
-	@echo "component: $(COMPONENT_WASM): $$(stat -c %s "$(COMPONENT_WASM)") bytes, $$(gzip -9c "$(COMPONENT_WASM)" | wc -c) gzipped"
+	TENURE_GUEST_TARGET_DIR="$(COMPONENT_GUEST_DIR)" bindings/component/build.sh "$(COMPONENT_WASM)"
 
 .PHONY: component
 
 # Where the bytes of both WebAssembly builds go: twiggy (pinned, installed on first use) over the
-# component's core module rebuilt with symbol names (`-C strip=none`; only the final crate relinks)
-# and over the browser module as wasm-bindgen emits it (before wasm-opt, which drops the names).
+# component's core module as shipped (after wasm-opt) but with symbol names (build.sh --named), and
+# over the browser module as wasm-bindgen emits it (before wasm-opt, which drops the names).
 TWIGGY_VERSION ?= 0.8.0
 WASM_SIZE_TOP ?= 25
 wasm-size: component web
 	@[ "$$(twiggy --version 2>/dev/null | awk '{print $$2}')" = "$(TWIGGY_VERSION)" ] || $(CARGO) install twiggy --version "=$(TWIGGY_VERSION)" --locked
-	$(CARGO) rustc -q -p tenure-component --lib --target wasm32-unknown-unknown --profile wasm-release --target-dir "$(COMPONENT_GUEST_DIR)" -- -C strip=none
 	@tmp="$$(mktemp -d)"; \
-	cp "$(COMPONENT_GUEST_DIR)/wasm32-unknown-unknown/wasm-release/tenure_component.wasm" "$$tmp/component-named.wasm"; \
-	$(CARGO) build -q -p tenure-component --target wasm32-unknown-unknown --profile wasm-release --target-dir "$(COMPONENT_GUEST_DIR)"; \
+	TENURE_GUEST_TARGET_DIR="$(COMPONENT_GUEST_DIR)" bindings/component/build.sh --named "$$tmp/component-named.wasm"; \
 	wasm-bindgen --target web --out-dir "$$tmp" "$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/wasm32-unknown-unknown/wasm-release/tenure_wasm.wasm"; \
-	echo "== component core module (with names; shipped stripped in $(COMPONENT_WASM))"; twiggy top -n $(WASM_SIZE_TOP) "$$tmp/component-named.wasm"; \
+	echo "== component core module after wasm-opt (with names; shipped stripped in $(COMPONENT_WASM))"; twiggy top -n $(WASM_SIZE_TOP) "$$tmp/component-named.wasm"; \
 	echo "== browser module after wasm-bindgen, before wasm-opt (shipped: demo/pkg)"; twiggy top -n $(WASM_SIZE_TOP) "$$tmp/tenure_wasm_bg.wasm"; \
 	echo "== the same, grouped (bindings/wasm/size_groups.py)"; twiggy top -n 100000 -f csv "$$tmp/tenure_wasm_bg.wasm" | python3 bindings/wasm/size_groups.py; \
 	rm -rf "$$tmp"

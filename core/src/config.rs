@@ -541,9 +541,13 @@ impl ConfigError {
     pub fn message(&self) -> String {
         match self {
             ConfigError::EmptyId { field } => Text::new(field).s(" must not be empty").done(),
-            ConfigError::IdTooLong { field, len } => {
-                Text::new(field).s(" is ").n(*len).s(" bytes long; at most ").n(MAX_ID_LEN).s(" are allowed").done()
-            }
+            ConfigError::IdTooLong { field, len } => Text::new(field)
+                .s(" is ")
+                .size(*len)
+                .s(" bytes long; at most ")
+                .size(MAX_ID_LEN)
+                .s(" are allowed")
+                .done(),
             ConfigError::ZeroTimeout { field } => Text::new(field).s(" must be greater than 0 ms").done(),
             ConfigError::MinAboveMax { min, max } => Text::new("election_timeout_min (")
                 .n(*min)
@@ -590,7 +594,7 @@ impl ConfigError {
                     .done()
             }
             ConfigError::TooManyPeers { peers, max_peers } => Text::new("")
-                .n(*peers)
+                .size(*peers)
                 .s(" peers declared but max_peers is ")
                 .n(*max_peers)
                 .s(" (at least 1, and at least the declared peers)")

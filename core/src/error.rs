@@ -74,15 +74,18 @@ impl Error {
             Error::InvalidPeer { peer } => Text::new("invalid peer id ")
                 .q(peer)
                 .s(": must be 1 to ")
-                .n(crate::MAX_ID_LEN)
+                .size(crate::MAX_ID_LEN)
                 .s(" bytes without whitespace or control characters")
                 .done(),
             Error::SelfPeer => String::from("the peer named is this node itself"),
             Error::UnknownPeer { peer } => Text::new("unknown peer ").q(peer).s(": not in this node's view").done(),
             Error::NotLeader => String::from("this node is not the leader"),
-            Error::PayloadTooLarge { size, max } => {
-                Text::new("payload of ").n(*size).s(" bytes is larger than the maximum of ").n(*max).s(" bytes").done()
-            }
+            Error::PayloadTooLarge { size, max } => Text::new("payload of ")
+                .size(*size)
+                .s(" bytes is larger than the maximum of ")
+                .size(*max)
+                .s(" bytes")
+                .done(),
             Error::NoPendingConfirm { term } => {
                 Text::new("no leadership confirmation is pending for term ").n(*term).done()
             }

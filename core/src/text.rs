@@ -18,8 +18,20 @@ impl Text {
         self
     }
 
-    /// Appends an integer in decimal.
-    pub(crate) fn n(mut self, n: impl itoa::Integer) -> Text {
+    /// Appends an integer in decimal. One `u64` formatter for every width: a copy per integer
+    /// type would only add code to the WebAssembly builds.
+    #[inline]
+    pub(crate) fn n(self, n: impl Into<u64>) -> Text {
+        self.u64(n.into())
+    }
+
+    /// Appends a length or count in decimal.
+    pub(crate) fn size(self, n: usize) -> Text {
+        // usize is at most 64 bits on every target Rust supports.
+        self.u64(n as u64)
+    }
+
+    fn u64(mut self, n: u64) -> Text {
         self.0.push_str(itoa::Buffer::new().format(n));
         self
     }

@@ -1,14 +1,15 @@
 //! Builds the tenure component that the tests, the bench and `tenure-wasmtime` load, so that a
 //! plain `cargo test` works from a fresh clone (after `make setup`, which installs the
-//! `wasm32-unknown-unknown` target and `wasm-tools`).
+//! `wasm32-unknown-unknown` target, `wasm-tools` and wasm-opt).
 //!
-//! The guest is compiled by a nested cargo into its own target directory
-//! (`<target>/component-guest`, shared with `make component`) so that it does not wait on the
-//! lock of the outer build, then turned into a component with `wasm-tools component new` and
-//! validated. Set `TENURE_COMPONENT_WASM=/path/to/tenure.wasm` to use a prebuilt component instead.
+//! It runs `bindings/component/build.sh`, the pipeline `make component` runs too: a nested cargo
+//! compiles the guest into its own target directory (`<target>/component-guest`, shared with
+//! `make component`) so that it does not wait on the lock of the outer build, then wasm-opt shrinks
+//! it and `wasm-tools` makes, strips, labels and validates the component.
+//! Set `TENURE_COMPONENT_WASM=/path/to/tenure.wasm` to use a prebuilt component instead.
 
 use std::env;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
@@ -20,20 +21,29 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest_dir.join("../../..");
     let root = root.canonicalize().unwrap_or(root);
-    for input in ["wit", "core/src", "core/Cargo.toml", "bindings/component/src", "bindings/component/Cargo.toml"] {
+    for input in [
+        "wit",
+        "core/src",
+        "core/Cargo.toml",
+        "bindings/component/src",
+        "bindings/component/Cargo.toml",
+        "bindings/component/build.sh",
+        "bindings/component/js/package-lock.json",
+        "Cargo.toml",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(input).display());
     }
     let target_dir = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     let target_dir = if target_dir.is_absolute() { target_dir } else { root.join(target_dir) };
     let guest_dir = target_dir.join("component-guest");
 
-    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("tenure.wasm");
+    let mut build = Command::new("bash");
     build
         .current_dir(&root)
-        .args(["build", "-p", "tenure-component", "--target", "wasm32-unknown-unknown", "--profile", "wasm-release"])
-        .arg("--target-dir")
-        .arg(&guest_dir);
+        .arg(root.join("bindings/component/build.sh"))
+        .arg(&out)
+        .env("TENURE_GUEST_TARGET_DIR", &guest_dir);
     // Flags meant for this build (clippy's wrapper, host RUSTFLAGS) must not leak into the guest.
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",
@@ -46,46 +56,14 @@ fn main() {
     ] {
         build.env_remove(var);
     }
-    run(&mut build, "building the guest (is `rustup target add wasm32-unknown-unknown` done? `make setup` does it)");
-
-    let core_wasm = guest_dir.join("wasm32-unknown-unknown/wasm-release/tenure_component.wasm");
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("tenure.wasm");
-    let wasm_tools = find_wasm_tools(&root);
-    let bare = out.with_extension("bare.wasm");
-    run(
-        Command::new(&wasm_tools).args(["component", "new"]).arg(&core_wasm).arg("-o").arg(&bare),
-        "wasm-tools component new",
-    );
-    // Name and version in the component's custom sections (`wasm-tools metadata show`), the same
-    // as `make component` writes: this crate's version is the workspace's.
-    run(
-        Command::new(&wasm_tools)
-            .args(["metadata", "add", "--name", "tenure", "--version", env!("CARGO_PKG_VERSION")])
-            .args(["--licenses", env!("CARGO_PKG_LICENSE"), "--description", COMPONENT_DESCRIPTION])
-            .arg(&bare)
-            .arg("-o")
-            .arg(&out),
-        "wasm-tools metadata add",
-    );
-    run(Command::new(&wasm_tools).arg("validate").arg(&out), "wasm-tools validate");
+    run(&mut build, "bindings/component/build.sh (`make setup` installs the wasm32 target, wasm-tools and wasm-opt)");
     println!("cargo:rustc-env=TENURE_COMPONENT_WASM={}", out.display());
-}
-
-/// The description `make component` and `make dist` (scripts/dist/build.py) write too.
-const COMPONENT_DESCRIPTION: &str = "tenure: leader election (the tenure:election WIT world)";
-
-fn find_wasm_tools(root: &Path) -> PathBuf {
-    let venv = root.join(".venv/bin/wasm-tools");
-    if venv.exists() {
-        return venv;
-    }
-    PathBuf::from("wasm-tools")
 }
 
 fn run(cmd: &mut Command, what: &str) {
     match cmd.status() {
         Ok(status) if status.success() => {}
         Ok(status) => panic!("{what} failed ({status}): {cmd:?}"),
-        Err(e) => panic!("{what}: cannot run {cmd:?}: {e} (run `make setup` to install wasm-tools)"),
+        Err(e) => panic!("{what}: cannot run {cmd:?}: {e} (run `make setup`)"),
     }
 }

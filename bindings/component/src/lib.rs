@@ -36,9 +36,11 @@ use bindings::exports::tenure::election::node::{Guest, GuestNode};
 use bindings::tenure::election::host;
 use bindings::tenure::election::types as wit;
 
+/// talc, growing linear memory on demand (see Cargo.toml for why not dlmalloc). The component is
+/// single-threaded, as `WasmDynamicTalc` requires.
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 #[cfg(target_arch = "wasm32")]
 #[panic_handler]
@@ -120,12 +122,30 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
 
 /// The core's texts name configuration fields in snake_case; the WIT spells them in kebab-case.
 /// Configuration errors and warnings carry numbers and field names only (never an id), so every
-/// `_` in them is part of a field name.
+/// `_` in them is part of a field name. Byte by byte: `str::replace` would link string search.
 fn kebab_fields(message: String) -> String {
-    if message.contains('_') {
-        message.replace('_', "-")
-    } else {
-        message
+    kebab_bytes(message, |_| true)
+}
+
+/// `message` with the `_` of every byte `within(index)` accepts made a `-` (both ASCII, so the
+/// text stays UTF-8).
+fn kebab_bytes(message: String, within: impl Fn(usize) -> bool) -> String {
+    let mut bytes = message.into_bytes();
+    for (i, b) in bytes.iter_mut().enumerate() {
+        if *b == b'_' && within(i) {
+            *b = b'-';
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// `message` with the one field name `field` in kebab-case, where other `_` (in a quoted peer
+/// id) stay as they are.
+fn kebab_field(message: String, field: &str) -> String {
+    let at = message.as_bytes().windows(field.len()).position(|w| w == field.as_bytes());
+    match at {
+        Some(at) => kebab_bytes(message, |i| (at..at + field.len()).contains(&i)),
+        None => message,
     }
 }
 
@@ -151,7 +171,7 @@ fn node_error(e: Error) -> wit::NodeError {
     };
     // Only `view-full` names a field; its message also quotes a peer id, which may hold a `_`.
     let message = match e {
-        Error::ViewFull { .. } => e.message().replace("max_peers", "max-peers"),
+        Error::ViewFull { .. } => kebab_field(e.message(), "max_peers"),
         _ => e.message(),
     };
     wit::NodeError { code, message }

@@ -64,6 +64,25 @@ pub trait Callbacks: Send + 'static {
 
 struct HostState<C> {
     callbacks: C,
+    memory: MemoryWatch,
+}
+
+/// Records the largest linear memory the instance asked for (wasmtime calls it for the initial
+/// memory too); never refuses growth.
+#[derive(Default)]
+struct MemoryWatch {
+    largest: usize,
+}
+
+impl wasmtime::ResourceLimiter for MemoryWatch {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.largest = self.largest.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, _desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
 }
 
 impl<C: Callbacks> generated::tenure::election::types::Host for HostState<C> {}
@@ -196,7 +215,8 @@ impl<C: Callbacks> ComponentNode<C> {
     /// Instantiates the component and constructs a node at `now`. The outer `Err` is a trap or
     /// instantiation failure; the inner one is a configuration the node refused.
     pub fn new(loader: &Loader<C>, callbacks: C, config: &NodeConfig, now: u64) -> Call<Result<Self, ConfigError>> {
-        let mut store = Store::new(&loader.engine, HostState { callbacks });
+        let mut store = Store::new(&loader.engine, HostState { callbacks, memory: MemoryWatch::default() });
+        store.limiter(|s| &mut s.memory);
         let bindings = Election::instantiate(&mut store, &loader.component, &loader.linker)?;
         let created = bindings.tenure_election_node().node().call_constructor(&mut store, config, now)?;
         Ok(created.map(|node| ComponentNode { store, bindings, node, trapped: None }))
@@ -210,6 +230,12 @@ impl<C: Callbacks> ComponentNode<C> {
     /// The callbacks, mutably.
     pub fn callbacks_mut(&mut self) -> &mut C {
         &mut self.store.data_mut().callbacks
+    }
+
+    /// The size in bytes of the instance's linear memory: the guest's heap never shrinks it, so this
+    /// is its high-water mark (a steady workload must leave it unchanged).
+    pub fn memory_bytes(&self) -> usize {
+        self.store.data().memory.largest
     }
 
     /// The trap that stopped this node, if one did.

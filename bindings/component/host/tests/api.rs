@@ -167,6 +167,20 @@ fn bad_input_is_dropped_with_a_reason_and_calls_are_refused_with_codes() {
     assert_eq!(n.view().unwrap(), ["a", "b", "c"]);
 }
 
+/// Error texts name fields in the WIT's kebab-case, but a quoted peer id keeps its own `_`.
+#[test]
+fn view_full_names_max_peers_in_kebab_case_and_keeps_the_peer_id() {
+    let loader = loader();
+    let mut c = config("a", &["b"]);
+    c.max_peers = Some(1);
+    let mut n = node(&loader, c);
+    let e = n.join(1, "new_peer_1").unwrap().unwrap_err();
+    assert_eq!(e.code, NodeErrorCode::ViewFull);
+    assert!(e.message.contains("\"new_peer_1\""), "{}", e.message);
+    assert!(e.message.contains("max-peers (1)"), "{}", e.message);
+    assert!(!e.message.contains("max_peers"), "{}", e.message);
+}
+
 #[test]
 fn winning_asks_the_host_persists_first_and_publishes_leadership() {
     let loader = loader();

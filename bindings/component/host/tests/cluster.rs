@@ -257,3 +257,26 @@ fn majority_side_of_a_partition_keeps_a_leader() {
     let lid = l[0].clone();
     assert_eq!(sim.nodes.get_mut(&leader).unwrap().leader().unwrap(), Some(lid));
 }
+
+/// The guest's allocator (talc) reuses what it frees: once a cluster is in its steady state
+/// (a leader's heartbeat rounds, followers' answers), ten more simulated minutes of it do not grow
+/// any instance's linear memory.
+#[test]
+fn steady_state_does_not_grow_linear_memory() {
+    let mut sim = Sim::new(3);
+    sim.wait_for(2_000, |s| s.leaders().len() == 1);
+    sim.run_until(sim.now + 60_000);
+    let warm: Vec<usize> = sim.nodes.values().map(ComponentNode::memory_bytes).collect();
+    assert!(warm.iter().all(|&m| m > 0), "the limiter saw every instance's memory: {warm:?}");
+    for node in sim.nodes.values_mut() {
+        node.inspect().expect("no trap");
+    }
+    sim.run_until(sim.now + 600_000);
+    for node in sim.nodes.values_mut() {
+        node.inspect().expect("no trap");
+        node.view().expect("no trap");
+    }
+    assert_eq!(sim.leaders().len(), 1);
+    let after: Vec<usize> = sim.nodes.values().map(ComponentNode::memory_bytes).collect();
+    assert_eq!(warm, after, "linear memory grew in the steady state");
+}
