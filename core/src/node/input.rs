@@ -48,8 +48,10 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
-        // The peer's entry, found once for the whole message (admit and dispatch reuse it).
-        let known = self.peers.index_of(from);
+        // The peer's entry, found once for the whole message (admit and dispatch reuse it), tried
+        // first where the previous message's sender was: a follower hears mostly its leader.
+        let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from);
+        self.last_sender = known.and_then(|i| u16::try_from(i).ok()).unwrap_or(self.last_sender);
         if known.is_none() {
             if !self.admit_unknown {
                 return Err(DropReason::UnknownPeer);

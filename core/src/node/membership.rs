@@ -4,7 +4,7 @@
 use super::*;
 
 impl Node {
-    /// `known`: where `from`'s entry is, if it is a member (see `IdMap::index_of`).
+    /// `known`: where `from`'s entry is, if it is a member (see `IdMap::index_of_hinted`).
     pub(super) fn admit(&mut self, now: u64, from: &str, incarnation: u64, known: Option<usize>) {
         // No search on the steady path (a known peer's every message): `accept` found it.
         let is_new = match self.peers.get_hinted_mut(known, from) {

@@ -485,6 +485,8 @@ pub struct Node {
     /// Dropped-message counters by reason, allocated at the first drop (most nodes never drop).
     dropped: Option<Box<[u64; DropReason::ALL.len()]>>,
     outbox: Outbox,
+    /// Where in `peers` the previous message's sender was (a hint, checked before use).
+    last_sender: u16,
     persist_pending: bool,
     bugs: u16,
 }
@@ -550,6 +552,7 @@ impl Node {
             confirm_denied: 0,
             dropped: None,
             outbox: Outbox::default(),
+            last_sender: 0,
             persist_pending: false,
             bugs: 0,
         };
