@@ -70,6 +70,29 @@ impl<V> IdMap<V> {
             Err(_) => None,
         }
     }
+    /// Where `id`'s entry is, trying the entry at `hint` first (see [`IdMap::get_hinted`]); the
+    /// result is the hint for [`IdMap::get_hinted`] and [`IdMap::get_hinted_mut`]: one search at
+    /// most serves every access to a peer while one message is handled.
+    pub(crate) fn index_of_hinted(&self, hint: Option<usize>, id: &str) -> Option<usize> {
+        self.hit(hint, id).or_else(|| self.find(id).ok())
+    }
+    /// Whether the entry at `hint` has key `id` (one comparison instead of a search).
+    fn hit(&self, hint: Option<usize>, id: &str) -> Option<usize> {
+        let i = hint?;
+        let (k, _) = self.entries.get(i)?;
+        (name(&self.names, *k) == id).then_some(i)
+    }
+    /// [`IdMap::get`], trying the entry at `hint` first (the map may have changed since the hint
+    /// was taken: it is checked, and a miss falls back to the search).
+    pub(crate) fn get_hinted(&self, hint: Option<usize>, id: &str) -> Option<&V> {
+        let i = self.hit(hint, id).or_else(|| self.find(id).ok())?;
+        self.entries.get(i).map(|(_, v)| v)
+    }
+    /// [`IdMap::get_mut`], trying the entry at `hint` first (see [`IdMap::get_hinted`]).
+    pub(crate) fn get_hinted_mut(&mut self, hint: Option<usize>, id: &str) -> Option<&mut V> {
+        let i = self.hit(hint, id).or_else(|| self.find(id).ok())?;
+        self.entries.get_mut(i).map(|(_, v)| v)
+    }
     pub(crate) fn contains_key(&self, id: &str) -> bool {
         self.find(id).is_ok()
     }
@@ -168,6 +191,20 @@ impl IdMap<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hint_is_checked_before_use() {
+        let mut m = IdMap::new();
+        for (i, id) in ["a", "b", "c"].into_iter().enumerate() {
+            m.insert(id, i);
+        }
+        for hint in [None, Some(0), Some(1), Some(2), Some(99)] {
+            assert_eq!(m.index_of_hinted(hint, "b"), Some(1));
+            assert_eq!(m.index_of_hinted(hint, "z"), None);
+            assert_eq!(m.get_hinted(hint, "c"), Some(&2));
+            assert_eq!(m.get_hinted_mut(hint, "a").copied(), Some(0));
+        }
+    }
 
     #[test]
     fn behaves_like_a_sorted_map() {

@@ -166,25 +166,37 @@ impl RawEnvelope<'_> {
 /// Encodes a borrowed envelope; `Err` is the reason a receiver would drop the result. The
 /// size is known before anything is allocated.
 pub(crate) fn encode_with(envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> Result<Vec<u8>, DropReason> {
+    let mut out = Vec::with_capacity(encoded_len(envelope, m.is_some())?);
+    write(&mut out, envelope, m);
+    Ok(out)
+}
+
+/// The exact length [`write`] appends for this envelope (`tagged`: with an HMAC tag), or the
+/// reason a receiver would drop it: [`DropReason::Malformed`] for a term above [`MAX_TERM`],
+/// [`DropReason::Oversized`] beyond [`MAX_MESSAGE_SIZE`].
+pub(crate) fn encoded_len(envelope: &EnvelopeRef<'_>, tagged: bool) -> Result<usize, DropReason> {
     if envelope.term > MAX_TERM {
         return Err(DropReason::Malformed);
     }
-    let tag = if m.is_some() { TAG_LEN } else { 0 };
+    let tag = if tagged { TAG_LEN } else { 0 };
     let len = body::encoded_len(envelope).saturating_add(HEADER_LEN + tag);
     if len > MAX_MESSAGE_SIZE {
         return Err(DropReason::Oversized);
     }
-    let mut out = Vec::with_capacity(len);
-    out.extend_from_slice(&MAGIC);
-    out.push(VERSION);
-    out.push(if m.is_some() { FLAG_TAGGED } else { 0 });
-    body::write(&mut out, envelope);
+    Ok(len)
+}
+
+/// Appends the encoding of an envelope that [`encoded_len`] accepted to `out` (which the caller
+/// sized).
+pub(crate) fn write(out: &mut Vec<u8>, envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) {
+    let start = out.len();
+    out.extend_from_slice(&[MAGIC[0], MAGIC[1], VERSION, if m.is_some() { FLAG_TAGGED } else { 0 }]);
+    body::write(out, envelope);
     if let Some(m) = m {
         let mut m = m.clone();
-        m.update(&out);
+        m.update(out.get(start..).unwrap_or_default());
         out.extend_from_slice(&m.finalize().into_bytes());
     }
-    Ok(out)
 }
 
 /// Checks size, header and tag, and decodes the body without copying the ids.
@@ -292,39 +304,6 @@ mod tests {
         }
     }
 
-    /// Counts the allocations made by the current thread (other tests run in parallel).
-    #[allow(unsafe_code)]
-    mod counting {
-        extern crate std;
-        use core::alloc::{GlobalAlloc, Layout};
-        use core::cell::Cell;
-
-        std::thread_local! {
-            static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-        }
-
-        struct Counting;
-
-        unsafe impl GlobalAlloc for Counting {
-            unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-                let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-                unsafe { std::alloc::System.alloc(layout) }
-            }
-            unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-                unsafe { std::alloc::System.dealloc(ptr, layout) }
-            }
-        }
-
-        #[global_allocator]
-        static A: Counting = Counting;
-
-        pub fn allocations_in(f: impl FnOnce()) -> usize {
-            let before = ALLOCATIONS.with(Cell::get);
-            f();
-            ALLOCATIONS.with(Cell::get) - before
-        }
-    }
-
     #[test]
     fn decoding_anything_but_an_app_allocates_nothing() {
         for key in [None, Some(&b"secret"[..])] {
@@ -333,7 +312,7 @@ mod tests {
                 [Message::Heartbeat { sent_at: 1000 }, Message::HeartbeatAck { echo: 1000 }, Message::PreVote]
             {
                 let bytes = encode(&env(message.clone()), key).unwrap();
-                let n = counting::allocations_in(|| {
+                let n = crate::counting::allocations_in(|| {
                     let raw = decode_raw(&bytes, m.as_ref()).unwrap();
                     assert_eq!((raw.cluster, raw.from, raw.term, raw.incarnation), (&b"c"[..], &b"a"[..], 7, 5));
                     assert_eq!(raw.message, message);
@@ -342,7 +321,7 @@ mod tests {
             }
             // The counter works: an App's payload is the one allocation.
             let app = encode(&env(Message::App { seq: 1, payload: vec![1, 2] }), key).unwrap();
-            assert_eq!(counting::allocations_in(|| drop(decode_raw(&app, m.as_ref()))), 1);
+            assert_eq!(crate::counting::allocations_in(|| drop(decode_raw(&app, m.as_ref()))), 1);
         }
     }
 

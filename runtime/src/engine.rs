@@ -1,7 +1,7 @@
 //! [`Engine`]: the part of [`tenure::Node`] the run loop drives, so that the same loop runs the
 //! native core and the WebAssembly component.
 
-use tenure::{DropReason, DurableState, Error, Inspect, Node, Output, PeerDownReason, Role};
+use tenure::{DropReason, DurableState, Error, Event, Inspect, Node, Output, OutputRef, PeerDownReason, Role};
 
 use crate::RuntimeError;
 
@@ -35,6 +35,22 @@ pub trait Engine: Send + 'static {
     fn handle_timeout(&mut self, now: u64);
     /// The next output, in order; `None` when drained.
     fn poll_output(&mut self) -> Option<Output>;
+    /// The next output, in order, like [`Engine::poll_output`], but a `Send`'s destination and
+    /// bytes replace the contents of `to` and `bytes` instead of arriving in a new `String` and
+    /// `Vec`: the run loop's path, which keeps the two buffers across rounds. The default moves
+    /// them out of [`Engine::poll_output`]; the native engine copies them from
+    /// [`Node::poll_output_ref`] and so allocates nothing per send.
+    fn poll_output_into(&mut self, to: &mut String, bytes: &mut Vec<u8>) -> Option<Polled> {
+        Some(match self.poll_output()? {
+            Output::Send { to: t, bytes: b } => {
+                *to = t;
+                *bytes = b;
+                Polled::Send
+            }
+            Output::Persist(s) => Polled::Persist(s),
+            Output::Event(e) => Polled::Event(e),
+        })
+    }
     /// When [`Engine::handle_timeout`] is due next.
     fn poll_timeout(&mut self) -> Option<u64>;
     /// Declares a peer.
@@ -70,6 +86,17 @@ pub trait Engine: Send + 'static {
     }
 }
 
+/// One output from [`Engine::poll_output_into`]: a `Send` is in the caller's buffers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Polled {
+    /// Transmit the bytes written into `bytes` to the peer written into `to`.
+    Send,
+    /// Store this pair durably before sending anything after it.
+    Persist(DurableState),
+    /// Something happened.
+    Event(Event),
+}
+
 /// The native engine factory: a [`tenure::Node`] built from the [`EngineInit`]. Pass it to
 /// [`crate::spawn`] or [`crate::cli::main`].
 pub fn native(init: EngineInit) -> Result<Node, RuntimeError> {
@@ -85,6 +112,19 @@ impl Engine for Node {
     }
     fn poll_output(&mut self) -> Option<Output> {
         Node::poll_output(self)
+    }
+    fn poll_output_into(&mut self, to: &mut String, bytes: &mut Vec<u8>) -> Option<Polled> {
+        Some(match Node::poll_output_ref(self)? {
+            OutputRef::Send { to: t, bytes: b } => {
+                to.clear();
+                to.push_str(t);
+                bytes.clear();
+                bytes.extend_from_slice(b);
+                Polled::Send
+            }
+            OutputRef::Persist(s) => Polled::Persist(s),
+            OutputRef::Event(e) => Polled::Event(e),
+        })
     }
     fn poll_timeout(&mut self) -> Option<u64> {
         Node::poll_timeout(self)
@@ -127,5 +167,57 @@ impl Engine for Node {
     }
     fn lease_deadline(&mut self) -> Option<u64> {
         Node::lease_deadline(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tenure::wire::{encode, Envelope, Message};
+    use tenure::Config;
+
+    /// The run loop's path (`poll_output_into`, buffers reused) yields exactly what
+    /// `poll_output` does, in order: here a persist, an event and an ack.
+    #[test]
+    fn poll_output_into_matches_poll_output() {
+        let config = Config::new("a", "c").bootstrap(["a", "b", "d"]).durable(true);
+        let mut into = Node::new(config.clone(), 3, None, 0).unwrap();
+        let mut owned = Node::new(config, 3, None, 0).unwrap();
+        let hb = |sent_at| {
+            let e = Envelope {
+                cluster: "c".into(),
+                from: "b".into(),
+                term: 2,
+                incarnation: 1,
+                message: Message::Heartbeat { sent_at },
+            };
+            encode(&e, None).unwrap()
+        };
+        let (mut to, mut bytes) = (String::from("stale"), vec![0xff; 3]);
+        let mut kinds = Vec::new();
+        for t in 1..4 {
+            Engine::handle_message(&mut into, t, "b", &hb(t)).unwrap();
+            owned.handle_message(t, "b", &hb(t)).unwrap();
+            while let Some(p) = into.poll_output_into(&mut to, &mut bytes) {
+                let expected = owned.poll_output().expect("as many outputs");
+                kinds.push(match (&p, expected) {
+                    (Polled::Send, Output::Send { to: t, bytes: b }) => {
+                        assert_eq!((&to, &bytes), (&t, &b));
+                        "send"
+                    }
+                    (Polled::Persist(s), Output::Persist(e)) => {
+                        assert_eq!(s, &e);
+                        "persist"
+                    }
+                    (Polled::Event(a), Output::Event(b)) => {
+                        assert_eq!(a, &b);
+                        "event"
+                    }
+                    (p, e) => panic!("{p:?} where poll_output gave {e:?}"),
+                });
+            }
+            assert!(owned.poll_output().is_none());
+        }
+        assert_eq!(kinds, ["persist", "event", "send", "send", "send"]);
     }
 }

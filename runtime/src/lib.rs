@@ -133,7 +133,7 @@ pub use config::{
     parse_address, parse_bind, parse_http, parse_id, parse_peer, Address, Host, ReadyWhen, RuntimeConfig,
     DEFAULT_RESOLVE_INTERVAL,
 };
-pub use engine::{native, Engine, EngineInit};
+pub use engine::{native, Engine, EngineInit, Polled};
 pub use error::{AddressProblem, RuntimeError};
 pub use event::{Confirm, Handler, RuntimeEvent};
 pub use handle::Handle;

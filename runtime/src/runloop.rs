@@ -52,6 +52,10 @@ pub(crate) struct Loop<E, H> {
     pub(crate) exit: Option<Option<RuntimeError>>,
     pub(crate) pending_persist: Option<DurableState>,
     pub(crate) buf: Vec<u8>,
+    /// The destination and bytes of the `Send` being drained (`Engine::poll_output_into`), kept
+    /// across rounds so that sending allocates nothing.
+    pub(crate) out_to: String,
+    pub(crate) out_bytes: Vec<u8>,
     pub(crate) start_term: u64,
     /// The last `receive` stopped at a batch limit: read again without waiting.
     pub(crate) readable: bool,

@@ -173,6 +173,8 @@ where
         exit: None,
         pending_persist: None,
         buf: vec![0; RECV_BUFFER],
+        out_to: String::new(),
+        out_bytes: Vec::new(),
         start_term,
         readable: false,
         prober: icmp.then(Prober::default),

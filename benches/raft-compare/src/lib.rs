@@ -4,7 +4,7 @@
 //! measured on exactly the messages they handle in steady state.
 //!
 //! Both sides pay for the bytes: tenure decodes and encodes its wire format inside
-//! `handle_message`/`poll_output`; the raft-rs side decodes the protobuf heartbeat, steps,
+//! `handle_message`/`poll_output_ref`; the raft-rs side decodes the protobuf heartbeat, steps,
 //! processes `Ready` (persisting into `MemStorage`), advances, and encodes the response.
 
 pub mod raft_side;

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use tenure::wire::{encode, Envelope, Message};
-use tenure::{Config, Event, Node, Output};
+use tenure::{Config, Event, Node, Output, OutputRef};
 
 /// Simulated one-way latency.
 const LATENCY_MS: u64 = 1;
@@ -149,6 +149,10 @@ pub struct FollowerRound {
     ready: VecDeque<Vec<u8>>,
     /// Handled heartbeats, freed by the next `prepare` (not inside a timed round).
     spent: Vec<Vec<u8>>,
+    /// Where the drain copies a `Send`'s destination and bytes, as the runtime's run loop does
+    /// (`tenure-runtime`, `Engine::poll_output_into`): buffers kept across rounds.
+    to: String,
+    ack: Vec<u8>,
     now: u64,
 }
 
@@ -166,7 +170,17 @@ impl FollowerRound {
         assert!(matches!(template.message, Message::Heartbeat { .. }));
         let mut ready = VecDeque::new();
         ready.push_back(heartbeat);
-        FollowerRound { node, leader, template, key: key.map(<[u8]>::to_vec), ready, spent: Vec::new(), now }
+        FollowerRound {
+            node,
+            leader,
+            template,
+            key: key.map(<[u8]>::to_vec),
+            ready,
+            spent: Vec::new(),
+            to: String::new(),
+            ack: Vec::new(),
+            now,
+        }
     }
 
     /// Encodes fresh heartbeats until `rounds` are ready (call before timing that many rounds).
@@ -182,7 +196,11 @@ impl FollowerRound {
 
     /// One heartbeat round: heartbeat bytes in, ack bytes out. Encodes a fresh heartbeat first
     /// when none was prepared.
-    pub fn round(&mut self) -> Vec<u8> {
+    ///
+    /// The outputs are drained the way the runtime drains them (every output until `None`
+    /// through [`Node::poll_output_ref`], a `Send`'s destination and bytes copied into buffers
+    /// kept across rounds, from which the runtime hands them to the socket).
+    pub fn round(&mut self) -> &[u8] {
         if self.ready.is_empty() {
             self.prepare(1);
         }
@@ -190,12 +208,21 @@ impl FollowerRound {
         self.now += 1;
         self.node.handle_message(self.now, &self.leader, &heartbeat).expect("accepted");
         self.spent.push(heartbeat);
-        let ack = match self.node.poll_output() {
-            Some(Output::Send { bytes, .. }) => bytes,
-            other => panic!("expected an ack, got {other:?}"),
-        };
-        debug_assert!(self.node.poll_output().is_none());
-        ack
+        let mut sends = 0;
+        while let Some(output) = self.node.poll_output_ref() {
+            match output {
+                OutputRef::Send { to, bytes } => {
+                    self.to.clear();
+                    self.to.push_str(to);
+                    self.ack.clear();
+                    self.ack.extend_from_slice(bytes);
+                    sends += 1;
+                }
+                other => panic!("expected only an ack, got {other:?}"),
+            }
+        }
+        debug_assert_eq!((sends, self.to.as_str()), (1, self.leader.as_str()));
+        &self.ack
     }
 }
 

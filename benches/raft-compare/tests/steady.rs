@@ -9,8 +9,7 @@ fn tenure_cluster_elects_one_leader_and_follower_acks_heartbeats() {
     let term = c.nodes[l].term();
     assert!(c.nodes.iter().all(|n| n.term() == term && n.leader() == Some(c.ids[l].as_str())));
     let mut f = tenure_side::FollowerRound::new(None);
-    let ack = f.round();
-    let env = tenure::wire::decode(&ack, None).expect("valid ack");
+    let env = tenure::wire::decode(f.round(), None).expect("valid ack");
     assert_eq!(env.message.kind(), "heartbeat_ack");
     assert_eq!(env.term, term);
     let mut a = tenure_side::LeaderAck::new(Some(b"k"));

@@ -3,7 +3,8 @@
 use super::*;
 
 impl Node {
-    pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message) {
+    /// `known`: where `from`'s entry was before `admit` (a hint, see `IdMap::get_hinted`).
+    pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message, known: Option<usize>) {
         let adopts = match &message {
             Message::PreVote => false,
             Message::PreVoteReply { granted } => !granted,
@@ -56,7 +57,7 @@ impl Node {
                 if let Some(c) = &mut self.campaign {
                     if !c.pre && granted && term == self.term && self.role == Role::Candidate {
                         c.granted.add(from);
-                        if let Some(p) = self.peers.get_mut(from) {
+                        if let Some(p) = self.peers.get_hinted_mut(known, from) {
                             // A reply to this campaign's own request: fresh evidence.
                             p.set_evidence_at(Some(now));
                         }
@@ -99,7 +100,7 @@ impl Node {
                 // The acknowledgement counts toward the leader's lease: honour it (on this node's
                 // clock, from now, which is no earlier than the heartbeat's sending).
                 self.acked_until = self.acked_until.max(now.saturating_add(self.timing.lease_duration));
-                if self.peers.get(from).is_some_and(|p| !p.has(ACKED)) {
+                if self.peers.get_hinted(known, from).is_some_and(|p| !p.has(ACKED)) {
                     for p in self.peers.values_mut() {
                         p.set_flag(ACKED, false);
                     }
@@ -113,7 +114,7 @@ impl Node {
                 let ours =
                     self.times.get(HEARTBEAT_OUT_LAST).is_some_and(|last| echo >= self.leader_since && echo <= last);
                 if self.role == Role::Leader && term == self.term && ours {
-                    if let Some(p) = self.peers.get_mut(from) {
+                    if let Some(p) = self.peers.get_hinted_mut(known, from) {
                         p.set_ack_echo(Some(p.ack_echo().map_or(echo, |e| e.max(echo))));
                         p.set_evidence_at(Some(p.evidence_at().map_or(echo, |e| e.max(echo))));
                     }

@@ -22,11 +22,9 @@ impl Node {
     pub(super) fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
-        let env_from: &str = if raw.from == from.as_bytes() {
-            from
-        } else {
-            core::str::from_utf8(raw.from).map_err(|_| DropReason::Malformed)?
-        };
+        let same_sender = raw.from == from.as_bytes();
+        let env_from: &str =
+            if same_sender { from } else { core::str::from_utf8(raw.from).map_err(|_| DropReason::Malformed)? };
         if raw.cluster != self.cluster().as_bytes() {
             core::str::from_utf8(raw.cluster).map_err(|_| DropReason::Malformed)?;
             return Err(DropReason::WrongCluster);
@@ -34,7 +32,7 @@ impl Node {
         if env_from.is_empty() || env_from.len() > MAX_ID_LEN {
             return Err(DropReason::Malformed);
         }
-        if env_from != from {
+        if !same_sender {
             return Err(DropReason::SenderMismatch);
         }
         if env_from == self.id() {
@@ -50,7 +48,11 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
-        if !self.peers.contains_key(from) {
+        // The peer's entry, found once for the whole message (admit and dispatch reuse it), tried
+        // first where the previous message's sender was: a follower hears mostly its leader.
+        let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from);
+        self.last_sender = known.and_then(|i| u16::try_from(i).ok()).unwrap_or(self.last_sender);
+        if known.is_none() {
             if !self.admit_unknown {
                 return Err(DropReason::UnknownPeer);
             }
@@ -77,7 +79,7 @@ impl Node {
             return Err(DropReason::ImplausibleTerm);
         }
         if let Message::App { seq, .. } = &raw.message {
-            let fresh = !self.peers.contains_key(from) || {
+            let fresh = known.is_none() || {
                 let apps = self.apps.get_or_insert_with(Box::default);
                 if !apps.contains_key(from) {
                     apps.insert(from, AppWindows::default());
@@ -88,8 +90,8 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
-        self.admit(now, from, raw.incarnation);
-        self.dispatch(now, from, raw.term, raw.message);
+        self.admit(now, from, raw.incarnation, known);
+        self.dispatch(now, from, raw.term, raw.message, known);
         Ok(())
     }
 

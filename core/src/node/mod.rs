@@ -8,7 +8,7 @@
 //! persisting, the term and the timer).
 
 use alloc::boxed::Box;
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -25,8 +25,12 @@ mod dispatch;
 mod input;
 mod leadership;
 mod membership;
+mod outbox;
 mod plumbing;
 mod query;
+
+pub use outbox::OutputRef;
+use outbox::{Other, Outbox};
 
 /// A node's role in the election.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -132,7 +136,8 @@ pub enum Event {
     },
 }
 
-/// One output of the node. Poll them with [`Node::poll_output`] until `None` after every input,
+/// One output of the node, owned. Poll them with [`Node::poll_output`] (or, borrowed and without
+/// allocating, [`Node::poll_output_ref`]) until `None` after every input,
 /// and act on them in order: a `Persist` must be durable before any later `Send` leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -479,7 +484,9 @@ pub struct Node {
 
     /// Dropped-message counters by reason, allocated at the first drop (most nodes never drop).
     dropped: Option<Box<[u64; DropReason::ALL.len()]>>,
-    outputs: VecDeque<Output>,
+    outbox: Outbox,
+    /// Where in `peers` the previous message's sender was (a hint, checked before use).
+    last_sender: u16,
     persist_pending: bool,
     bugs: u16,
 }
@@ -544,7 +551,8 @@ impl Node {
             campaign: None,
             confirm_denied: 0,
             dropped: None,
-            outputs: VecDeque::new(),
+            outbox: Outbox::default(),
+            last_sender: 0,
             persist_pending: false,
             bugs: 0,
         };

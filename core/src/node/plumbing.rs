@@ -37,25 +37,28 @@ impl Node {
 
     pub(super) fn push_event(&mut self, e: Event) {
         self.flush_persist();
-        self.outputs.push_back(Output::Event(e));
+        self.outbox.push_other(Other::Event(e));
     }
 
     pub(super) fn send(&mut self, to: &str, message: Message) {
         self.send_with_term(to, self.term, message);
     }
 
+    /// Queues `message` for `to`, encoded into the output buffer (no allocation of its own); a
+    /// pending `Persist` goes first, unless the message cannot be encoded (then nothing is queued).
     pub(super) fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
-        let env = EnvelopeRef {
-            cluster: self.cluster(),
-            from: self.id(),
-            term,
-            incarnation: self.incarnation,
-            message: &message,
-        };
-        if let Ok(bytes) = wire::encode_with(&env, self.mac.as_deref()) {
+        let (from, cluster) = split_names(&self.names, self.id_len);
+        let env = EnvelopeRef { cluster, from, term, incarnation: self.incarnation, message: &message };
+        if self.persist_pending {
+            if wire::encoded_len(&env, self.mac.is_some()).is_err() {
+                return;
+            }
             self.flush_persist();
-            self.outputs.push_back(Output::Send { to: to.to_string(), bytes });
         }
+        let (from, cluster) = split_names(&self.names, self.id_len);
+        let env = EnvelopeRef { cluster, from, term, incarnation: self.incarnation, message: &message };
+        // An `Err` queued nothing: the message is one no receiver would accept.
+        let _ = self.outbox.push_send(to, &env, self.mac.as_deref());
     }
 
     /// Notes that term or vote changed. The `Persist` output is emitted lazily, just before the
@@ -70,7 +73,7 @@ impl Node {
     pub(super) fn flush_persist(&mut self) {
         if self.persist_pending {
             self.persist_pending = false;
-            self.outputs.push_back(Output::Persist(DurableState {
+            self.outbox.push_other(Other::Persist(DurableState {
                 term: self.term,
                 voted_for: self.voted_for.as_deref().map(String::from),
             }));
@@ -100,4 +103,11 @@ impl Node {
         let t = self.rng.range_inclusive(self.timing.election_timeout_min, self.timing.election_timeout_max);
         self.times.set(ELECTION_DEADLINE, Some(now.saturating_add(t)));
     }
+}
+
+/// The node's id and cluster id, from `Node::names` (split at `id_len`): borrows that field alone,
+/// so that the output buffer can be written while an envelope borrows the ids.
+pub(super) fn split_names(names: &str, id_len: u8) -> (&str, &str) {
+    let at = usize::from(id_len);
+    (names.get(..at).unwrap_or(""), names.get(at..).unwrap_or(""))
 }

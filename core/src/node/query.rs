@@ -154,18 +154,51 @@ impl Node {
             (a, b) => a.or(b),
         }
     }
-    /// The next output, or `None` when drained.
+    /// The next output, owned, or `None` when drained: [`Node::poll_output_ref`] copied into a
+    /// [`String`] and a [`Vec`] per `Send`. Convenient where outputs cross to another language
+    /// anyway; a native hot loop uses [`Node::poll_output_ref`], which allocates nothing.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.flush_persist();
-        let next = self.outputs.pop_front();
-        if self.outputs.is_empty() && self.outputs.capacity() > 1 {
-            // Drained after a burst (a campaign, a leader's heartbeat round, a broadcast): keep
-            // room for the one output of a heartbeat round, not for the burst.
-            self.outputs.shrink_to(1);
-        }
-        next
+        self.poll_output_ref().map(OutputRef::into_owned)
     }
+
+    /// The next output, borrowed from the node, or `None` when drained: the host's hot path.
+    ///
+    /// A `Send`'s peer id and bytes point into a buffer the node reuses for the outputs of every
+    /// input, so a heartbeat round allocates nothing; the borrow ends before the next call on the
+    /// node (send the bytes, or copy them, first). Drain after every input until `None`, acting on
+    /// each output in order (a `Persist` durable before any later `Send` leaves), exactly as with
+    /// [`Node::poll_output`]: the two return the same outputs in the same order and may be mixed.
+    /// The `None` that ends a drain also gives back the memory of a burst (the buffer keeps one
+    /// send's worth).
+    ///
+    /// ```
+    /// use tenure::{Config, Node, OutputRef};
+    ///
+    /// let mut node = Node::new(Config::new("a", "demo").bootstrap(["b", "c"]), 7, None, 0).unwrap();
+    /// let now = node.poll_timeout().unwrap();
+    /// node.handle_timeout(now);
+    /// let mut datagrams = 0;
+    /// while let Some(output) = node.poll_output_ref() {
+    ///     match output {
+    ///         OutputRef::Send { to, bytes } => {
+    ///             // socket.send_to(bytes, address_of(to)) — before the next call on `node`.
+    ///             assert!(to == "b" || to == "c");
+    ///             assert!(!bytes.is_empty());
+    ///             datagrams += 1;
+    ///         }
+    ///         OutputRef::Persist(_state) => {} // store durably first, when enabled
+    ///         OutputRef::Event(_event) => {}
+    ///     }
+    /// }
+    /// assert_eq!(datagrams, 2);
+    /// ```
+    #[must_use]
+    pub fn poll_output_ref(&mut self) -> Option<OutputRef<'_>> {
+        self.flush_persist();
+        self.outbox.pop(self.leader.as_deref())
+    }
+
     /// Dropped-message counters by reason.
     pub fn dropped(&self, reason: DropReason) -> u64 {
         self.dropped.as_ref().and_then(|d| d.get(reason.index()).copied()).unwrap_or(0)

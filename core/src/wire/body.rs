@@ -113,22 +113,31 @@ impl<'a> Reader<'a> {
     /// A canonical LEB128 `u64`: at most ten bytes, the tenth holding only bit 63, and no
     /// over-long form (a final byte of zero after the first).
     fn varint(&mut self) -> Result<u64, DropReason> {
+        // The common one-byte value first; then byte by byte over the slice, the cursor moved
+        // once at the end.
+        if let Some((&b, rest)) = self.rest.split_first() {
+            if b < 0x80 {
+                self.rest = rest;
+                return Ok(u64::from(b));
+            }
+        }
         let mut value = 0u64;
-        let mut shift = 0u32;
-        loop {
-            let b = self.byte()?;
+        for (i, &b) in self.rest.iter().enumerate().take(10) {
+            let shift = 7 * i as u32;
             if shift == 63 && b > 1 {
                 return Err(DropReason::Malformed);
             }
             value |= u64::from(b & 0x7f) << shift;
             if b & 0x80 == 0 {
-                if b == 0 && shift > 0 {
+                if b == 0 {
+                    // Over-long: `i > 0` here (a one-byte value returned above).
                     return Err(DropReason::Malformed);
                 }
+                self.rest = self.rest.get(i + 1..).unwrap_or_default();
                 return Ok(value);
             }
-            shift += 7;
         }
+        Err(DropReason::Malformed)
     }
 
     fn bytes(&mut self) -> Result<&'a [u8], DropReason> {

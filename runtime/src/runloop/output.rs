@@ -5,31 +5,34 @@ use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 
-use tenure::{DropReason, Event, Output};
+use tenure::{DropReason, Event};
 
 use super::Loop;
 use crate::config::Host;
 use crate::warn::explain_drop;
-use crate::{Confirm, Engine, Handler, RuntimeEvent};
+use crate::{Confirm, Engine, Handler, Polled, RuntimeEvent};
 
 impl<E: Engine, H: Handler> Loop<E, H> {
     pub(super) fn drain(&mut self) {
+        // Taken out for the drain (`send` needs the whole loop) and put back with their capacity.
+        let (mut to, mut bytes) = (std::mem::take(&mut self.out_to), std::mem::take(&mut self.out_bytes));
         while self.exit.as_ref().is_none_or(|e| e.is_none()) {
-            let Some(output) = self.engine.poll_output() else { break };
+            let Some(output) = self.engine.poll_output_into(&mut to, &mut bytes) else { break };
             match output {
-                Output::Persist(s) => self.pending_persist = Some(s),
-                Output::Send { to, bytes } => {
+                Polled::Persist(s) => self.pending_persist = Some(s),
+                Polled::Send => {
                     if self.flush_persist() {
                         self.send(&to, &bytes);
                     }
                 }
-                Output::Event(e) => {
+                Polled::Event(e) => {
                     if self.flush_persist() {
                         self.event(e);
                     }
                 }
             }
         }
+        (self.out_to, self.out_bytes) = (to, bytes);
         self.flush_persist();
     }
 
