@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 
-use tenure::{DurableState, Event, Output};
+use tenure::{DurableState, Event, OutputRef};
 
 pub const SEND: u8 = 0;
 pub const PERSIST: u8 = 1;
@@ -59,32 +59,32 @@ pub struct FlatOutputs {
 
 impl FlatOutputs {
     /// Appends one output's record (after the `DEFINE`/`RESET` records it needs).
-    pub fn push(&mut self, out: Output) {
+    pub fn push(&mut self, out: OutputRef<'_>) {
         match out {
-            Output::Send { to, bytes } => {
+            OutputRef::Send { to, bytes } => {
                 let to = self.string(to);
                 self.buf.push(SEND);
                 self.u32(to);
-                self.bytes(&bytes);
+                self.bytes(bytes);
             }
-            Output::Persist(DurableState { term, voted_for }) => {
-                let voted_for = self.opt_string(voted_for);
+            OutputRef::Persist(DurableState { term, voted_for }) => {
+                let voted_for = self.opt_string(voted_for.as_deref());
                 self.buf.push(PERSIST);
                 self.u64(term);
                 self.u32(voted_for);
             }
-            Output::Event(Event::BecameLeader { term }) => self.term(BECAME_LEADER, term),
-            Output::Event(Event::BecameFollower { term, leader }) => {
-                let leader = self.opt_string(leader);
+            OutputRef::Event(Event::BecameLeader { term }) => self.term(BECAME_LEADER, term),
+            OutputRef::Event(Event::BecameFollower { term, leader }) => {
+                let leader = self.opt_string(leader.as_deref());
                 self.buf.push(BECAME_FOLLOWER);
                 self.u64(term);
                 self.u32(leader);
             }
-            Output::Event(Event::PeerJoined { peer }) => self.peer(PEER_JOINED, peer),
-            Output::Event(Event::PeerLeft { peer }) => self.peer(PEER_LEFT, peer),
-            Output::Event(Event::ConfirmLeader { term }) => self.term(CONFIRM_LEADER, term),
-            Output::Event(Event::Message { from, payload }) => {
-                let from = self.string(from);
+            OutputRef::Event(Event::PeerJoined { peer }) => self.peer(PEER_JOINED, &peer),
+            OutputRef::Event(Event::PeerLeft { peer }) => self.peer(PEER_LEFT, &peer),
+            OutputRef::Event(Event::ConfirmLeader { term }) => self.term(CONFIRM_LEADER, term),
+            OutputRef::Event(Event::Message { from, payload }) => {
+                let from = self.string(&from);
                 self.buf.push(MESSAGE);
                 self.u32(from);
                 self.bytes(&payload);
@@ -107,21 +107,21 @@ impl FlatOutputs {
         self.u64(term);
     }
 
-    fn peer(&mut self, tag: u8, peer: String) {
+    fn peer(&mut self, tag: u8, peer: &str) {
         let peer = self.string(peer);
         self.buf.push(tag);
         self.u32(peer);
     }
 
     /// The index of `s`, defining it first when new.
-    fn string(&mut self, s: String) -> u32 {
+    fn string(&mut self, s: &str) -> u32 {
         if let Some((last, i)) = &self.last {
-            if *last == s {
+            if last == s {
                 return *i;
             }
         }
-        if let Some(&i) = self.strings.get(&s) {
-            self.last = Some((s, i));
+        if let Some(&i) = self.strings.get(s) {
+            self.last = Some((s.to_owned(), i));
             return i;
         }
         if self.strings.len() >= MAX_STRINGS {
@@ -133,11 +133,11 @@ impl FlatOutputs {
         self.buf.push(DEFINE);
         self.u32(i);
         self.bytes(s.as_bytes());
-        self.strings.insert(s, i);
+        self.strings.insert(s.to_owned(), i);
         i
     }
 
-    fn opt_string(&mut self, s: Option<String>) -> u32 {
+    fn opt_string(&mut self, s: Option<&str>) -> u32 {
         s.map_or(NONE, |s| self.string(s))
     }
 
@@ -162,8 +162,8 @@ impl FlatOutputs {
 mod tests {
     use super::*;
 
-    fn send(to: &str, bytes: &[u8]) -> Output {
-        Output::Send { to: to.into(), bytes: bytes.to_vec() }
+    fn send<'a>(to: &'a str, bytes: &'a [u8]) -> OutputRef<'a> {
+        OutputRef::Send { to, bytes }
     }
 
     #[test]
@@ -179,8 +179,8 @@ mod tests {
         ];
         assert_eq!(f.encoded(), want);
         f.clear();
-        f.push(Output::Event(Event::BecameFollower { term: (1 << 32) + 5, leader: Some("b".into()) }));
-        f.push(Output::Persist(DurableState { term: 3, voted_for: None }));
+        f.push(OutputRef::Event(Event::BecameFollower { term: (1 << 32) + 5, leader: Some("b".into()) }));
+        f.push(OutputRef::Persist(DurableState { term: 3, voted_for: None }));
         #[rustfmt::skip]
         let want = [
             BECAME_FOLLOWER, 5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
@@ -195,7 +195,7 @@ mod tests {
         f.push(send("a", &[1]));
         f.push(send("a", &[2]));
         for i in 1..=MAX_STRINGS {
-            f.push(Output::Event(Event::PeerJoined { peer: format!("p{i}") }));
+            f.push(OutputRef::Event(Event::PeerJoined { peer: format!("p{i}") }));
         }
         f.clear();
         // The table was reset by the last peer (it now holds only that one, index 0): "a" is new.
@@ -207,11 +207,11 @@ mod tests {
     fn the_string_table_resets_when_full() {
         let mut f = FlatOutputs::default();
         for i in 0..MAX_STRINGS {
-            f.push(Output::Event(Event::PeerJoined { peer: format!("p{i}") }));
+            f.push(OutputRef::Event(Event::PeerJoined { peer: format!("p{i}") }));
         }
         assert_eq!(f.strings.len(), MAX_STRINGS);
         f.clear();
-        f.push(Output::Event(Event::PeerLeft { peer: "new".into() }));
+        f.push(OutputRef::Event(Event::PeerLeft { peer: "new".into() }));
         assert_eq!(f.encoded(), [RESET, DEFINE, 0, 0, 0, 0, 3, 0, 0, 0, b'n', b'e', b'w', PEER_LEFT, 0, 0, 0, 0]);
         assert_eq!(f.strings.len(), 1);
     }

@@ -174,9 +174,9 @@ impl NativeNode {
     /// Encodes every pending output (`flat.rs`) and copies the records into `buf`; returns the
     /// number of bytes written, or `None` (keeping them) when they do not fit.
     fn drain_to(&mut self, buf: &mut [u8]) -> Option<usize> {
-        // Where the core's borrowing output API lands, the records are written from borrowed
-        // `to`/`bytes` here, without the per-output `String`/`Vec` that `poll_output` allocates.
-        while let Some(out) = self.inner.poll_output() {
+        // Borrowed outputs: a send's id and bytes go straight from the core's queue into the
+        // records, with no per-output `String`/`Vec`.
+        while let Some(out) = self.inner.poll_output_ref() {
             self.flat.push(out);
         }
         let encoded = self.flat.encoded();

@@ -92,15 +92,15 @@ pub(crate) fn send<'py>(py: Python<'py>, to: Bound<'py, PyString>, bytes: &[u8])
     build(cls_send(py)?, [intern!(py, "to"), intern!(py, "data")], [to.into_any(), PyBytes::new(py, bytes).into_any()])
 }
 
-pub(crate) fn output<'py>(py: Python<'py>, o: Output) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn output<'py>(py: Python<'py>, o: OutputRef<'_>) -> PyResult<Bound<'py, PyAny>> {
     match o {
-        Output::Send { to, bytes } => send(py, PyString::new(py, &to), &bytes),
-        Output::Persist(s) => build(
+        OutputRef::Send { to, bytes } => send(py, PyString::new(py, to), bytes),
+        OutputRef::Persist(s) => build(
             cls_persist(py)?,
             [intern!(py, "term"), intern!(py, "voted_for")],
             [s.term.into_pyobject(py)?.into_any(), s.voted_for.into_pyobject(py)?.into_any()],
         ),
-        Output::Event(e) => event(py, e),
+        OutputRef::Event(e) => event(py, e),
     }
 }
 

@@ -28,7 +28,7 @@ use wire::*;
 
 use tenure::wire::{Envelope, Message};
 use tenure::{
-    Config, ConfigError, DropReason, DurableState, Error, Event, FenceChecker, FenceVerdict, Node, Output,
+    Config, ConfigError, DropReason, DurableState, Error, Event, FenceChecker, FenceVerdict, Node, OutputRef,
     PeerDownReason, Role,
 };
 

@@ -15,9 +15,9 @@ use super::*;
 #[pyclass(module = "tenure", name = "Node")]
 pub(crate) struct PyNode {
     inner: Node,
-    /// The last `handle_message` sender and its UTF-8 text. Under the abi3-py39 ABI, reading a
-    /// `str` argument as `&str` encodes it into a new `bytes` and copies that into a `String`, on
-    /// every call; a follower hears almost only from its leader, so the same `str` comes back.
+    /// The last `handle_message` sender and its UTF-8 text. Reading a `str` argument into a Rust
+    /// string copies it on every call; a follower hears almost only from its leader, so the same
+    /// `str` comes back and its text is reused.
     sender: Option<(Py<PyString>, String)>,
 }
 
@@ -122,22 +122,26 @@ impl PyNode {
 
     /// The next output (`Send`, `Persist` or an `Event`), or None when drained.
     fn poll_output<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.inner.poll_output().map(|o| self.output(py, o)).transpose()
+        let PyNode { inner, sender } = self;
+        inner.poll_output_ref().map(|o| node_output(py, sender, o)).transpose()
     }
 
     /// Every pending output, in order (the list may be empty).
     fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let Some(first) = self.inner.poll_output() else {
+        // Borrowed outputs: a send's id and bytes are read from the core's queue, with no
+        // per-output `String`/`Vec`.
+        let PyNode { inner, sender } = self;
+        let Some(first) = inner.poll_output_ref() else {
             return Ok(PyList::empty(py));
         };
-        let first = self.output(py, first)?;
-        let Some(second) = self.inner.poll_output() else {
+        let first = node_output(py, sender, first)?;
+        let Some(second) = inner.poll_output_ref() else {
             // The common case (a follower's ack): a list of one, built at its final size.
             return PyList::new(py, [first]);
         };
-        let list = PyList::new(py, [first, self.output(py, second)?])?;
-        while let Some(o) = self.inner.poll_output() {
-            list.append(self.output(py, o)?)?;
+        let list = PyList::new(py, [first, node_output(py, sender, second)?])?;
+        while let Some(o) = inner.poll_output_ref() {
+            list.append(node_output(py, sender, o)?)?;
         }
         Ok(list)
     }
@@ -231,19 +235,23 @@ impl PyNode {
     }
 }
 
-impl PyNode {
-    /// One output as its Python object. A `Send` to the last sender of `handle_message` (a
-    /// follower's ack to its leader) reuses that sender's `str` instead of decoding a new one.
-    fn output<'py>(&self, py: Python<'py>, o: Output) -> PyResult<Bound<'py, PyAny>> {
-        match (o, &self.sender) {
-            // An exact `str` only: a subclass instance given as the sender stays the caller's.
-            (Output::Send { to, bytes }, Some((obj, text)))
-                if to == *text && obj.bind(py).is_exact_instance_of::<PyString>() =>
-            {
-                send(py, obj.bind(py).clone(), &bytes)
-            }
-            (o, _) => output(py, o),
+impl PyNode {}
+
+/// One output as its Python object. A `Send` to the last sender of `handle_message` (a
+/// follower's ack to its leader) reuses that sender's `str` instead of decoding a new one.
+fn node_output<'py>(
+    py: Python<'py>,
+    sender: &Option<(Py<PyString>, String)>,
+    o: OutputRef<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match (o, sender) {
+        // An exact `str` only: a subclass instance given as the sender stays the caller's.
+        (OutputRef::Send { to, bytes }, Some((obj, text)))
+            if to == text && obj.bind(py).is_exact_instance_of::<PyString>() =>
+        {
+            send(py, obj.bind(py).clone(), bytes)
         }
+        (o, _) => output(py, o),
     }
 }
 
