@@ -6,7 +6,8 @@
 #   wasm-opt -Oz --converge, then --flatten --rereloop -Oz  binaryen, from npm (bindings/component/js)
 #   wasm-tools component new                              wraps it as a component (WIT in wit/)
 #   wasm-tools strip --all                                drops the name sections (debug names only)
-#   short-names.awk                                       short names for the core module's exports
+#   short-names.awk                                       short internal names (core exports/imports,
+#                                                         the nested component's imports)
 #   wasm-tools metadata add                               name, version, licenses, description
 #   wasm-tools validate
 #
@@ -57,7 +58,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$wasm_opt" "${wasm_opt_flags[@]}" "$core" -o "$tmp/core.wasm"
 "$wasm_tools" component new "$tmp/core.wasm" -o "$tmp/bare.wasm"
 "$wasm_tools" strip --all "$tmp/bare.wasm" -o "$tmp/stripped.wasm"
-# The core module's exports renamed to short numbers (the component alone refers to them; see
+# The canonical ABI's long internal names made short (only the component itself refers to them; see
 # short-names.awk), through the text format, which `wasm-tools` prints and parses losslessly.
 "$wasm_tools" print "$tmp/core.wasm" -o "$tmp/core.wat"
 "$wasm_tools" print "$tmp/stripped.wasm" -o "$tmp/stripped.wat"
