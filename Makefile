@@ -251,7 +251,7 @@ test-component: setup component
 
 # The component alone, by bindings/component/build.sh (the host crate's build script runs it too):
 # wasm32-unknown-unknown (profile wasm-release) -> wasm-opt -Oz -> wasm-tools component new -> strip
-# -> metadata (name, workspace version, licenses, description) -> validate. Its own cargo target dir.
+# -> short internal names (short-names.awk) -> metadata (name, workspace version, licenses, description) -> validate. Its own cargo target dir.
 COMPONENT_GUEST_DIR := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/component-guest
 COMPONENT_WASM := $(ROOT)/target/component/tenure.wasm
 component: setup

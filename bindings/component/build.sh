@@ -3,9 +3,11 @@
 # crate's build script (bindings/component/host/build.rs) both run.
 #
 #   cargo (wasm32-unknown-unknown, profile wasm-release)  the guest's core module
-#   wasm-opt -Oz --converge                               binaryen, from npm (bindings/component/js)
+#   wasm-opt -Oz --converge, --flatten --rereloop -Oz, --monomorphize -Oz: binaryen, from npm (bindings/component/js)
 #   wasm-tools component new                              wraps it as a component (WIT in wit/)
 #   wasm-tools strip --all                                drops the name sections (debug names only)
+#   short-names.awk                                       short internal names (core exports/imports,
+#                                                         the nested component's imports)
 #   wasm-tools metadata add                               name, version, licenses, description
 #   wasm-tools validate
 #
@@ -38,7 +40,7 @@ core="$guest_dir/wasm32-unknown-unknown/wasm-release/tenure_component.wasm"
 # The features rustc enables by default for wasm32-unknown-unknown, so wasm-opt may keep using them.
 # wasm-opt keeps the `component-type` custom section that `component new` reads.
 wasm_opt_flags=(-Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
-  --enable-mutable-globals --enable-reference-types --enable-multivalue)
+  --enable-mutable-globals --enable-reference-types --enable-multivalue --flatten --rereloop -Oz --monomorphize -Oz)
 
 if [ -n "$named" ]; then
   # Relink with symbols (only the final crate), keep them through wasm-opt (-g), then relink as
@@ -56,8 +58,14 @@ trap 'rm -rf "$tmp"' EXIT
 "$wasm_opt" "${wasm_opt_flags[@]}" "$core" -o "$tmp/core.wasm"
 "$wasm_tools" component new "$tmp/core.wasm" -o "$tmp/bare.wasm"
 "$wasm_tools" strip --all "$tmp/bare.wasm" -o "$tmp/stripped.wasm"
+# The canonical ABI's long internal names made short (only the component itself refers to them; see
+# short-names.awk), through the text format, which `wasm-tools` prints and parses losslessly.
+"$wasm_tools" print "$tmp/core.wasm" -o "$tmp/core.wat"
+"$wasm_tools" print "$tmp/stripped.wasm" -o "$tmp/stripped.wat"
+awk -f "$root/bindings/component/short-names.awk" "$tmp/core.wat" "$tmp/stripped.wat" >"$tmp/short.wat"
+"$wasm_tools" parse "$tmp/short.wat" -o "$tmp/short.wasm"
 "$wasm_tools" metadata add --name tenure --version "$version" --licenses "MIT OR Apache-2.0" \
-  --description "tenure: leader election (the tenure:election WIT world)" "$tmp/stripped.wasm" -o "$tmp/tenure.wasm"
+  --description "tenure: leader election (the tenure:election WIT world)" "$tmp/short.wasm" -o "$tmp/tenure.wasm"
 "$wasm_tools" validate "$tmp/tenure.wasm"
 mkdir -p "$(dirname "$out")"
 mv "$tmp/tenure.wasm" "$out"

@@ -232,7 +232,7 @@ impl Node {
             min_cluster_size: self.timing.min_cluster_size,
             peers: self.peers.keys().map(String::from).collect(),
             declared: self.peers.iter().filter(|(_, p)| p.has(DECLARED)).map(|(k, _)| String::from(k)).collect(),
-            bootstrap: self.peers.prefix().split(' ').filter(|s| !s.is_empty()).map(String::from).collect(),
+            bootstrap: self.peers.prefix_ids().map(|(_, s)| s).filter(|s| !s.is_empty()).map(String::from).collect(),
             unreachable: {
                 let mut m = BTreeMap::new();
                 for (k, p) in self.peers.iter() {
