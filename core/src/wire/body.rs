@@ -134,8 +134,9 @@ impl<'a> Reader<'a> {
     /// over-long form (a final byte of zero after the first).
     ///
     /// The common one-byte value is read inline (every length, kind and most terms); longer ones
-    /// in [`Reader::long_varint`].
-    #[inline(always)]
+    /// in [`Reader::long_varint`]. Not forced in the WebAssembly builds, which favour size: there
+    /// the copies at every call site cost more bytes than the call they save is worth.
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
     fn varint(&mut self) -> Result<u64, DropReason> {
         if let Some((&b, rest)) = self.rest.split_first() {
             if b < 0x80 {
@@ -147,7 +148,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A varint of two bytes or more: byte by byte over the slice, the cursor moved once at the end.
-    #[inline(never)]
+    #[cfg_attr(not(target_family = "wasm"), inline(never))]
     fn long_varint(&mut self) -> Result<u64, DropReason> {
         let mut value = 0u64;
         for (i, &b) in self.rest.iter().enumerate().take(10) {
