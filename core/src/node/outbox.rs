@@ -261,9 +261,10 @@ impl Outbox {
     /// the largest record; keeps the first record, polled, when it is that largest one and a send
     /// (for [`Outbox::rewrite`]). Nothing to do when it is empty already (reset, or never used).
     fn reset(&mut self) {
-        let mut keep = 0;
-        let mut rest = self.buf.get(CURSOR..).unwrap_or_default();
-        let first = record(rest);
+        let all = self.buf.get(CURSOR..).unwrap_or_default();
+        let first = record(all);
+        let mut keep = first.map_or(0, Record::len);
+        let mut rest = all.get(keep..).unwrap_or_default();
         while let Some(r) = record(rest) {
             keep = keep.max(r.len());
             rest = rest.get(r.len()..).unwrap_or_default();
