@@ -192,6 +192,38 @@ pub(crate) fn write(out: &mut Vec<u8>, envelope: &EnvelopeRef<'_>, m: Option<&Hm
     let start = out.len();
     out.extend_from_slice(&[MAGIC[0], MAGIC[1], VERSION, if m.is_some() { FLAG_TAGGED } else { 0 }]);
     body::write(out, envelope);
+    tag(out, start, m);
+}
+
+/// The length of the first bytes of an encoding (header, cluster, sender) that every message
+/// with the same cluster, sender and key presence shares.
+pub(crate) fn shared_len(envelope: &EnvelopeRef<'_>) -> usize {
+    body::shared_len(envelope).saturating_add(HEADER_LEN)
+}
+
+/// When `after_shared` (an encoding's bytes after its [`shared_len`] first, written with the
+/// incarnation of `envelope`) starts with the term of `envelope`: the length of term and
+/// incarnation.
+pub(crate) fn same_term_len(after_shared: &[u8], envelope: &EnvelopeRef<'_>) -> Option<usize> {
+    body::same_term_len(after_shared, envelope)
+}
+
+/// Completes an encoding of `envelope` of which `out[start..]` holds the first [`shared_len`]
+/// bytes (and its term and incarnation unless `term`), written by [`write`] for an envelope with
+/// the same cluster and sender and the same `m` presence: appends the rest and the tag.
+pub(crate) fn write_after_shared(
+    out: &mut Vec<u8>,
+    start: usize,
+    envelope: &EnvelopeRef<'_>,
+    m: Option<&HmacSha256>,
+    term: bool,
+) {
+    body::write_rest(out, envelope, term);
+    tag(out, start, m);
+}
+
+/// Appends the tag of `out[start..]` when `m` is given.
+fn tag(out: &mut Vec<u8>, start: usize, m: Option<&HmacSha256>) {
     if let Some(m) = m {
         let mut m = m.clone();
         m.update(out.get(start..).unwrap_or_default());

@@ -3,7 +3,7 @@
 //! A `Send` is not a `String` and a `Vec<u8>` of its own: the queue is one byte buffer whose
 //! capacity the node keeps between inputs, holding one record per output, in order. A send's
 //! record is its peer id's length (one byte, 1 to `MAX_ID_LEN`), the length of its bytes (a
-//! LEB128 varint), the id, then the bytes. Persists and events (rare: transitions, joins,
+//! LEB128 varint), the bytes, then the id. Persists and events (rare: transitions, joins,
 //! payloads) wait, owned, in a second queue allocated only while one waits; their record is a
 //! single 0 byte keeping their place among the sends. A steady follower's heartbeat round
 //! therefore allocates nothing: the ack is written where the previous ack was.
@@ -11,7 +11,12 @@
 //! Memory: when the queue is found empty (the `None` that ends a drain, or the next output queued
 //! after a drain that stopped early), the buffer is cleared and shrunk to the largest record it
 //! held: a burst (a campaign, a leader's heartbeat round to many peers, a broadcast) is not kept,
-//! one heartbeat's worth is. The struct itself is a `Vec` and a pointer, the size of the
+//! one heartbeat's worth is.
+//!
+//! Reuse: a drained buffer whose first record was its largest, a send, keeps that record (polled)
+//! in place. The next send overwrites it from the end of the envelope's shared part (header,
+//! cluster, sender: the same bytes in every message of one node; and term and incarnation while
+//! the term is unchanged), so a follower's ack writes only its message and peer id. The struct itself is a `Vec` and a pointer, the size of the
 //! `VecDeque<Output>` it replaced: the read position is kept in the buffer's first four bytes,
 //! not in a field that would make every node 8 bytes larger.
 
@@ -149,12 +154,39 @@ impl Outbox {
         } else {
             3
         };
+        if varint == 1 && self.rewrite(to_len, len, envelope, m) {
+            self.buf.extend_from_slice(to.as_bytes());
+            return Ok(());
+        }
         self.start_record((1 + varint + to.len()).saturating_add(len));
         self.buf.push(to_len);
         put_varint(&mut self.buf, len);
-        self.buf.extend_from_slice(to.as_bytes());
         wire::write(&mut self.buf, envelope, m);
+        self.buf.extend_from_slice(to.as_bytes());
         Ok(())
+    }
+
+    /// Overwrites the polled send that [`Outbox::reset`] kept, keeping its envelope's shared part:
+    /// `envelope` has the same cluster, sender and incarnation and `m` the same presence (all the
+    /// node's own, fixed when it is built). Applies to a kept record whose length is one varint byte, as
+    /// the new one's is (`len < 128`); `false` (nothing changed) otherwise.
+    fn rewrite(&mut self, to_len: u8, len: usize, envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> bool {
+        let start = CURSOR + 2;
+        let shared = start.saturating_add(wire::shared_len(envelope));
+        let ok = self.read() == self.buf.len()
+            && matches!(self.buf.get(CURSOR..start), Some(&[t, l]) if t != OTHER && l < 0x80 && usize::from(l) + start >= shared);
+        if !ok {
+            return false;
+        }
+        // The term and incarnation too, while the term is the kept one's.
+        let same = self.buf.get(shared..).and_then(|b| wire::same_term_len(b, envelope));
+        self.buf.truncate(shared.saturating_add(same.unwrap_or(0)));
+        if let Some(h) = self.buf.get_mut(CURSOR..start) {
+            h.copy_from_slice(&[to_len, len as u8]);
+        }
+        wire::write_after_shared(&mut self.buf, start, envelope, m, same.is_none());
+        self.set_read(CURSOR);
+        true
     }
 
     pub(super) fn push_other(&mut self, o: Other) {
@@ -174,14 +206,14 @@ impl Outbox {
         };
         self.set_read(start.saturating_add(r.len()));
         if r.to > 0 {
-            let to_at = start.saturating_add(r.header);
-            let bytes_at = to_at.saturating_add(r.to);
-            let to = match (self.buf.get(to_at..bytes_at), leader) {
+            let bytes_at = start.saturating_add(r.header);
+            let to_at = bytes_at.saturating_add(r.bytes);
+            let to = match (self.buf.get(to_at..to_at.saturating_add(r.to)), leader) {
                 (Some(b), Some(l)) if b == l.as_bytes() => l,
                 // The id was appended from a `&str`: the check cannot fail.
                 (b, _) => b.and_then(|b| core::str::from_utf8(b).ok()).unwrap_or_default(),
             };
-            let bytes = self.buf.get(bytes_at..bytes_at.saturating_add(r.bytes)).unwrap_or_default();
+            let bytes = self.buf.get(bytes_at..to_at).unwrap_or_default();
             return Some(OutputRef::Send { to, bytes });
         }
         let queue = self.other.as_mut()?;
@@ -215,6 +247,7 @@ impl Outbox {
     fn start_record(&mut self, len: usize) {
         if self.read() >= self.buf.len() {
             self.reset();
+            self.buf.clear();
         }
         if self.buf.is_empty() {
             self.buf.reserve(CURSOR.saturating_add(len));
@@ -225,18 +258,25 @@ impl Outbox {
     }
 
     /// Empties the buffer (every record in it was polled), down to the capacity of the cursor and
-    /// the largest record; nothing to do when it is empty already (reset, or never used).
+    /// the largest record; keeps the first record, polled, when it is that largest one and a send
+    /// (for [`Outbox::rewrite`]). Nothing to do when it is empty already (reset, or never used).
     fn reset(&mut self) {
-        let mut keep = 0;
-        let mut rest = self.buf.get(CURSOR..).unwrap_or_default();
-        if rest.is_empty() {
-            return;
-        }
+        let all = self.buf.get(CURSOR..).unwrap_or_default();
+        let first = record(all);
+        let mut keep = first.map_or(0, Record::len);
+        let mut rest = all.get(keep..).unwrap_or_default();
         while let Some(r) = record(rest) {
             keep = keep.max(r.len());
             rest = rest.get(r.len()..).unwrap_or_default();
         }
-        self.buf.clear();
+        match first {
+            Some(r) if r.to > 0 && r.len() == keep => {
+                self.buf.truncate(CURSOR.saturating_add(keep));
+                self.set_read(self.buf.len());
+            }
+            _ if self.buf.len() <= CURSOR => return,
+            _ => self.buf.clear(),
+        }
         let keep = CURSOR.saturating_add(keep);
         if self.buf.capacity() > keep {
             self.buf.shrink_to(keep);
@@ -348,6 +388,44 @@ mod tests {
         assert!(caps.windows(2).all(|w| w[0] == w[1]), "{caps:?}");
     }
 
+    /// Sends written over the kept record are byte for byte the full encoding, across term
+    /// changes, destinations and kinds, with and without a key.
+    #[test]
+    fn a_rewritten_send_is_the_full_encoding() {
+        for key in [None, Some(&b"k"[..])] {
+            let mut config = Config::new("a", "c").bootstrap(["a", "b", "dd"]);
+            if let Some(k) = key {
+                config = config.key(k.to_vec());
+            }
+            let mut n = Node::new(config, 1, None, 0).unwrap();
+            let from = |from: &str, term, message| {
+                let e = Envelope { cluster: "c".to_string(), from: from.to_string(), term, incarnation: 9, message };
+                encode(&e, key).unwrap()
+            };
+            let inputs = [
+                ("b", from("b", 1, Message::Heartbeat { sent_at: 1 })),
+                ("b", from("b", 1, Message::Heartbeat { sent_at: 2 })),
+                ("b", from("b", 2, Message::Heartbeat { sent_at: 300 })),
+                ("b", from("b", 200, Message::Heartbeat { sent_at: 4 })),
+                ("dd", from("dd", 201, Message::PreVote)),
+                ("b", from("b", 201, Message::Heartbeat { sent_at: 5 })),
+            ];
+            let mut sends = 0;
+            for (t, (peer, bytes)) in inputs.iter().enumerate() {
+                n.handle_message(t as u64 + 1, peer, bytes).unwrap();
+                while let Some(o) = n.poll_output_ref() {
+                    if let OutputRef::Send { to, bytes } = o {
+                        sends += 1;
+                        assert_eq!(to, *peer);
+                        let e = crate::wire::decode(bytes, key).unwrap();
+                        assert_eq!(encode(&e, key).unwrap(), bytes, "{e:?}");
+                    }
+                }
+            }
+            assert_eq!(sends, inputs.len());
+        }
+    }
+
     /// A burst (pre-votes to 20 peers) is given back when drained: one pre-vote's worth is kept.
     #[test]
     fn a_burst_is_given_back() {
@@ -359,7 +437,7 @@ mod tests {
         let mut sends = vec![];
         while let Some(o) = n.poll_output_ref() {
             if let OutputRef::Send { to, bytes } = o {
-                // The record: two length bytes (both below 128 here), the id, the bytes.
+                // The record: two length bytes (both below 128 here), the bytes, the id.
                 sends.push(2 + to.len() + bytes.len());
             }
         }

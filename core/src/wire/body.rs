@@ -41,8 +41,7 @@ fn message_len(m: &Message) -> usize {
 
 /// The exact length of the body [`write`] produces.
 pub(super) fn encoded_len(e: &EnvelopeRef<'_>) -> usize {
-    bytes_len(e.cluster.as_bytes())
-        .saturating_add(bytes_len(e.from.as_bytes()))
+    shared_len(e)
         .saturating_add(varint_len(e.term))
         .saturating_add(varint_len(e.incarnation))
         .saturating_add(message_len(e.message))
@@ -65,8 +64,22 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
 pub(super) fn write(out: &mut Vec<u8>, e: &EnvelopeRef<'_>) {
     put_bytes(out, e.cluster.as_bytes());
     put_bytes(out, e.from.as_bytes());
-    put_varint(out, e.term);
-    put_varint(out, e.incarnation);
+    write_rest(out, e, true);
+}
+
+/// The length of the body's first fields, cluster and sender: the part every message one node
+/// sends has in common.
+pub(super) fn shared_len(e: &EnvelopeRef<'_>) -> usize {
+    bytes_len(e.cluster.as_bytes()).saturating_add(bytes_len(e.from.as_bytes()))
+}
+
+/// Appends the body of `e` after its cluster and sender; after its term and incarnation too
+/// unless `term`.
+pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
+    if term {
+        put_varint(out, e.term);
+        put_varint(out, e.incarnation);
+    }
     match e.message {
         Message::PreVote => put_varint(out, PRE_VOTE),
         Message::PreVoteReply { granted } => {
@@ -98,6 +111,13 @@ pub(super) fn write(out: &mut Vec<u8>, e: &EnvelopeRef<'_>) {
     }
 }
 
+/// When `b` (a body after its cluster and sender, written with the incarnation of `e`) starts
+/// with the term of `e`: the length of that term and the incarnation.
+pub(super) fn same_term_len(b: &[u8], e: &EnvelopeRef<'_>) -> Option<usize> {
+    let mut r = Reader { rest: b };
+    (r.varint() == Ok(e.term)).then(|| varint_len(e.term).saturating_add(varint_len(e.incarnation)))
+}
+
 /// A cursor over the body; every read either consumes a whole canonical value or fails.
 struct Reader<'a> {
     rest: &'a [u8],
@@ -112,15 +132,24 @@ impl<'a> Reader<'a> {
 
     /// A canonical LEB128 `u64`: at most ten bytes, the tenth holding only bit 63, and no
     /// over-long form (a final byte of zero after the first).
+    ///
+    /// The common one-byte value is read inline (every length, kind and most terms); longer ones
+    /// in [`Reader::long_varint`]. Not forced in the WebAssembly builds, which favour size: there
+    /// the copies at every call site cost more bytes than the call they save is worth.
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
     fn varint(&mut self) -> Result<u64, DropReason> {
-        // The common one-byte value first; then byte by byte over the slice, the cursor moved
-        // once at the end.
         if let Some((&b, rest)) = self.rest.split_first() {
             if b < 0x80 {
                 self.rest = rest;
                 return Ok(u64::from(b));
             }
         }
+        self.long_varint()
+    }
+
+    /// A varint of two bytes or more: byte by byte over the slice, the cursor moved once at the end.
+    #[cfg_attr(not(target_family = "wasm"), inline(never))]
+    fn long_varint(&mut self) -> Result<u64, DropReason> {
         let mut value = 0u64;
         for (i, &b) in self.rest.iter().enumerate().take(10) {
             let shift = 7 * i as u32;
