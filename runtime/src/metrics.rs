@@ -139,10 +139,8 @@ impl Counters {
 
     /// One drop, as the core reported it.
     pub(crate) fn dropped(&self, reason: DropReason) {
-        if let Some(i) = DropReason::ALL.iter().position(|r| *r == reason) {
-            if let Some(c) = self.tally().dropped.get_mut(i) {
-                *c = c.saturating_add(1);
-            }
+        if let Some(c) = self.tally().dropped.get_mut(reason.index()) {
+            *c = c.saturating_add(1);
         }
     }
 

@@ -165,8 +165,7 @@ impl NativeNode {
         let data = bytes(env, data, "bytes")?;
         let buf = bytes_mut(env, buf, "buf")?;
         if let Err(reason) = self.inner.handle_message(now, from, data) {
-            let i = tenure::DropReason::ALL.iter().position(|r| *r == reason).unwrap_or(0);
-            return Ok(FUSED_DROPPED - i as i32);
+            return Ok(FUSED_DROPPED - reason.index() as i32);
         }
         Ok(self.drain_to(buf).map_or(FUSED_NOT_DRAINED, |n| n as i32))
     }

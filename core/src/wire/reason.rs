@@ -67,7 +67,8 @@ impl DropReason {
         }
     }
 
-    pub(crate) fn index(self) -> usize {
+    /// This reason's position in [`DropReason::ALL`] (for per-reason counters and tables).
+    pub fn index(self) -> usize {
         match self {
             DropReason::Oversized => 0,
             DropReason::Malformed => 1,
@@ -111,5 +112,17 @@ impl DropReason {
 impl core::fmt::Display for DropReason {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DropReason;
+
+    #[test]
+    fn each_reason_s_index_is_its_position_in_all() {
+        for (i, r) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(r.index(), i, "{r:?}");
+        }
     }
 }
