@@ -6,47 +6,33 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::System;
+
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::fmt::Write as _;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
 
 use common::{bytes, drain, envelope, follower, id, key, leader};
 use tenure::wire::{encode, Message};
 use tenure::{Node, Output};
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Relaxed);
-        ALLOCS.fetch_add(1, Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Relaxed);
-        ALLOCS.fetch_add(1, Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
+// The counting global allocator (stats_alloc): every call forwarded to the system allocator,
+// counted. Live bytes = allocated - deallocated (stats_alloc adds a reallocation's growth to the
+// first and its shrinkage to the second); allocations count reallocations too (each may move the
+// block).
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 fn live() -> isize {
-    LIVE.load(Relaxed)
+    let s = GLOBAL.stats();
+    s.bytes_allocated as isize - s.bytes_deallocated as isize
 }
+
 fn allocs() -> usize {
-    ALLOCS.load(Relaxed)
+    let s = GLOBAL.stats();
+    s.allocations + s.reallocations
 }
+
 
 /// Heap bytes still held by the value `make` builds (boxed, so the struct itself counts too).
 fn heap_of<T>(make: impl FnOnce() -> T) -> (isize, Box<T>) {

@@ -4,50 +4,42 @@
 //!
 //! Prints a Markdown table; with `TENURE_BENCH_RESULTS` set, also writes `compare-memory.md`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::System;
+
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
 
 use tenure_raft_compare::{raft_side, tenure_side, NODES};
 
-struct Counting;
+// The counting global allocator (stats_alloc): every call forwarded to the system allocator,
+// counted. Live bytes = allocated - deallocated (stats_alloc adds a reallocation's growth to the
+// first and its shrinkage to the second); allocations count reallocations too (each may move the
+// block).
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Relaxed);
-        ALLOCS.fetch_add(1, Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Relaxed);
-        ALLOCS.fetch_add(1, Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
+fn live() -> isize {
+    let s = GLOBAL.stats();
+    s.bytes_allocated as isize - s.bytes_deallocated as isize
 }
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+fn allocs() -> usize {
+    let s = GLOBAL.stats();
+    s.allocations + s.reallocations
+}
 
 /// Bytes freed by dropping `v`.
 fn freed_by<T>(v: T) -> isize {
-    let before = LIVE.load(Relaxed);
+    let before = live();
     drop(v);
-    before - LIVE.load(Relaxed)
+    before - live()
 }
 
 /// Heap allocations made by `f`.
 fn allocations(f: impl FnOnce()) -> usize {
-    let before = ALLOCS.load(Relaxed);
+    let before = allocs();
     f();
-    ALLOCS.load(Relaxed) - before
+    allocs() - before
 }
 
 struct Row {
