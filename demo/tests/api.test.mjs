@@ -92,6 +92,8 @@ test('constructor errors name what was wrong', () => {
   assert.throws(() => new Node({ id: 'a', cluster: 'x', heartbeatInterval: 'x' }), /^Error: config\.heartbeatInterval: invalid type/);
   assert.throws(() => new Node({ id: 'a', cluster: 'x' }, { restored: { term: 'q' } }), /^Error: options\.restored\.term: invalid type/);
   assert.throws(() => new Node({ id: 'a', cluster: 'x' }, { restored: { term: 1, bogus: 1 } }), /^Error: options\.restored\.bogus: unknown field/);
+  // A list's item is named by its position.
+  assert.throws(() => new Node({ id: 'a', cluster: 'x', bootstrap: ['b:1', 5] }), /^Error: config\.bootstrap\[1\]: invalid type/);
   assert.equal(code(() => new Node({ id: 'a', cluster: '' })), 'empty_id');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', electionTimeoutMin: 500, electionTimeoutMax: 400 })), 'min_above_max');
   assert.equal(code(() => new Node({ id: 'a', cluster: 'x', heartbeatInterval: 150 })), 'heartbeat_not_below_election_timeout');

@@ -1,7 +1,7 @@
 //! Reading a JS object through serde-wasm-bindgen strictly: unknown keys refused, and an error
 //! names the key that failed (`options.restored.term: invalid type: ...`).
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::cell::RefCell;
 use wasm_bindgen::JsValue;
@@ -13,7 +13,10 @@ pub(crate) fn from_js<T: for<'de> Deserialize<'de>>(what: &str, value: JsValue) 
     T::deserialize(Strict { de: serde_wasm_bindgen::Deserializer::from(value), path: &path }).map_err(|e| {
         let mut message = String::from(what);
         for key in path.into_inner().iter().rev() {
-            message.push('.');
+            // A list position (`[1]`) follows its list's key directly; a field's key after a dot.
+            if !key.starts_with('[') {
+                message.push('.');
+            }
             message.push_str(key);
         }
         message.push_str(": ");
@@ -57,11 +60,15 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
         self.de.deserialize_option(Fields { inner: visitor, path: self.path })
     }
 
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.de.deserialize_seq(Fields { inner: visitor, path: self.path })
+    }
+
     forward! {
         deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
         deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_f32 deserialize_f64
         deserialize_char deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
-        deserialize_unit deserialize_seq deserialize_map deserialize_identifier deserialize_ignored_any
+        deserialize_unit deserialize_map deserialize_identifier deserialize_ignored_any
     }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
@@ -99,8 +106,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
     }
 }
 
-/// The visitor of a struct (read as a map) or of an option holding one: hands the struct's
-/// entries, or the option's content, on through [`Strict`].
+/// The visitor of a struct (read as a map), a list, or an option holding one: hands the struct's
+/// entries, the list's items or the option's content on through [`Strict`].
 struct Fields<'p, V> {
     inner: V,
     path: &'p RefCell<Vec<String>>,
@@ -115,6 +122,10 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Fields<'_, V> {
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
         self.inner.visit_map(Entries { map, path: self.path, key: String::new() })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+        self.inner.visit_seq(Items { seq, path: self.path, index: 0 })
     }
 
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
@@ -152,7 +163,35 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Entries<'_, A> {
     }
 }
 
-/// A value of a struct's entry, read through [`Strict`].
+/// A list's items: counts them, and pushes the failing one's position (`[1]`) onto the path.
+struct Items<'p, A> {
+    seq: A,
+    path: &'p RefCell<Vec<String>>,
+    index: usize,
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Items<'_, A> {
+    type Error = A::Error;
+
+    fn next_element_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<Option<S::Value>, A::Error> {
+        let (path, index) = (self.path, self.index);
+        self.index += 1;
+        self.seq.next_element_seed(Value { inner: seed, path }).inspect_err(|_| {
+            // The position in decimal by JavaScript's Number#toString: no Rust integer formatting.
+            let digits = js_sys::Number::from(index as f64).to_string(10).map(String::from).unwrap_or_default();
+            let mut at = String::from("[");
+            at.push_str(&digits);
+            at.push(']');
+            path.borrow_mut().push(at);
+        })
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.seq.size_hint()
+    }
+}
+
+/// A value of a struct's entry or a list's item, read through [`Strict`].
 struct Value<'p, S> {
     inner: S,
     path: &'p RefCell<Vec<String>>,
