@@ -220,6 +220,20 @@ KEYS: dict[str, Quote] = {
         ),
         fixed(0, "B"),
     ),
+    # Goal verdicts of the headline table ("met" or "**not met**"), for prose that says which.
+    "goal.heartbeat.interleaved": Quote(
+        match("Headline", r"interleaved \|[^\n]*\| ≥ 3× cheaper: (met|\*\*not met\*\*) \|"), verbatim
+    ),
+    "goal.heap.follower": Quote(
+        match("Headline", r"heap per node \(5-node cluster, follower\)[^\n]*\| ≤ 25 %: (met|\*\*not met\*\*) \|"),
+        verbatim,
+    ),
+    "goal.component.size": Quote(
+        match("Headline", r"component `tenure.wasm`[^\n]*\| ≤ 60 KB raw: (met|\*\*not met\*\*) \|"), verbatim
+    ),
+    "goal.browser.size": Quote(
+        match("Headline", r"browser build after wasm-opt[^\n]*\| ≤ 60 KB raw: (met|\*\*not met\*\*) \|"), verbatim
+    ),
     "heap.ratio.follower": Quote(
         match("Heap per node: tenure vs raft-rs", r"tenure uses ([\d.]+)× less heap per follower"),
         fixed(1, "×"),
