@@ -210,10 +210,6 @@ impl Node {
 
     /// The whole election state (every key listed in SPEC).
     pub fn inspect(&self) -> Inspect {
-        let mut dropped_by_reason = BTreeMap::new();
-        for r in DropReason::ALL {
-            dropped_by_reason.insert(r.as_str().to_string(), self.dropped(r));
-        }
         let (votes_granted, votes_count) = match &self.campaign {
             Some(c) => (c.granted.keys().map(String::from).collect::<Vec<_>>(), c.granted.len() as u32),
             None => (Vec::new(), 0),
@@ -233,15 +229,9 @@ impl Node {
             peers: self.peers.keys().map(String::from).collect(),
             declared: self.peers.iter().filter(|(_, p)| p.has(DECLARED)).map(|(k, _)| String::from(k)).collect(),
             bootstrap: self.peers.prefix_ids().map(|(_, s)| s).filter(|s| !s.is_empty()).map(String::from).collect(),
-            unreachable: {
-                let mut m = BTreeMap::new();
-                for (k, p) in self.peers.iter() {
-                    if let Some(t) = p.ghost_until() {
-                        m.insert(String::from(k), t);
-                    }
-                }
-                m
-            },
+            // The peers iterate sorted by id, the reasons by name (`BY_NAME`): both lists come
+            // out in key order without sorting.
+            unreachable: self.peers.iter().filter_map(|(k, p)| Some((String::from(k), p.ghost_until()?))).collect(),
             ghost_ttl: self.timing.ghost_ttl,
             votes_granted,
             votes_count,
@@ -252,7 +242,7 @@ impl Node {
             election_timeout_min: self.timing.election_timeout_min,
             election_timeout_max: self.timing.election_timeout_max,
             heartbeat_interval: self.timing.heartbeat_interval,
-            dropped_by_reason,
+            dropped_by_reason: BY_NAME.iter().map(|&r| (r.as_str().to_string(), self.dropped(r))).collect(),
             send_failing_peers: self
                 .peers
                 .iter()
@@ -263,5 +253,34 @@ impl Node {
             last_denied_at: self.times.get(LAST_DENIED_AT),
             lease_deadline: self.lease_deadline(),
         }
+    }
+}
+
+/// [`DropReason::ALL`] sorted by [`DropReason::as_str`] (a test checks it), the order of
+/// `Inspect::dropped_by_reason`.
+pub(crate) const BY_NAME: [DropReason; 12] = [
+    DropReason::BadMac,
+    DropReason::FromSelf,
+    DropReason::ImplausibleTerm,
+    DropReason::Malformed,
+    DropReason::Oversized,
+    DropReason::RemovedPeer,
+    DropReason::Replay,
+    DropReason::SenderMismatch,
+    DropReason::UnknownPeer,
+    DropReason::UnknownVersion,
+    DropReason::ViewFull,
+    DropReason::WrongCluster,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_name_is_every_reason_sorted_by_name() {
+        let mut all = DropReason::ALL;
+        all.sort_by_key(|r| r.as_str());
+        assert_eq!(BY_NAME, all);
     }
 }
