@@ -95,16 +95,8 @@ impl Node {
         if need == 0 {
             return self.times.get(HEARTBEAT_OUT_LAST).map(|t| t.saturating_add(self.timing.lease_span));
         }
-        let echoes: Vec<u64> = self.peers.values().filter_map(Peer::ack_echo).collect();
-        if echoes.len() < need {
-            return None;
-        }
-        // The need-th newest echo: a heap (O(n + need log n)) links far less code than a sort.
-        let mut heap = alloc::collections::BinaryHeap::from(echoes);
-        for _ in 1..need {
-            heap.pop();
-        }
-        heap.peek().map(|t| t.saturating_add(self.timing.lease_span))
+        nth_newest(|| self.peers.values().filter_map(Peer::ack_echo), need)
+            .map(|t| t.saturating_add(self.timing.lease_span))
     }
     /// Decodes a datagram with this node's key, without handling it (for tools that show
     /// traffic, such as the browser demo's messages in flight).
@@ -256,6 +248,32 @@ impl Node {
     }
 }
 
+/// The `need`-th newest (largest) of the instants `echoes()` yields (`need` ≥ 1), if it yields
+/// that many: the newest instant that at least `need` of them reach. A binary search between the
+/// oldest and the newest (a few passes, as echoes lie within a few heartbeats of each other),
+/// without allocating and with far less code than a heap or a sort (issue 18).
+fn nth_newest<I: Iterator<Item = u64>>(echoes: impl Fn() -> I, need: usize) -> Option<u64> {
+    let (mut count, mut lo, mut hi) = (0, u64::MAX, 0);
+    for t in echoes() {
+        count += 1;
+        lo = lo.min(t);
+        hi = hi.max(t);
+    }
+    if count < need.max(1) {
+        return None;
+    }
+    // Invariant: at least `need` instants reach `lo`, fewer than `need` reach `hi + 1`.
+    while lo < hi {
+        let mid = hi - (hi - lo) / 2;
+        if echoes().filter(|&t| t >= mid).count() >= need {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
 /// [`DropReason::ALL`] sorted by [`DropReason::as_str`] (a test checks it), the order of
 /// `Inspect::dropped_by_reason`.
 pub(crate) const BY_NAME: [DropReason; 12] = [
@@ -276,6 +294,23 @@ pub(crate) const BY_NAME: [DropReason; 12] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn nth_newest_is_the_sorted_nth(v in proptest::collection::vec(0u64..40, 0..12), need in 1usize..14, base in proptest::prelude::any::<u64>()) {
+            let v: Vec<u64> = v.iter().map(|t| base.saturating_sub(t * 997)).collect();
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            proptest::prop_assert_eq!(nth_newest(|| v.iter().copied(), need), sorted.get(need - 1).copied());
+        }
+
+        #[test]
+        fn nth_newest_of_any_instants(v in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..12), need in 1usize..14) {
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            proptest::prop_assert_eq!(nth_newest(|| v.iter().copied(), need), sorted.get(need - 1).copied());
+        }
+    }
 
     #[test]
     fn by_name_is_every_reason_sorted_by_name() {
