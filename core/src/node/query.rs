@@ -200,9 +200,10 @@ impl Node {
         self.dropped.as_ref().and_then(|d| d.get(reason.index()).copied()).unwrap_or(0)
     }
 
-    /// The ids of the peers with `flag` (every peer for 0), sorted: one loop for three of
-    /// `inspect`'s lists, rather than a copy of the iterator adapters' code per list (issue 18).
-    fn peer_ids(&self, flag: u8) -> Vec<String> {
+    /// The ids of the peers with `flag` (every peer for 0), sorted: one loop for every list of
+    /// peers the node builds (`inspect`'s, the targets of a broadcast to the view), rather than a
+    /// copy of the iterator adapters' and `collect`'s code per list (issue 18).
+    pub(super) fn peer_ids(&self, flag: u8) -> Vec<String> {
         let mut ids = Vec::new();
         for (k, p) in self.peers.iter() {
             if flag == 0 || p.has(flag) {
