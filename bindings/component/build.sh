@@ -3,7 +3,7 @@
 # crate's build script (bindings/component/host/build.rs) both run.
 #
 #   cargo (wasm32-unknown-unknown, profile wasm-release)  the guest's core module
-#   wasm-opt -Oz --converge, --flatten --rereloop -Oz, --monomorphize -Oz: binaryen, from npm (bindings/component/js)
+#   wasm-opt -Oz --converge, --flatten --rereloop -Oz, --monomorphize -Oz (--low-memory-unused): binaryen, from npm
 #   wasm-tools component new                              wraps it as a component (WIT in wit/)
 #   wasm-tools strip --all                                drops the name sections (debug names only)
 #   short-names.awk                                       short internal names (core exports/imports,
@@ -39,8 +39,14 @@ guest=(-p tenure-component --target wasm32-unknown-unknown --profile wasm-releas
 core="$guest_dir/wasm32-unknown-unknown/wasm-release/tenure_component.wasm"
 # The features rustc enables by default for wasm32-unknown-unknown, so wasm-opt may keep using them.
 # wasm-opt keeps the `component-type` custom section that `component new` reads.
+# --low-memory-unused lets wasm-opt fold constant pointer offsets into loads' and stores' offset
+# immediates (`load (add p C)` -> `load offset=C p`). That is exact unless `p + C` wraps around
+# 2^32 into the lowest kilobyte, which Rust never does: its address arithmetic stays inside one
+# allocation, and the low kilobyte is the far end of the 1 MiB stack (rustc's layout: stack below
+# the data at 1 MiB), only reached by a stack already overflowing.
 wasm_opt_flags=(-Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
-  --enable-mutable-globals --enable-reference-types --enable-multivalue --flatten --rereloop -Oz --monomorphize -Oz)
+  --enable-mutable-globals --enable-reference-types --enable-multivalue --low-memory-unused
+  --flatten --rereloop -Oz --monomorphize -Oz)
 
 if [ -n "$named" ]; then
   # Relink with symbols (only the final crate), keep them through wasm-opt (-g), then relink as

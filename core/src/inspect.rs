@@ -1,6 +1,5 @@
 //! The whole election state as one typed value, with a JSON rendering.
 
-use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
@@ -38,8 +37,10 @@ pub struct Inspect {
     pub declared: Vec<String>,
     /// The bootstrap list as configured.
     pub bootstrap: Vec<String>,
-    /// Peers reported `no_connection`, with the instant at which they leave the view.
-    pub unreachable: BTreeMap<String, u64>,
+    /// Peers reported `no_connection`, with the instant at which they leave the view, sorted by
+    /// peer id (a map in every serialized form; see [`Inspect::unreachable_until`]).
+    #[cfg_attr(feature = "serde", serde(serialize_with = "pairs_as_map"))]
+    pub unreachable: Vec<(String, u64)>,
     /// The ghost TTL.
     pub ghost_ttl: u64,
     /// Who granted (pre-)votes in the current campaign.
@@ -60,8 +61,10 @@ pub struct Inspect {
     pub election_timeout_max: u64,
     /// Heartbeat interval.
     pub heartbeat_interval: u64,
-    /// Dropped inbound messages by reason (every reason listed, zeros included).
-    pub dropped_by_reason: BTreeMap<String, u64>,
+    /// Dropped inbound messages by reason name (every reason listed, zeros included), sorted by
+    /// name (a map in every serialized form; see [`Inspect::dropped`]).
+    #[cfg_attr(feature = "serde", serde(serialize_with = "pairs_as_map"))]
+    pub dropped_by_reason: Vec<(String, u64)>,
     /// Peers the host reported `no_connection` and not heard from since.
     pub send_failing_peers: Vec<String>,
     /// Consecutive confirm-leader denials.
@@ -70,6 +73,32 @@ pub struct Inspect {
     pub last_denied_at: Option<u64>,
     /// While leading, the leadership validity deadline (see `Node::lease_deadline`).
     pub lease_deadline: Option<u64>,
+}
+
+// The two keyed fields are sorted `Vec`s of pairs rather than `BTreeMap`s: the core builds them
+// already in key order, and a map type would link the B-tree's code into every WebAssembly build
+// for nothing (issue 18). They serialize as maps, exactly as the `BTreeMap`s did.
+
+impl Inspect {
+    /// The count of drops for the reason named `reason` (a [`crate::DropReason::as_str`] name).
+    pub fn dropped(&self, reason: &str) -> Option<u64> {
+        lookup(&self.dropped_by_reason, reason)
+    }
+
+    /// The instant at which the unreachable peer `peer` leaves the view, if it is unreachable.
+    pub fn unreachable_until(&self, peer: &str) -> Option<u64> {
+        lookup(&self.unreachable, peer)
+    }
+}
+
+fn lookup(pairs: &[(String, u64)], key: &str) -> Option<u64> {
+    pairs.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
+}
+
+/// Serializes sorted pairs as a map (the form the `BTreeMap`s these fields once were had).
+#[cfg(feature = "serde")]
+fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 /// Writes `s` as a JSON string literal.
@@ -114,7 +143,7 @@ fn list(out: &mut impl Write, v: &[String]) -> fmt::Result {
     out.write_char(']')
 }
 
-fn map(out: &mut impl Write, m: &BTreeMap<String, u64>) -> fmt::Result {
+fn map(out: &mut impl Write, m: &[(String, u64)]) -> fmt::Result {
     out.write_char('{')?;
     for (i, (k, v)) in m.iter().enumerate() {
         if i > 0 {

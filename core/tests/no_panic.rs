@@ -9,9 +9,9 @@ proptest! {
         let mut c = Config::new("n1", "test").bootstrap(["n2", "n3"]);
         if keyed { c = c.key(b"k".to_vec()); }
         let mut n = Node::new(c, 1, None, 0).unwrap();
-        let before: u64 = n.inspect().dropped_by_reason.values().sum();
+        let before: u64 = n.inspect().dropped_by_reason.iter().map(|(_, c)| c).sum();
         let r = n.handle_message(1, "n2", &bytes);
-        let after: u64 = n.inspect().dropped_by_reason.values().sum();
+        let after: u64 = n.inspect().dropped_by_reason.iter().map(|(_, c)| c).sum();
         prop_assert_eq!(r.is_err(), after == before + 1);
         let _ = tenure::wire::decode(&bytes, None);
     }

@@ -384,14 +384,7 @@ impl GuestNode for NodeResource {
     }
 
     fn view(&self) -> Vec<String> {
-        // The peers come sorted from the core; inserting self keeps the list sorted without
-        // linking a sort routine into the component.
-        let core = self.core.borrow();
-        let mut view = core.inspect().peers;
-        let id = core.id().to_string();
-        let at = view.binary_search(&id).unwrap_or_else(|at| at);
-        view.insert(at, id);
-        view
+        self.core.borrow().view()
     }
 
     fn warnings(&self) -> Vec<wit::ConfigWarning> {
@@ -416,7 +409,7 @@ impl GuestNode for NodeResource {
             peers: i.peers,
             declared: i.declared,
             bootstrap: i.bootstrap,
-            unreachable: i.unreachable.into_iter().collect(),
+            unreachable: i.unreachable,
             ghost_ttl: i.ghost_ttl,
             votes_granted: i.votes_granted,
             votes_count: i.votes_count,

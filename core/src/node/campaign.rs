@@ -49,7 +49,7 @@ impl Node {
         } else {
             self.reset_election_timer(now);
         }
-        let peers: Vec<String> = self.peers.keys().map(String::from).collect();
+        let peers = self.peer_ids(0);
         for p in peers {
             self.send_with_term(&p, term, Message::PreVote);
         }
@@ -77,7 +77,7 @@ impl Node {
         granted.add(self.id());
         self.campaign = Some(Box::new(Campaign { pre: false, term, granted }));
         self.reset_election_timer(now);
-        let peers: Vec<String> = self.peers.keys().map(String::from).collect();
+        let peers = self.peer_ids(0);
         for p in peers {
             self.send(&p, Message::Vote { transfer });
         }

@@ -99,12 +99,13 @@ impl Node {
     /// twice is harmless.
     pub fn handle_timeout(&mut self, now: u64) {
         // Ghosts whose TTL ran out, and silent admitted peers, leave the view.
-        let expired: Vec<String> = self
-            .peers
-            .iter()
-            .filter(|(_, p)| self.peer_expiry(p).is_some_and(|t| t <= now))
-            .map(|(k, _)| String::from(k))
-            .collect();
+        // A loop, not `collect` (one copy less of the collecting code; issue 18).
+        let mut expired = Vec::new();
+        for (k, p) in self.peers.iter() {
+            if self.peer_expiry(p).is_some_and(|t| t <= now) {
+                expired.push(String::from(k));
+            }
+        }
         for peer in expired {
             self.remove_peer(now, &peer, false);
         }
@@ -281,7 +282,7 @@ impl Node {
         }
         let seq = self.app_seq;
         self.app_seq = self.app_seq.wrapping_add(1);
-        let peers: Vec<String> = self.peers.keys().map(String::from).collect();
+        let peers = self.peer_ids(0);
         for p in peers {
             self.send(&p, Message::App { seq, payload: payload.to_vec() });
         }

@@ -28,8 +28,7 @@ impl Node {
         if probe {
             self.probe_at = now.saturating_add(self.timing.election_timeout_min);
         }
-        let targets: Vec<String> =
-            self.peers.iter().filter(|(_, p)| p.has(ANSWERED) || probe).map(|(k, _)| String::from(k)).collect();
+        let targets = self.peer_ids(if probe { 0 } else { ANSWERED });
         for p in targets {
             self.send(&p, Message::Heartbeat { sent_at: now });
         }

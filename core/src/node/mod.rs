@@ -8,7 +8,6 @@
 //! persisting, the term and the timer).
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 

@@ -95,16 +95,8 @@ impl Node {
         if need == 0 {
             return self.times.get(HEARTBEAT_OUT_LAST).map(|t| t.saturating_add(self.timing.lease_span));
         }
-        let echoes: Vec<u64> = self.peers.values().filter_map(Peer::ack_echo).collect();
-        if echoes.len() < need {
-            return None;
-        }
-        // The need-th newest echo: a heap (O(n + need log n)) links far less code than a sort.
-        let mut heap = alloc::collections::BinaryHeap::from(echoes);
-        for _ in 1..need {
-            heap.pop();
-        }
-        heap.peek().map(|t| t.saturating_add(self.timing.lease_span))
+        nth_newest(|| self.peers.values().filter_map(Peer::ack_echo), need)
+            .map(|t| t.saturating_add(self.timing.lease_span))
     }
     /// Decodes a datagram with this node's key, without handling it (for tools that show
     /// traffic, such as the browser demo's messages in flight).
@@ -208,16 +200,47 @@ impl Node {
         self.dropped.as_ref().and_then(|d| d.get(reason.index()).copied()).unwrap_or(0)
     }
 
+    /// The ids of the peers with `flag` (every peer for 0), sorted: one loop for every list of
+    /// peers the node builds (`inspect`'s, the targets of a broadcast to the view), rather than a
+    /// copy of the iterator adapters' and `collect`'s code per list (issue 18).
+    pub(super) fn peer_ids(&self, flag: u8) -> Vec<String> {
+        let mut ids = Vec::new();
+        for (k, p) in self.peers.iter() {
+            if flag == 0 || p.has(flag) {
+                ids.push(String::from(k));
+            }
+        }
+        ids
+    }
+
     /// The whole election state (every key listed in SPEC).
     pub fn inspect(&self) -> Inspect {
-        let mut dropped_by_reason = BTreeMap::new();
-        for r in DropReason::ALL {
-            dropped_by_reason.insert(r.as_str().to_string(), self.dropped(r));
+        // Plain loops rather than `collect`: each `collect` over a different adapter chain is a
+        // copy of the collecting code in the WebAssembly builds (issue 18).
+        let mut votes_granted = Vec::new();
+        if let Some(c) = &self.campaign {
+            for k in c.granted.keys() {
+                votes_granted.push(String::from(k));
+            }
         }
-        let (votes_granted, votes_count) = match &self.campaign {
-            Some(c) => (c.granted.keys().map(String::from).collect::<Vec<_>>(), c.granted.len() as u32),
-            None => (Vec::new(), 0),
-        };
+        let mut bootstrap = Vec::new();
+        for (_, s) in self.peers.prefix_ids() {
+            if !s.is_empty() {
+                bootstrap.push(String::from(s));
+            }
+        }
+        // The peers iterate sorted by id, the reasons by name (`BY_NAME`): both lists come out
+        // in key order without sorting.
+        let mut unreachable = Vec::new();
+        for (k, p) in self.peers.iter() {
+            if let Some(t) = p.ghost_until() {
+                unreachable.push((String::from(k), t));
+            }
+        }
+        let mut dropped_by_reason = Vec::with_capacity(BY_NAME.len());
+        for r in BY_NAME {
+            dropped_by_reason.push((String::from(r.as_str()), self.dropped(r)));
+        }
         Inspect {
             id: self.id().to_string(),
             state: self.role.as_str().to_string(),
@@ -230,21 +253,13 @@ impl Node {
             view_size: self.view_size() as u32,
             quorum: self.quorum() as u32,
             min_cluster_size: self.timing.min_cluster_size,
-            peers: self.peers.keys().map(String::from).collect(),
-            declared: self.peers.iter().filter(|(_, p)| p.has(DECLARED)).map(|(k, _)| String::from(k)).collect(),
-            bootstrap: self.peers.prefix_ids().map(|(_, s)| s).filter(|s| !s.is_empty()).map(String::from).collect(),
-            unreachable: {
-                let mut m = BTreeMap::new();
-                for (k, p) in self.peers.iter() {
-                    if let Some(t) = p.ghost_until() {
-                        m.insert(String::from(k), t);
-                    }
-                }
-                m
-            },
+            peers: self.peer_ids(0),
+            declared: self.peer_ids(DECLARED),
+            bootstrap,
+            unreachable,
             ghost_ttl: self.timing.ghost_ttl,
+            votes_count: votes_granted.len() as u32,
             votes_granted,
-            votes_count,
             election_timer_armed: self.times.get(ELECTION_DEADLINE).is_some(),
             heartbeat_timer_armed: self.times.get(HEARTBEAT_DEADLINE).is_some(),
             heartbeat_in_last: self.times.get(HEARTBEAT_IN_LAST),
@@ -253,15 +268,82 @@ impl Node {
             election_timeout_max: self.timing.election_timeout_max,
             heartbeat_interval: self.timing.heartbeat_interval,
             dropped_by_reason,
-            send_failing_peers: self
-                .peers
-                .iter()
-                .filter(|(_, p)| p.has(SEND_FAILING))
-                .map(|(k, _)| String::from(k))
-                .collect(),
+            send_failing_peers: self.peer_ids(SEND_FAILING),
             confirm_denied: self.confirm_denied,
             last_denied_at: self.times.get(LAST_DENIED_AT),
             lease_deadline: self.lease_deadline(),
         }
+    }
+}
+
+/// The `need`-th newest (largest) of the instants `echoes()` yields (`need` ≥ 1), if it yields
+/// that many: the newest instant that at least `need` of them reach. A binary search between the
+/// oldest and the newest (a few passes, as echoes lie within a few heartbeats of each other),
+/// without allocating and with far less code than a heap or a sort (issue 18).
+fn nth_newest<I: Iterator<Item = u64>>(echoes: impl Fn() -> I, need: usize) -> Option<u64> {
+    let (mut count, mut lo, mut hi) = (0, u64::MAX, 0);
+    for t in echoes() {
+        count += 1;
+        lo = lo.min(t);
+        hi = hi.max(t);
+    }
+    if count < need.max(1) {
+        return None;
+    }
+    // Invariant: at least `need` instants reach `lo`, fewer than `need` reach `hi + 1`.
+    while lo < hi {
+        let mid = hi - (hi - lo) / 2;
+        if echoes().filter(|&t| t >= mid).count() >= need {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
+/// [`DropReason::ALL`] sorted by [`DropReason::as_str`] (a test checks it), the order of
+/// `Inspect::dropped_by_reason`.
+pub(crate) const BY_NAME: [DropReason; 12] = [
+    DropReason::BadMac,
+    DropReason::FromSelf,
+    DropReason::ImplausibleTerm,
+    DropReason::Malformed,
+    DropReason::Oversized,
+    DropReason::RemovedPeer,
+    DropReason::Replay,
+    DropReason::SenderMismatch,
+    DropReason::UnknownPeer,
+    DropReason::UnknownVersion,
+    DropReason::ViewFull,
+    DropReason::WrongCluster,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn nth_newest_is_the_sorted_nth(v in proptest::collection::vec(0u64..40, 0..12), need in 1usize..14, base in proptest::prelude::any::<u64>()) {
+            let v: Vec<u64> = v.iter().map(|t| base.saturating_sub(t * 997)).collect();
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            proptest::prop_assert_eq!(nth_newest(|| v.iter().copied(), need), sorted.get(need - 1).copied());
+        }
+
+        #[test]
+        fn nth_newest_of_any_instants(v in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..12), need in 1usize..14) {
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            proptest::prop_assert_eq!(nth_newest(|| v.iter().copied(), need), sorted.get(need - 1).copied());
+        }
+    }
+
+    #[test]
+    fn by_name_is_every_reason_sorted_by_name() {
+        let mut all = DropReason::ALL;
+        all.sort_by_key(|r| r.as_str());
+        assert_eq!(BY_NAME, all);
     }
 }

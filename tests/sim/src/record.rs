@@ -410,8 +410,7 @@ fn hostile_input() -> Scenario {
         assert_eq!(s.inject_message("n1", from, bytes), Err(want));
     }
     run(&mut s, 60);
-    let d = s.node("n1").inspect().dropped_by_reason;
-    assert_eq!(d["malformed"], 3);
+    assert_eq!(s.node("n1").inspect().dropped("malformed"), Some(3));
     take(&s, "n1", "hostile-input-dropped", "malformed, oversized, unknown-version, wrong-cluster, bad-MAC, mismatched-sender, from-self, unknown-sender and implausible-term datagrams are dropped and counted; the election goes on")
 }
 

@@ -304,7 +304,7 @@ pub fn check(messages: &[MessageVector], invalid: &[InvalidVector]) -> Result<()
             Err(r) if r.as_str() == v.reason => {}
             other => return Err(format!("{}: got {other:?}, expected {}", v.name, v.reason)),
         }
-        if node.inspect().dropped_by_reason.get(&v.reason) != Some(&1) {
+        if node.inspect().dropped(&v.reason) != Some(1) {
             return Err(format!("{}: drop not counted under {}", v.name, v.reason));
         }
     }

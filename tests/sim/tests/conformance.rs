@@ -268,7 +268,7 @@ fn cluster_id_mismatch_is_dropped_and_counted() {
     assert!(l[0].starts_with('n'));
     for id in ["n1", "n2", "n3"] {
         let n = s.node(id);
-        assert!(n.inspect().dropped_by_reason["wrong_cluster"] > 0, "{id} counted wrong_cluster drops");
+        assert!(n.inspect().dropped("wrong_cluster").unwrap_or(0) > 0, "{id} counted wrong_cluster drops");
         assert!(!n.view().contains(&"x1".to_string()), "{id} never admitted x1");
     }
 }
@@ -283,7 +283,7 @@ fn wrong_key_nodes_are_ignored_and_counted() {
     assert_ne!(l[0], "x1");
     for id in ["n1", "n2", "n3"] {
         let n = s.node(id);
-        assert!(n.inspect().dropped_by_reason["bad_mac"] > 0, "{id} counted bad_mac drops");
+        assert!(n.inspect().dropped("bad_mac").unwrap_or(0) > 0, "{id} counted bad_mac drops");
         assert_eq!(n.view_size(), 3, "{id}: x1 is never counted");
     }
 }

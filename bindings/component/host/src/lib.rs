@@ -442,7 +442,7 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         peers: i.peers,
         declared: i.declared,
         bootstrap: i.bootstrap,
-        unreachable: i.unreachable.into_iter().collect(),
+        unreachable: i.unreachable,
         ghost_ttl: i.ghost_ttl,
         votes_granted: i.votes_granted,
         votes_count: i.votes_count,
@@ -453,11 +453,16 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         election_timeout_min: i.election_timeout_min,
         election_timeout_max: i.election_timeout_max,
         heartbeat_interval: i.heartbeat_interval,
-        dropped_by_reason: i
-            .dropped_by_reason
-            .into_iter()
-            .map(|(reason, count)| (drop_reason_name(reason).to_string(), count))
-            .collect(),
+        dropped_by_reason: {
+            // The component lists the reasons in `drop-reason` order, the core by name.
+            let mut d: Vec<(String, u64)> = i
+                .dropped_by_reason
+                .into_iter()
+                .map(|(reason, count)| (drop_reason_name(reason).to_string(), count))
+                .collect();
+            d.sort();
+            d
+        },
         send_failing_peers: i.send_failing_peers,
         confirm_denied: i.confirm_denied,
         last_denied_at: i.last_denied_at,
