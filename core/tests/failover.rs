@@ -141,6 +141,20 @@ fn a_refused_report_about_a_follower_or_received_by_a_leader_changes_nothing() {
 }
 
 #[test]
+fn a_no_connection_report_shows_the_peer_as_unreachable_until_its_ghost_ttl_ends_in_id_order() {
+    let c = fast(Config::new("n1", "test").bootstrap(ids(4)).confirm_leader(false).ghost_ttl(900));
+    let mut n = Node::new(c, 3, None, 0).expect("valid");
+    n.peer_down(1_000, "n4", PeerDownReason::NoConnection).unwrap();
+    n.peer_down(1_050, "n3", PeerDownReason::NoConnection).unwrap();
+    let i = n.inspect();
+    assert_eq!(i.unreachable_until("n3"), Some(1_950));
+    assert_eq!(i.unreachable_until("n4"), Some(1_900));
+    assert_eq!(i.unreachable_until("n2"), None, "a peer nobody reported");
+    let order: Vec<&str> = i.unreachable.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(order, ["n3", "n4"], "sorted by id, as the map it serializes to");
+}
+
+#[test]
 fn a_cluster_fails_over_within_the_promise_plus_a_few_round_trips_when_every_survivor_hears_the_refusal() {
     let mut h = Harness::with(5, fast);
     h.run_until(2_000);
