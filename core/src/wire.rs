@@ -271,6 +271,38 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
     body::read(body)
 }
 
+/// The length of the bytes of an encoded heartbeat before its `sent_at` (header, cluster, sender,
+/// term, incarnation and kind), given the whole datagram's length, `sent_at` and whether it is
+/// tagged; `None` if `len` is too short to be one.
+pub(crate) fn heartbeat_prefix_len(len: usize, sent_at: u64, tagged: bool) -> Option<usize> {
+    let tag = if tagged { TAG_LEN } else { 0 };
+    len.checked_sub(tag.saturating_add(body::varint_len(sent_at)))
+}
+
+/// The `sent_at` of `bytes` when they are a heartbeat whose first `prefix_len` bytes (up to its
+/// kind) are known to be those of a heartbeat [`decode_raw`] accepted with the same `m`: checks
+/// exactly what `decode_raw` would still check (size, tag, a canonical `sent_at` ending the
+/// body), without reading the prefix's fields again. `None` when any check fails: the caller
+/// then decodes in full, which finds the reason.
+#[cfg_attr(not(target_family = "wasm"), inline)]
+pub(crate) fn heartbeat_sent_at(bytes: &[u8], prefix_len: usize, m: Option<&HmacSha256>) -> Option<u64> {
+    if bytes.len() > MAX_MESSAGE_SIZE {
+        return None;
+    }
+    let signed_len = match m {
+        None => bytes.len(),
+        Some(m) => {
+            let signed_len = bytes.len().checked_sub(TAG_LEN)?;
+            let (signed, tag) = bytes.split_at_checked(signed_len)?;
+            let mut m = m.clone();
+            m.update(signed);
+            m.verify_slice(tag).ok()?;
+            signed_len
+        }
+    };
+    body::read_sent_at(bytes.get(prefix_len..signed_len)?)
+}
+
 /// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
 ///
 /// Everything `encode` writes, [`decode`] reads back. The error is the reason a receiver would

@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// A heartbeat recognised by [`Node::recognise_heartbeat`]: what a full decode would have found,
+/// and the sender's entry.
+struct KnownHeartbeat {
+    term: u64,
+    incarnation: u64,
+    sent_at: u64,
+    known: usize,
+}
+
 impl Node {
     /// Handles a datagram received from peer `from`. Invalid input is dropped, counted, and
     /// reported as the error; the node's state is otherwise unchanged, except after an
@@ -20,6 +29,14 @@ impl Node {
     }
 
     pub(super) fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
+        // A steady follower's every input: its leader's next heartbeat, the same bytes as the last
+        // one up to its `sent_at`. Everything that follows the checks below runs as for any other.
+        if let Some(hb) = self.recognise_heartbeat(from, bytes) {
+            self.last_sender = u16::try_from(hb.known).unwrap_or(self.last_sender);
+            self.admit(now, from, hb.incarnation, Some(hb.known));
+            self.dispatch(now, from, hb.term, Message::Heartbeat { sent_at: hb.sent_at }, Some(hb.known));
+            return Ok(());
+        }
         let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let same_sender = raw.from == from.as_bytes();
@@ -90,9 +107,58 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
+        let heartbeat = match raw.message {
+            Message::Heartbeat { sent_at } => Some(sent_at),
+            _ => None,
+        };
         self.admit(now, from, raw.incarnation, known);
         self.dispatch(now, from, raw.term, raw.message, known);
+        if let Some(sent_at) = heartbeat {
+            self.keep_heartbeat_prefix(from, bytes, raw.term, raw.incarnation, sent_at);
+        }
         Ok(())
+    }
+
+    /// `bytes` from `from`, recognised as the next heartbeat of the sender of the newest one
+    /// accepted in this term by starting with the same bytes up to its `sent_at`
+    /// ([`LeaderHeartbeat::prefix`]). The encoding is canonical: such a datagram decodes to the
+    /// same cluster, sender, term, incarnation and kind, for which every check in `accept` before
+    /// `admit` passed, and still passes: the cluster and this node's id never change, the term
+    /// only grows (and a term change drops the prefix), the sender is a member (checked here;
+    /// members are never in `removed`, and a removal drops the prefix anyway). Only what
+    /// `decode_raw` would still check is checked: size, tag, a canonical `sent_at` ending the body.
+    /// `None` (any doubt) sends the datagram through the full decode, which finds any reason to
+    /// drop it.
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
+        let h = self.leader_heartbeat.as_deref()?;
+        if h.prefix.is_empty() || h.term != self.term || !bytes.starts_with(&h.prefix) || *h.sender != *from {
+            return None;
+        }
+        let sent_at = wire::heartbeat_sent_at(bytes, h.prefix.len(), self.mac.as_deref())?;
+        let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from)?;
+        Some(KnownHeartbeat { term: h.term, incarnation: h.incarnation, sent_at, known })
+    }
+
+    /// After a heartbeat went through the full decode and `dispatch`: when it is the newest one
+    /// accepted in this term, keeps its first bytes for [`Node::recognise_heartbeat`].
+    fn keep_heartbeat_prefix(&mut self, from: &str, bytes: &[u8], term: u64, incarnation: u64, sent_at: u64) {
+        let current = term == self.term;
+        let Some(len) = wire::heartbeat_prefix_len(bytes.len(), sent_at, self.mac.is_some()) else {
+            return;
+        };
+        let Some(h) = self.leader_heartbeat.as_deref_mut() else {
+            return;
+        };
+        if !current || *h.sender != *from || h.sent_at != sent_at {
+            return;
+        }
+        let prefix = bytes.get(..len).unwrap_or_default();
+        if *h.prefix != *prefix {
+            h.prefix = Box::from(prefix);
+        }
+        h.term = term;
+        h.incarnation = incarnation;
     }
 
     /// Handles the passing of time: call at (or after) [`Node::poll_timeout`]. Calling it early or
@@ -288,3 +354,6 @@ impl Node {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -20,7 +20,7 @@ const TIMEOUT_NOW: u64 = 6;
 const APP: u64 = 7;
 
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
-fn varint_len(v: u64) -> usize {
+pub(super) fn varint_len(v: u64) -> usize {
     let bits = 64 - (v | 1).leading_zeros() as usize;
     bits.div_ceil(7)
 }
@@ -116,6 +116,13 @@ pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
 pub(super) fn same_term_len(b: &[u8], e: &EnvelopeRef<'_>) -> Option<usize> {
     let mut r = Reader { rest: b };
     (r.varint() == Ok(e.term)).then(|| varint_len(e.term).saturating_add(varint_len(e.incarnation)))
+}
+
+/// A heartbeat's `sent_at`, when it is all of `tail` (canonical, nothing after it).
+pub(super) fn read_sent_at(tail: &[u8]) -> Option<u64> {
+    let mut r = Reader { rest: tail };
+    let sent_at = r.varint().ok()?;
+    r.rest.is_empty().then_some(sent_at)
 }
 
 /// A cursor over the body; every read either consumes a whole canonical value or fails.
