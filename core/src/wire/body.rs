@@ -22,7 +22,8 @@ const APP: u64 = 7;
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
 pub(super) fn varint_len(v: u64) -> usize {
     let bits = 64 - (v | 1).leading_zeros() as usize;
-    bits.div_ceil(7)
+    // ceil(bits / 7) for 1 <= bits <= 64, without a division (every length is tested below).
+    (bits * 9 + 64) / 64
 }
 
 fn bytes_len(b: &[u8]) -> usize {
