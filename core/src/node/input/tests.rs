@@ -113,8 +113,8 @@ fn message(kind: u8, value: u64) -> Message {
         0..=5 => Message::Heartbeat { sent_at: value },
         6 => Message::HeartbeatAck { echo: value },
         7 => Message::PreVote,
-        8 => Message::Vote { transfer: value % 2 == 0 },
-        9 => Message::VoteReply { granted: value % 3 != 0 },
+        8 => Message::Vote { transfer: value.is_multiple_of(2) },
+        9 => Message::VoteReply { granted: !value.is_multiple_of(3) },
         10 => Message::App { seq: value, payload: vec![1, 2] },
         _ => Message::TimeoutNow,
     }
