@@ -106,6 +106,12 @@ impl<V> IdMap<V> {
         let i = self.hit(hint, id).or_else(|| self.find(id).ok())?;
         self.entries.get_mut(i).map(|(_, v)| v)
     }
+    /// The value at `index` (from [`IdMap::index_of_hinted`], with the map unchanged since), and
+    /// its key: the caller that just found the entry need not compare the id again.
+    pub(crate) fn at_mut(&mut self, index: usize) -> Option<(&str, &mut V)> {
+        let names = &self.names;
+        self.entries.get_mut(index).map(|(k, v)| (name(names, *k), v))
+    }
     pub(crate) fn contains_key(&self, id: &str) -> bool {
         self.find(id).is_ok()
     }
