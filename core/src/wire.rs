@@ -271,36 +271,37 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
     body::read(body)
 }
 
-/// The length of the bytes of an encoded heartbeat before its `sent_at` (header, cluster, sender,
-/// term, incarnation and kind), given the whole datagram's length, `sent_at` and whether it is
-/// tagged; `None` if `len` is too short to be one.
-pub(crate) fn heartbeat_prefix_len(len: usize, sent_at: u64, tagged: bool) -> Option<usize> {
-    let tag = if tagged { TAG_LEN } else { 0 };
-    len.checked_sub(tag.saturating_add(body::varint_len(sent_at)))
-}
-
-/// The `sent_at` of `bytes` when they are a heartbeat whose first `prefix_len` bytes (up to its
-/// kind) are known to be those of a heartbeat [`decode_raw`] accepted with the same `m`: checks
-/// exactly what `decode_raw` would still check (size, tag, a canonical `sent_at` ending the
-/// body), without reading the prefix's fields again. `None` when any check fails: the caller
-/// then decodes in full, which finds the reason.
+/// The `sent_at` of `bytes` when [`decode_raw`] with the same `m` would accept them as a
+/// heartbeat with this `cluster`, sender `from`, `term` and `incarnation`; `None` otherwise (the
+/// caller then decodes in full, which finds the reason). The known fields are compared in place
+/// with their encoding, not decoded: the header (tagged exactly when `m` is given), cluster and
+/// sender, term and incarnation, the kind; then `sent_at` is read as `decode_raw` reads it
+/// (canonical, ending the body), and the tag is checked last.
 #[cfg_attr(not(target_family = "wasm"), inline)]
-pub(crate) fn heartbeat_sent_at(bytes: &[u8], prefix_len: usize, m: Option<&HmacSha256>) -> Option<u64> {
+pub(crate) fn known_heartbeat(
+    bytes: &[u8],
+    m: Option<&HmacSha256>,
+    cluster: &[u8],
+    from: &[u8],
+    term: u64,
+    incarnation: u64,
+) -> Option<u64> {
     if bytes.len() > MAX_MESSAGE_SIZE {
         return None;
     }
-    let signed_len = match m {
-        None => bytes.len(),
-        Some(m) => {
-            let signed_len = bytes.len().checked_sub(TAG_LEN)?;
-            let (signed, tag) = bytes.split_at_checked(signed_len)?;
-            let mut m = m.clone();
-            m.update(signed);
-            m.verify_slice(tag).ok()?;
-            signed_len
-        }
-    };
-    body::read_sent_at(bytes.get(prefix_len..signed_len)?)
+    let signed_len = if m.is_some() { bytes.len().checked_sub(TAG_LEN)? } else { bytes.len() };
+    let (signed, tag) = bytes.split_at_checked(signed_len)?;
+    let (header, body) = signed.split_at_checked(HEADER_LEN)?;
+    if *header != [MAGIC[0], MAGIC[1], VERSION, if m.is_some() { FLAG_TAGGED } else { 0 }] {
+        return None;
+    }
+    let sent_at = body::known_heartbeat(body, cluster, from, term, incarnation)?;
+    if let Some(m) = m {
+        let mut m = m.clone();
+        m.update(signed);
+        m.verify_slice(tag).ok()?;
+    }
+    Some(sent_at)
 }
 
 /// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.

@@ -74,8 +74,7 @@ impl Node {
                 }
                 // Kept per term and sender, not per known leader: a follower that gave up on a dead
                 // leader (its timer fired) must not follow it again because of a replay.
-                let stale =
-                    matches!(self.leader_heartbeat.as_deref(), Some(h) if *h.sender == *from && sent_at <= h.sent_at);
+                let stale = matches!(&self.leader_heartbeat, Some((l, s)) if **l == *from && sent_at <= *s);
                 if stale && !self.bug(Bug::StaleHeartbeatRefreshes) {
                     // A duplicate or a replay: it proves nothing about the leader being alive now,
                     // so it neither refreshes stickiness nor the election timer, nor is acknowledged.
@@ -93,18 +92,10 @@ impl Node {
                     self.become_follower(now);
                 }
                 self.follow(now, from);
-                match self.leader_heartbeat.as_deref_mut() {
+                match &mut self.leader_heartbeat {
                     // The usual case: the same leader's next heartbeat, updated in place.
-                    Some(h) if *h.sender == *from => h.sent_at = sent_at.max(h.sent_at),
-                    _ => {
-                        self.leader_heartbeat = Some(Box::new(LeaderHeartbeat {
-                            sender: Box::from(from),
-                            sent_at,
-                            prefix: Box::default(),
-                            term,
-                            incarnation: 0,
-                        }))
-                    }
+                    Some((l, s)) if **l == *from => *s = sent_at.max(*s),
+                    slot => *slot = Some((Box::from(from), sent_at)),
                 }
                 self.send(from, Message::HeartbeatAck { echo: sent_at });
                 // The acknowledgement counts toward the leader's lease: honour it (on this node's

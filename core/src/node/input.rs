@@ -19,6 +19,12 @@ impl Node {
     /// `election_timeout_min`, see `docs/protocol.md`).
     pub fn handle_message(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let result = self.accept(now, from, bytes);
+        self.count_drop(result)
+    }
+
+    /// Counts a dropped input under its reason; returns `result`.
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    fn count_drop(&mut self, result: Result<(), DropReason>) -> Result<(), DropReason> {
         if let Err(reason) = result {
             let counters = self.dropped.get_or_insert_with(|| Box::new([0; DropReason::ALL.len()]));
             if let Some(c) = counters.get_mut(reason.index()) {
@@ -37,6 +43,11 @@ impl Node {
             self.dispatch(now, from, hb.term, Message::Heartbeat { sent_at: hb.sent_at }, Some(hb.known));
             return Ok(());
         }
+        self.accept_decoded(now, from, bytes)
+    }
+
+    /// `accept` for any datagram: decoded in full, every check made.
+    fn accept_decoded(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let same_sender = raw.from == from.as_bytes();
@@ -107,58 +118,29 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
-        let heartbeat = match raw.message {
-            Message::Heartbeat { sent_at } => Some(sent_at),
-            _ => None,
-        };
         self.admit(now, from, raw.incarnation, known);
         self.dispatch(now, from, raw.term, raw.message, known);
-        if let Some(sent_at) = heartbeat {
-            self.keep_heartbeat_prefix(from, bytes, raw.term, raw.incarnation, sent_at);
-        }
         Ok(())
     }
 
-    /// `bytes` from `from`, recognised as the next heartbeat of the sender of the newest one
-    /// accepted in this term by starting with the same bytes up to its `sent_at`
-    /// ([`LeaderHeartbeat::prefix`]). The encoding is canonical: such a datagram decodes to the
-    /// same cluster, sender, term, incarnation and kind, for which every check in `accept` before
-    /// `admit` passed, and still passes: the cluster and this node's id never change, the term
-    /// only grows (and a term change drops the prefix), the sender is a member (checked here;
-    /// members are never in `removed`, and a removal drops the prefix anyway). Only what
-    /// `decode_raw` would still check is checked: size, tag, a canonical `sent_at` ending the body.
-    /// `None` (any doubt) sends the datagram through the full decode, which finds any reason to
-    /// drop it.
+    /// `bytes` from member `from`, recognised as a heartbeat by comparing it in place with what
+    /// the node knows ([`wire::known_heartbeat`]): this cluster, sender `from`, the node's term
+    /// and the incarnation last heard from `from`. Nothing is kept for it. For such a datagram
+    /// every check in `accept_decoded` before `admit` passes: the cluster is this node's; the
+    /// sender is `from`, which is a member (its entry is `known`), and members have valid ids,
+    /// never this node's (`new` skips it in the bootstrap, `join` ignores it, `admit` follows the
+    /// checks) and are never in `removed` (`admit` and `join` take them out of it); the term is no
+    /// jump; it is no `App`. The incarnation is the one already recorded, so `admit` records
+    /// nothing new. `None` (any doubt) sends the datagram through the full decode, which finds any
+    /// reason to drop it.
     #[cfg_attr(not(target_family = "wasm"), inline)]
     fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
-        let h = self.leader_heartbeat.as_deref()?;
-        if h.prefix.is_empty() || h.term != self.term || !bytes.starts_with(&h.prefix) || *h.sender != *from {
-            return None;
-        }
-        let sent_at = wire::heartbeat_sent_at(bytes, h.prefix.len(), self.mac.as_deref())?;
         let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from)?;
-        Some(KnownHeartbeat { term: h.term, incarnation: h.incarnation, sent_at, known })
-    }
-
-    /// After a heartbeat went through the full decode and `dispatch`: when it is the newest one
-    /// accepted in this term, keeps its first bytes for [`Node::recognise_heartbeat`].
-    fn keep_heartbeat_prefix(&mut self, from: &str, bytes: &[u8], term: u64, incarnation: u64, sent_at: u64) {
-        let current = term == self.term;
-        let Some(len) = wire::heartbeat_prefix_len(bytes.len(), sent_at, self.mac.is_some()) else {
-            return;
-        };
-        let Some(h) = self.leader_heartbeat.as_deref_mut() else {
-            return;
-        };
-        if !current || *h.sender != *from || h.sent_at != sent_at {
-            return;
-        }
-        let prefix = bytes.get(..len).unwrap_or_default();
-        if *h.prefix != *prefix {
-            h.prefix = Box::from(prefix);
-        }
-        h.term = term;
-        h.incarnation = incarnation;
+        let incarnation = self.peers.get_at_or_find(Some(known), from)?.incarnation()?;
+        let cluster = self.cluster().as_bytes();
+        let sent_at =
+            wire::known_heartbeat(bytes, self.mac.as_deref(), cluster, from.as_bytes(), self.term, incarnation)?;
+        Some(KnownHeartbeat { term: self.term, incarnation, sent_at, known })
     }
 
     /// Handles the passing of time: call at (or after) [`Node::poll_timeout`]. Calling it early or

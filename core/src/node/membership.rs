@@ -57,10 +57,6 @@ impl Node {
             return;
         };
         let was_acked = gone.has(ACKED);
-        if let Some(h) = self.leader_heartbeat.as_deref_mut() {
-            // Recognising a heartbeat relies on its sender being a member that is not removed.
-            h.prefix = Box::default();
-        }
         if sticky {
             // Bounded: the oldest record makes room (its incarnation is no longer retired).
             let max = self.timing.max_peers as usize;

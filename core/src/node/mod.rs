@@ -385,25 +385,6 @@ impl Times {
     }
 }
 
-/// The newest heartbeat accepted in the current term (cleared with every term change).
-#[derive(Debug)]
-struct LeaderHeartbeat {
-    /// Its sender.
-    sender: Box<str>,
-    /// Its `sent_at`: an older or equal one from `sender` is a duplicate or a replay and proves
-    /// nothing about the leader being alive now.
-    sent_at: u64,
-    /// Empty, or the first bytes (up to the kind: header, cluster, sender, term, incarnation) of
-    /// a heartbeat from `sender` in this term that passed every check before `dispatch`. A
-    /// datagram from `sender` that starts with them is the same heartbeat with another `sent_at`
-    /// (the encoding is canonical), so only its tag and `sent_at` are left to check (see
-    /// `Node::accept`). Emptied when a peer is removed.
-    prefix: Box<[u8]>,
-    /// The term and the incarnation those bytes hold.
-    term: u64,
-    incarnation: u64,
-}
-
 #[derive(Debug, Clone)]
 struct Campaign {
     pre: bool,
@@ -462,9 +443,9 @@ pub struct Node {
     voted_for: Option<Box<str>>,
     term_changed_at: u64,
     leader: Option<Box<str>>,
-    /// The newest heartbeat accepted in this term (see [`LeaderHeartbeat`]). Boxed: 8 bytes in
-    /// every node, the rest only while following.
-    leader_heartbeat: Option<Box<LeaderHeartbeat>>,
+    /// Newest heartbeat `sent_at` accepted from `leader` in this term: an older or equal one is a
+    /// duplicate or a replay and proves nothing about the leader being alive now.
+    leader_heartbeat: Option<(Box<str>, u64)>,
     /// The leader reported `Refused` while this node followed it, and until when a refused
     /// pre-vote is retried after one rank slot instead of a full election timeout (the other
     /// followers learn of the death within a few milliseconds of each other).
