@@ -83,9 +83,10 @@ impl<V> IdMap<V> {
             Err(_) => None,
         }
     }
-    /// Where `id`'s entry is, trying the entry at `hint` first (see [`IdMap::get_hinted`]); the
-    /// result is the hint for [`IdMap::get_hinted`] and [`IdMap::get_hinted_mut`]: one search at
-    /// most serves every access to a peer while one message is handled.
+    /// Where `id`'s entry is, trying the entry at `hint` first (see [`IdMap::get_hinted_mut`]); the
+    /// result is the index for [`IdMap::at_mut`] and [`IdMap::get_at_or_find`] while the map is
+    /// unchanged, and the hint for [`IdMap::get_hinted_mut`]: one search at most serves every access
+    /// to a peer while one message is handled.
     pub(crate) fn index_of_hinted(&self, hint: Option<usize>, id: &str) -> Option<usize> {
         self.hit(hint, id).or_else(|| self.find(id).ok())
     }
@@ -95,16 +96,28 @@ impl<V> IdMap<V> {
         let (k, _) = self.entries.get(i)?;
         (name(&self.names, *k) == id).then_some(i)
     }
-    /// [`IdMap::get`], trying the entry at `hint` first (the map may have changed since the hint
-    /// was taken: it is checked, and a miss falls back to the search).
-    pub(crate) fn get_hinted(&self, hint: Option<usize>, id: &str) -> Option<&V> {
-        let i = self.hit(hint, id).or_else(|| self.find(id).ok())?;
-        self.entries.get(i).map(|(_, v)| v)
-    }
-    /// [`IdMap::get_mut`], trying the entry at `hint` first (see [`IdMap::get_hinted`]).
+    /// [`IdMap::get_mut`], trying the entry at `hint` first (the map may have changed since the
+    /// hint was taken: it is checked, and a miss falls back to the search).
     pub(crate) fn get_hinted_mut(&mut self, hint: Option<usize>, id: &str) -> Option<&mut V> {
         let i = self.hit(hint, id).or_else(|| self.find(id).ok())?;
         self.entries.get_mut(i).map(|(_, v)| v)
+    }
+    /// The value at `index` (from [`IdMap::index_of_hinted`], with the map unchanged since), and
+    /// its key: the caller that just found the entry need not compare the id again.
+    pub(crate) fn at_mut(&mut self, index: usize) -> Option<(&str, &mut V)> {
+        let names = &self.names;
+        self.entries.get_mut(index).map(|(k, v)| (name(names, *k), v))
+    }
+    /// `id`'s value: the one at `index` when given (from [`IdMap::index_of_hinted`], with the map
+    /// unchanged since: not compared again), else searched for.
+    pub(crate) fn get_at_or_find(&self, index: Option<usize>, id: &str) -> Option<&V> {
+        let i = match index {
+            Some(i) => i,
+            None => self.find(id).ok()?,
+        };
+        let (k, v) = self.entries.get(i)?;
+        debug_assert_eq!(name(&self.names, *k), id, "a stale index");
+        Some(v)
     }
     pub(crate) fn contains_key(&self, id: &str) -> bool {
         self.find(id).is_ok()
@@ -210,9 +223,15 @@ mod tests {
         for hint in [None, Some(0), Some(1), Some(2), Some(99)] {
             assert_eq!(m.index_of_hinted(hint, "b"), Some(1));
             assert_eq!(m.index_of_hinted(hint, "z"), None);
-            assert_eq!(m.get_hinted(hint, "c"), Some(&2));
             assert_eq!(m.get_hinted_mut(hint, "a").copied(), Some(0));
         }
+        // An index just found is used as it is; without one, the id is searched for.
+        let at = m.index_of_hinted(None, "c");
+        assert_eq!(m.get_at_or_find(at, "c"), Some(&2));
+        assert_eq!(m.get_at_or_find(None, "c"), Some(&2));
+        assert_eq!(m.get_at_or_find(None, "z"), None);
+        assert_eq!(m.at_mut(1).map(|(k, v)| (String::from(k), *v)), Some((String::from("b"), 1)));
+        assert!(m.at_mut(3).is_none());
     }
 
     #[test]

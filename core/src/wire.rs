@@ -271,6 +271,39 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
     body::read(body)
 }
 
+/// The `sent_at` of `bytes` when [`decode_raw`] with the same `m` would accept them as a
+/// heartbeat with this `cluster`, sender `from`, `term` and `incarnation`; `None` otherwise (the
+/// caller then decodes in full, which finds the reason). The known fields are compared in place
+/// with their encoding, not decoded: the header (tagged exactly when `m` is given), cluster and
+/// sender, term and incarnation, the kind; then `sent_at` is read as `decode_raw` reads it
+/// (canonical, ending the body), and the tag is checked last.
+#[cfg_attr(not(target_family = "wasm"), inline)]
+pub(crate) fn known_heartbeat(
+    bytes: &[u8],
+    m: Option<&HmacSha256>,
+    cluster: &[u8],
+    from: &[u8],
+    term: u64,
+    incarnation: u64,
+) -> Option<u64> {
+    if bytes.len() > MAX_MESSAGE_SIZE {
+        return None;
+    }
+    let signed_len = if m.is_some() { bytes.len().checked_sub(TAG_LEN)? } else { bytes.len() };
+    let (signed, tag) = bytes.split_at_checked(signed_len)?;
+    let (header, body) = signed.split_at_checked(HEADER_LEN)?;
+    if *header != [MAGIC[0], MAGIC[1], VERSION, if m.is_some() { FLAG_TAGGED } else { 0 }] {
+        return None;
+    }
+    let sent_at = body::known_heartbeat(body, cluster, from, term, incarnation)?;
+    if let Some(m) = m {
+        let mut m = m.clone();
+        m.update(signed);
+        m.verify_slice(tag).ok()?;
+    }
+    Some(sent_at)
+}
+
 /// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
 ///
 /// Everything `encode` writes, [`decode`] reads back. The error is the reason a receiver would

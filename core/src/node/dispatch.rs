@@ -3,7 +3,8 @@
 use super::*;
 
 impl Node {
-    /// `known`: where `from`'s entry was before `admit` (a hint, see `IdMap::get_hinted`).
+    /// `known`: where `from`'s entry is, from `accept`'s `IdMap::index_of_hinted` (`admit` adds no
+    /// entry when it is given); `None` for a peer `admit` just added.
     pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message, known: Option<usize>) {
         let adopts = match &message {
             Message::PreVote => false,
@@ -100,7 +101,8 @@ impl Node {
                 // The acknowledgement counts toward the leader's lease: honour it (on this node's
                 // clock, from now, which is no earlier than the heartbeat's sending).
                 self.acked_until = self.acked_until.max(now.saturating_add(self.timing.lease_duration));
-                if self.peers.get_hinted(known, from).is_some_and(|p| !p.has(ACKED)) {
+                // `known` is still exact: nothing above adds or removes a peer.
+                if self.peers.get_at_or_find(known, from).is_some_and(|p| !p.has(ACKED)) {
                     for p in self.peers.values_mut() {
                         p.set_flag(ACKED, false);
                     }

@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// A heartbeat recognised by [`Node::recognise_heartbeat`]: what a full decode would have found,
+/// and the sender's entry.
+struct KnownHeartbeat {
+    term: u64,
+    incarnation: u64,
+    sent_at: u64,
+    known: usize,
+}
+
 impl Node {
     /// Handles a datagram received from peer `from`. Invalid input is dropped, counted, and
     /// reported as the error; the node's state is otherwise unchanged, except after an
@@ -10,6 +19,12 @@ impl Node {
     /// `election_timeout_min`, see `docs/protocol.md`).
     pub fn handle_message(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let result = self.accept(now, from, bytes);
+        self.count_drop(result)
+    }
+
+    /// Counts a dropped input under its reason; returns `result`.
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    fn count_drop(&mut self, result: Result<(), DropReason>) -> Result<(), DropReason> {
         if let Err(reason) = result {
             let counters = self.dropped.get_or_insert_with(|| Box::new([0; DropReason::ALL.len()]));
             if let Some(c) = counters.get_mut(reason.index()) {
@@ -20,6 +35,19 @@ impl Node {
     }
 
     pub(super) fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
+        // A steady follower's every input: its leader's next heartbeat, the same bytes as the last
+        // one up to its `sent_at`. Everything that follows the checks below runs as for any other.
+        if let Some(hb) = self.recognise_heartbeat(from, bytes) {
+            self.last_sender = u16::try_from(hb.known).unwrap_or(self.last_sender);
+            self.admit(now, from, hb.incarnation, Some(hb.known));
+            self.dispatch(now, from, hb.term, Message::Heartbeat { sent_at: hb.sent_at }, Some(hb.known));
+            return Ok(());
+        }
+        self.accept_decoded(now, from, bytes)
+    }
+
+    /// `accept` for any datagram: decoded in full, every check made.
+    fn accept_decoded(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let same_sender = raw.from == from.as_bytes();
@@ -93,6 +121,26 @@ impl Node {
         self.admit(now, from, raw.incarnation, known);
         self.dispatch(now, from, raw.term, raw.message, known);
         Ok(())
+    }
+
+    /// `bytes` from member `from`, recognised as a heartbeat by comparing it in place with what
+    /// the node knows ([`wire::known_heartbeat`]): this cluster, sender `from`, the node's term
+    /// and the incarnation last heard from `from`. Nothing is kept for it. For such a datagram
+    /// every check in `accept_decoded` before `admit` passes: the cluster is this node's; the
+    /// sender is `from`, which is a member (its entry is `known`), and members have valid ids,
+    /// never this node's (`new` skips it in the bootstrap, `join` ignores it, `admit` follows the
+    /// checks) and are never in `removed` (`admit` and `join` take them out of it); the term is no
+    /// jump; it is no `App`. The incarnation is the one already recorded, so `admit` records
+    /// nothing new. `None` (any doubt) sends the datagram through the full decode, which finds any
+    /// reason to drop it.
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
+        let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from)?;
+        let incarnation = self.peers.get_at_or_find(Some(known), from)?.incarnation()?;
+        let cluster = self.cluster().as_bytes();
+        let sent_at =
+            wire::known_heartbeat(bytes, self.mac.as_deref(), cluster, from.as_bytes(), self.term, incarnation)?;
+        Some(KnownHeartbeat { term: self.term, incarnation, sent_at, known })
     }
 
     /// Handles the passing of time: call at (or after) [`Node::poll_timeout`]. Calling it early or
@@ -289,3 +337,6 @@ impl Node {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,10 +4,14 @@
 use super::*;
 
 impl Node {
-    /// `known`: where `from`'s entry is, if it is a member (see `IdMap::index_of_hinted`).
+    /// `known`: where `from`'s entry is, if it is a member: `accept`'s `IdMap::index_of_hinted`,
+    /// with `peers` unchanged since (its two calls of `admit` follow the search directly).
     pub(super) fn admit(&mut self, now: u64, from: &str, incarnation: u64, known: Option<usize>) {
-        // No search on the steady path (a known peer's every message): `accept` found it.
-        let is_new = match self.peers.get_hinted_mut(known, from) {
+        // No search and no comparison on the steady path (a known peer's every message): `accept`
+        // found the entry.
+        let entry = known.and_then(|i| self.peers.at_mut(i));
+        debug_assert!(entry.as_ref().is_none_or(|(k, _)| *k == from), "a stale index for {from}");
+        let is_new = match entry.map(|(_, p)| p) {
             Some(p) => {
                 p.heard(now, incarnation);
                 false
