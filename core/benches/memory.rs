@@ -33,7 +33,6 @@ fn allocs() -> usize {
     s.allocations + s.reallocations
 }
 
-
 /// Heap bytes still held by the value `make` builds (boxed, so the struct itself counts too).
 fn heap_of<T>(make: impl FnOnce() -> T) -> (isize, Box<T>) {
     let before = live();

@@ -277,7 +277,9 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
 /// with their encoding, not decoded: the header (tagged exactly when `m` is given), cluster and
 /// sender, term and incarnation, the kind; then `sent_at` is read as `decode_raw` reads it
 /// (canonical, ending the body), and the tag is checked last.
-#[cfg_attr(not(target_family = "wasm"), inline)]
+/// Native builds only (see `body::known`).
+#[cfg(not(target_family = "wasm"))]
+#[inline]
 pub(crate) fn known_heartbeat(
     bytes: &[u8],
     m: Option<&HmacSha256>,
@@ -295,7 +297,7 @@ pub(crate) fn known_heartbeat(
     if *header != [MAGIC[0], MAGIC[1], VERSION, if m.is_some() { FLAG_TAGGED } else { 0 }] {
         return None;
     }
-    let sent_at = body::known_heartbeat(body, cluster, from, term, incarnation)?;
+    let sent_at = body::known::heartbeat(body, cluster, from, term, incarnation)?;
     if let Some(m) = m {
         let mut m = m.clone();
         m.update(signed);

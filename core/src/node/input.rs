@@ -5,6 +5,7 @@ use super::*;
 
 /// A heartbeat recognised by [`Node::recognise_heartbeat`]: what a full decode would have found,
 /// and the sender's entry.
+#[cfg(not(target_family = "wasm"))]
 struct KnownHeartbeat {
     term: u64,
     incarnation: u64,
@@ -37,6 +38,9 @@ impl Node {
     pub(super) fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         // A steady follower's every input: its leader's next heartbeat, the same bytes as the last
         // one up to its `sent_at`. Everything that follows the checks below runs as for any other.
+        // Native builds only: the WebAssembly builds keep their bytes (issue 18's size goal) and
+        // decode every datagram in full.
+        #[cfg(not(target_family = "wasm"))]
         if let Some(hb) = self.recognise_heartbeat(from, bytes) {
             self.last_sender = u16::try_from(hb.known).unwrap_or(self.last_sender);
             self.admit(now, from, hb.incarnation, Some(hb.known));
@@ -133,7 +137,8 @@ impl Node {
     /// jump; it is no `App`. The incarnation is the one already recorded, so `admit` records
     /// nothing new. `None` (any doubt) sends the datagram through the full decode, which finds any
     /// reason to drop it.
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[cfg(not(target_family = "wasm"))]
+    #[inline]
     fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
         let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from)?;
         let incarnation = self.peers.get_at_or_find(Some(known), from)?.incarnation()?;
