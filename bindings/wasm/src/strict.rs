@@ -178,7 +178,8 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Items<'_, A> {
         self.index += 1;
         self.seq.next_element_seed(Value { inner: seed, path }).inspect_err(|_| {
             // The position in decimal by JavaScript's Number#toString: no Rust integer formatting.
-            let digits = js_sys::Number::from(index as f64).to_string(10).map(String::from).unwrap_or_default();
+            let digits =
+                js_sys::Number::from(index as f64).to_string_with_radix(10).map(String::from).unwrap_or_default();
             let mut at = String::from("[");
             at.push_str(&digits);
             at.push(']');
