@@ -261,9 +261,9 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
                 return Err(DropReason::BadMac);
             }
             let (signed, tag) = bytes.split_at_checked(signed_len).ok_or(DropReason::BadMac)?;
-            let mut m = m.clone();
-            m.update(signed);
-            m.verify_slice(tag).map_err(|_| DropReason::BadMac)?;
+            if !tag_matches(m, signed, tag) {
+                return Err(DropReason::BadMac);
+            }
             signed.get(HEADER_LEN..).ok_or(DropReason::BadMac)?
         }
         _ => return Err(DropReason::BadMac),
@@ -299,11 +299,16 @@ pub(crate) fn known_heartbeat(
     }
     let sent_at = body::known::heartbeat(body, cluster, from, term, incarnation)?;
     if let Some(m) = m {
-        let mut m = m.clone();
-        m.update(signed);
-        m.verify_slice(tag).ok()?;
+        tag_matches(m, signed, tag).then_some(())?;
     }
     Some(sent_at)
+}
+
+/// Whether `tag` is the HMAC of `signed` under the keyed state `m` (compared in constant time).
+fn tag_matches(m: &HmacSha256, signed: &[u8], tag: &[u8]) -> bool {
+    let mut m = m.clone();
+    m.update(signed);
+    m.verify_slice(tag).is_ok()
 }
 
 /// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
