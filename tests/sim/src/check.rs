@@ -186,6 +186,8 @@ impl Checker {
     /// documented hazard), and S1 no longer holds.
     pub fn forget_durable(&mut self, id: &str) {
         self.votes.retain(|(n, _), _| n != id);
+        // It may campaign again in a term it campaigned in before: that campaign asks anew.
+        self.asked.retain(|(n, _), _| n != id);
         self.max_term.remove(id);
         self.fence.remove(id);
         self.leave_s1_scope();
