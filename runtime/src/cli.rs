@@ -11,9 +11,8 @@
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::command::{handover, CommandSpec, Runner, WithCommand};
+use crate::process::command::{handover, CommandSpec, Runner, WithCommand};
 use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, RuntimeEvent};
 
 /// The `--help` text after `usage: PROG `.
@@ -283,11 +282,7 @@ impl RunOptions {
     }
 }
 
-/// The key in a key file: its bytes with trailing whitespace (a final newline) removed.
-pub fn key_from_file(contents: &[u8]) -> Vec<u8> {
-    let end = contents.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
-    contents.get(..end).unwrap_or_default().to_vec()
-}
+pub use crate::config::key_from_file;
 
 /// The exit status for an error that stopped the command line (see the module docs).
 pub fn exit_code(e: &RuntimeError) -> i32 {
@@ -308,10 +303,7 @@ fn head(ts_ms: u64, id: &str, event: &str) -> String {
     format!("{{\"ts_ms\":{ts_ms},\"id\":{},\"event\":\"{event}\"", json_str(id))
 }
 
-/// Wall-clock milliseconds (for `ts_ms`, so that lines of several processes can be merged).
-pub fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0))
-}
+pub use crate::clock::wall_ms;
 
 /// The JSON line for an event (without the newline).
 pub fn event_line(ts_ms: u64, id: &str, event: &RuntimeEvent) -> String {
@@ -440,8 +432,8 @@ where
         .next()
         .map(|p| std::path::Path::new(&p).file_name().map_or(p.clone(), |f| f.to_string_lossy().into_owned()));
     let prog = prog.unwrap_or_else(|| "tenure".into());
-    if args.peek().map(String::as_str) == Some(crate::supervisor::SUBCOMMAND) {
-        return crate::supervisor::main(&args.skip(1).collect::<Vec<_>>());
+    if args.peek().map(String::as_str) == Some(crate::process::supervisor::SUBCOMMAND) {
+        return crate::process::supervisor::main(&args.skip(1).collect::<Vec<_>>());
     }
     let options = match parse_args(args) {
         Ok(Command::Run(o)) => o,
@@ -468,7 +460,7 @@ where
         let reexec = reexec.unwrap_or_else(|| {
             vec![std::env::current_exe().map_or_else(|_| "tenure".into(), |p| p.to_string_lossy().into_owned())]
         });
-        let kill_grace = options.kill_grace.unwrap_or(crate::command::DEFAULT_KILL_GRACE);
+        let kill_grace = options.kill_grace.unwrap_or(crate::process::command::DEFAULT_KILL_GRACE);
         let spec = CommandSpec { argv: options.command.clone(), kill_grace, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))
     });

@@ -1,5 +1,5 @@
 //! The leader-only command of the command line (`tenure run ... -- CMD ARGS...`): the runtime's
-//! side. It starts a [supervisor](crate::supervisor) process once, then orders it to start the
+//! side. It starts a [supervisor](super::supervisor) process once, then orders it to start the
 //! command when this node leads with a lease, forwards every lease renewal as an absolute
 //! `CLOCK_MONOTONIC` deadline, orders a stop when leadership is lost, and hands leadership over
 //! through the core when the command fails. The rules are in `docs/command.md`.
@@ -10,7 +10,8 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::supervisor::{instant_to_ns, SUBCOMMAND};
+use super::supervisor::SUBCOMMAND;
+use crate::clock::instant_to_ns;
 use crate::{Handle, Handler, RuntimeEvent};
 
 /// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
@@ -48,7 +49,7 @@ const GUARD_GRACE: Duration = Duration::from_millis(10);
 /// Asks the command's guard (pid `guard`) to end the command's whole tree; whether it existed.
 fn end_tree(guard: u32) -> bool {
     #[cfg(target_os = "linux")]
-    return i32::try_from(guard).is_ok_and(crate::guard::ask_to_end_tree);
+    return i32::try_from(guard).is_ok_and(super::guard::ask_to_end_tree);
     #[cfg(not(target_os = "linux"))]
     return kill_group(guard);
 }
@@ -147,8 +148,11 @@ impl Runner {
     }
 
     fn line(&self, event: &str, rest: &str) {
-        let head =
-            format!("{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"", crate::cli::wall_ms(), json_str(&self.inner.id));
+        let head = format!(
+            "{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"",
+            crate::clock::wall_ms(),
+            json_str(&self.inner.id)
+        );
         (self.inner.emit)(format!("{head}{rest}}}"));
     }
 
@@ -273,7 +277,7 @@ impl Runner {
     fn backstop(&self, st: &mut State) {
         let Some(a) = st.active.as_mut() else { return };
         let Some(pid) = a.pid else { return };
-        let now = crate::supervisor::monotonic_ns();
+        let now = crate::clock::monotonic_ns();
         match a.backstop_ns {
             None if now >= a.deadline_ns.saturating_add(BACKSTOP.as_nanos() as u64) => {
                 a.backstop_ns = Some(now);
