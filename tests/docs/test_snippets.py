@@ -18,6 +18,7 @@ without one. The kinds:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
@@ -232,6 +233,45 @@ def run_block(block: Block, tmp: Path) -> None:
         run_script([interpreter, script.name], tmp, NODE_SCRIPT_GRACE)
     else:
         pytest.fail(f"{block}: unknown harness {harness!r}")
+
+
+def node_minimum_major() -> int:
+    """The oldest Node.js major version the package supports (`engines.node` in node/package.json)."""
+    engines = json.loads((ROOT / "node" / "package.json").read_text())["engines"]["node"]
+    m = re.fullmatch(r">=\s*(\d+)(?:\.\d+)*", engines.strip())
+    assert m, f"node/package.json engines.node {engines!r}: expected >=N"
+    return int(m.group(1))
+
+
+def node_major(node: str) -> int:
+    out = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout
+    return int(out.strip().lstrip("v").split(".")[0])
+
+
+JS_BLOCKS = [b for b in BLOCKS if b.lang in ("js", "javascript", "mjs", "cjs")]
+
+
+@pytest.mark.parametrize("block", JS_BLOCKS, ids=_id)
+def test_js_blocks_parse_on_the_oldest_supported_node(block: Block, tmp_path: Path) -> None:
+    """Every JavaScript block of the docs, run or not, parses on the Node.js version the package
+    says it supports (`await using`, for one, is a syntax error before Node.js 24)."""
+    node = shutil.which("node") or "node"
+    if node_major(node) != node_minimum_major():
+        pytest.skip(f"node on PATH is v{node_major(node)}, the stated minimum is {node_minimum_major()}")
+    cjs = "require(" in block.code and not re.search(r"^import ", block.code, re.MULTILINE)
+    script = tmp_path / ("block.cjs" if cjs else "block.mjs")
+    script.write_text(block.code)
+    r = subprocess.run([node, "--check", str(script)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, f"{block}: does not parse on Node.js {node_minimum_major()}:\n{r.stderr}"
+
+
+def test_await_using_is_caught_on_the_oldest_node(tmp_path: Path) -> None:
+    [b] = blocks(
+        "<!-- snippet: run node-script -->\n```js\nawait using e = { [Symbol.asyncDispose]: async () => {} }\n```\n",
+        "x.md",
+    )
+    with pytest.raises(AssertionError, match="does not parse"):
+        test_js_blocks_parse_on_the_oldest_supported_node(b, tmp_path)
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.marker and kind(b) == "run"], ids=_id)
