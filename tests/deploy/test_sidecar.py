@@ -148,7 +148,7 @@ class FakeApi:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_PATCH(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_PATCH(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 req = {
                     "path": self.path,
@@ -289,7 +289,7 @@ class App:
         app = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self.send_response(200 if app.healthy else 503)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
