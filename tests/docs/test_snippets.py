@@ -212,6 +212,41 @@ def run_script(cmd: list[str], cwd: Path, grace: float | None) -> None:
     assert p.returncode == 0, f"exit {p.returncode}\nstdout: {out}\nstderr: {err}"
 
 
+SHELL_TIMEOUT = 120.0
+
+
+def run_shell(block: Block, tmp: Path) -> None:
+    """A shell walk-through (`run shell`): `bash -euo pipefail` in `tmp`, with this checkout's
+    `tenure` on PATH; in a network namespace of its own (loopback only) when root can make one, so
+    its fixed ports cannot meet another test's. Everything it started is killed afterwards."""
+    tenure = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "tenure"
+    if not tenure.is_file():
+        if os.environ.get("TENURE_DOCS_REQUIRE_ARTEFACTS"):
+            pytest.fail(f"{block}: needs {tenure} (cargo build -p tenure-runtime --bin tenure)")
+        pytest.skip(f"{tenure} is not built")
+    script = tmp / "walkthrough.sh"
+    script.write_text(block.code)
+    cmd = ["bash", "-euo", "pipefail", str(script)]
+    if os.geteuid() == 0 and shutil.which("unshare") and shutil.which("ip"):
+        cmd = ["unshare", "-n", "bash", "-c", 'ip link set lo up && exec "$@"', "-", *cmd]
+    env = {**ENV, "PATH": f"{tenure.parent}:{os.environ.get('PATH', '')}", "TENURE_LOG": "warn"}
+    p = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=SHELL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        pytest.fail(f"{block}: still running after {SHELL_TIMEOUT} s\n{out}")
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    logs = "".join(f"\n--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(tmp.glob("*.log")))
+    assert p.returncode == 0, f"{block}: exit {p.returncode}\n{out}{logs}"
+
+
 def run_block(block: Block, tmp: Path) -> None:
     assert block.marker is not None
     m = re.fullmatch(r'run (\S+)(?: until "([^"]+)")?', block.marker)
@@ -231,6 +266,8 @@ def run_block(block: Block, tmp: Path) -> None:
         run_script([interpreter, script.name], tmp, None)
     elif harness == "node-script":
         run_script([interpreter, script.name], tmp, NODE_SCRIPT_GRACE)
+    elif harness == "shell":
+        run_shell(block, tmp)
     else:
         pytest.fail(f"{block}: unknown harness {harness!r}")
 
@@ -285,6 +322,12 @@ def test_a_broken_snippet_fails(tmp_path: Path) -> None:
         "x.md",
     )
     with pytest.raises(AssertionError, match="NameError: name 'run_batch'"):
+        run_block(b, tmp_path)
+
+
+def test_a_failing_step_of_a_shell_walkthrough_fails(tmp_path: Path) -> None:
+    [b] = blocks("<!-- snippet: run shell -->\n```sh\necho step one\ntest -e no-such-file\necho never\n```\n", "x.md")
+    with pytest.raises(AssertionError, match="exit 1"):
         run_block(b, tmp_path)
 
 
