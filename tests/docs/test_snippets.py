@@ -41,6 +41,8 @@ CLUSTER_TIMEOUT = 30.0
 NODE_SCRIPT_GRACE = 3.0
 # Snippets print to a pipe here: unbuffered, so a line is seen before the process is stopped.
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+# docs/component.md's host loads the built component from here (as tenure-wasmtime does).
+ENV.setdefault("TENURE_COMPONENT", str(ROOT / "target" / "component" / "tenure.wasm"))
 
 
 def kind(block: Block) -> str:
