@@ -18,25 +18,77 @@ pub const FAILURES: u32 = 3;
 /// The default time between polls (`--app-health-interval`).
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Checks an `--app-health` value: an `http://` URL (the application beside this process; no TLS).
-pub fn parse_url(url: &str) -> Result<String, String> {
-    let bad = |why: &str| format!("--app-health expects an http:// URL, got \"{url}\" ({why})");
-    let uri: ureq::http::Uri = url.parse().map_err(|_| bad("not a URL"))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(bad("the scheme must be http"));
-    }
-    if uri.host().is_none_or(str::is_empty) {
-        return Err(bad("no host"));
-    }
-    Ok(url.to_string())
+/// Where to send the health check: `http://HOST[:PORT][/PATH]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthUrl {
+    host: String,
+    port: u16,
+    path: String,
+    text: String,
 }
 
-/// The outcome of one poll: `Err` says why it failed.
-fn poll(agent: &ureq::Agent, url: &str) -> Result<(), String> {
-    match agent.get(url).call() {
-        Ok(r) if r.status().is_success() => Ok(()),
-        Ok(r) => Err(format!("status {}", r.status().as_u16())),
-        Err(e) => Err(e.to_string()),
+/// Checks an `--app-health` value: an `http://` URL (the application beside this process; no TLS).
+pub fn parse_url(url: &str) -> Result<HealthUrl, String> {
+    let bad = |why: &str| format!("--app-health expects an http:// URL, got \"{url}\" ({why})");
+    let rest = url.strip_prefix("http://").ok_or_else(|| bad("the scheme must be http"))?;
+    let (authority, path) = rest.find(['/', '?']).map_or((rest, "/"), |i| (&rest[..i], &rest[i..]));
+    let path = if path.starts_with('?') { format!("/{path}") } else { path.to_string() };
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (h, after) = v6.split_once(']').ok_or_else(|| bad("an IPv6 address needs its closing ]"))?;
+            (h, after.strip_prefix(':'))
+        }
+        None => authority.rsplit_once(':').map_or((authority, None), |(h, p)| (h, Some(p))),
+    };
+    if host.is_empty() || host.contains(['@', ' ']) {
+        return Err(bad("no host"));
+    }
+    let port = match port {
+        None => 80,
+        Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| bad("the port must be 1-65535"))?,
+    };
+    if path.contains(char::is_whitespace) {
+        return Err(bad("the path has whitespace"));
+    }
+    Ok(HealthUrl { host: host.to_string(), port, path, text: url.to_string() })
+}
+
+/// One health check: `GET PATH HTTP/1.1` and the answer's status line. A few lines of std instead
+/// of an HTTP client crate: this runs in every host (the Python wheel and the npm addon include
+/// the command line) and needs nothing but a status code from a server on the same host.
+fn poll(url: &HealthUrl, timeout: Duration) -> Result<(), String> {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    let addr = (url.host.as_str(), url.port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {}: {e}", url.host))?
+        .next()
+        .ok_or_else(|| format!("{} has no address", url.host))?;
+    let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
+    stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    let host = if url.host.contains(':') { format!("[{}]", url.host) } else { url.host.clone() };
+    let request = format!(
+        "GET {} HTTP/1.1\r\nHost: {host}:{}\r\nUser-Agent: tenure\r\nConnection: close\r\n\r\n",
+        url.path, url.port
+    );
+    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+    // The status line is all we read: `HTTP/1.1 200 OK`.
+    let mut head = [0u8; 64];
+    let mut got = 0;
+    while got < head.len() && !head[..got].contains(&b'\n') {
+        match stream.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let line = String::from_utf8_lossy(&head[..got]);
+    let status = line.split_whitespace().nth(1).and_then(|s| s.parse::<u16>().ok());
+    match status {
+        Some(code) if (200..300).contains(&code) => Ok(()),
+        Some(code) => Err(format!("status {code}")),
+        None => Err("no HTTP status line in the answer".to_string()),
     }
 }
 
@@ -84,30 +136,26 @@ impl Health {
 /// Starts the polling thread; it ends with the runtime. `warn(code, message)` reports changes.
 pub(crate) fn start(
     handle: Handle,
-    url: String,
+    url: HealthUrl,
     interval: Duration,
     warn: impl Fn(&str, &str) + Send + 'static,
 ) -> std::io::Result<()> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(interval.min(Duration::from_secs(2))))
-        .proxy(None)
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let timeout = interval.clamp(Duration::from_millis(10), Duration::from_secs(2));
     std::thread::Builder::new().name("tenure-app-health".into()).spawn(move || {
         let mut health = Health::default();
         while handle.is_running() {
             let began = Instant::now();
-            let answer = poll(&agent, &url);
+            let answer = poll(&url, timeout);
             match health.answered(answer.is_ok()) {
                 Change::BecameUnhealthy => warn(
                     "app_unhealthy",
                     &format!(
-                        "the application at {url} did not answer {FAILURES} health checks in a row ({}); a leader steps down until it answers",
+                        "the application at {} did not answer {FAILURES} health checks in a row ({}); a leader steps down until it answers",
+                        url.text,
                         answer.as_ref().err().map_or("", String::as_str)
                     ),
                 ),
-                Change::Recovered => warn("app_recovered", &format!("the application at {url} answers again")),
+                Change::Recovered => warn("app_recovered", &format!("the application at {} answers again", url.text)),
                 Change::None => {}
             }
             let leading = handle.is_leader().then(|| handle.term());
@@ -148,8 +196,21 @@ mod tests {
 
     #[test]
     fn only_http_urls_with_a_host() {
-        assert!(parse_url("http://127.0.0.1:8000/healthz").is_ok());
-        for bad in ["https://127.0.0.1/healthz", "127.0.0.1:8000", "http:///x", "not a url"] {
+        let u = parse_url("http://127.0.0.1:8000/healthz").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("127.0.0.1", 8000, "/healthz"));
+        let u = parse_url("http://[::1]:9/ready?x=1").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", 9, "/ready?x=1"));
+        let u = parse_url("http://localhost").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("localhost", 80, "/"));
+        for bad in [
+            "https://127.0.0.1/healthz",
+            "127.0.0.1:8000",
+            "http:///x",
+            "not a url",
+            "http://h:0/",
+            "http://h:99999/",
+            "http://[::1/",
+        ] {
             let e = parse_url(bad).unwrap_err();
             assert!(e.contains(bad), "{e}");
         }

@@ -18,7 +18,7 @@ type Warn = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 /// The helpers a `run` command line asked for.
 pub(crate) struct Sidecar {
-    app_health: Option<(String, Duration)>,
+    app_health: Option<(app_health::HealthUrl, Duration)>,
     #[cfg(feature = "kubernetes")]
     label: Option<Arc<pod_label::PodLabel>>,
     warn: Warn,
@@ -73,7 +73,7 @@ impl Sidecar {
         if let Some((url, interval)) = &self.app_health {
             let w = self.warn.clone();
             if let Err(e) = app_health::start(handle.clone(), url.clone(), *interval, move |c, m| w(c, m)) {
-                (self.warn)("app_health_failed", &format!("cannot start the health checks of {url}: {e}"));
+                (self.warn)("app_health_failed", &format!("cannot start the health checks: {e}"));
             }
         }
     }
