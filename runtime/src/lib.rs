@@ -125,7 +125,7 @@ mod policy;
 mod probe;
 mod resolve;
 mod runloop;
-pub mod sidecar;
+mod sidecar;
 mod start;
 pub mod state;
 mod supervisor;
