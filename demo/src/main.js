@@ -185,7 +185,10 @@ function wire() {
     first?.focus();
     first?.scrollIntoView({ block: 'nearest' });
   });
-  // "How it works" in the header opens the explainer and brings it into view.
+  // Crossing the narrow width redraws everything at once (nodes, messages and the timeline are
+  // drawn at another scale there), even while paused.
+  matchMedia('(max-width: 700px)').addEventListener('change', () => refresh(true));
+  // "How it works" at the top of the controls opens the explainer and brings it into view.
   $('how-link').addEventListener('click', (e) => {
     e.preventDefault();
     $('explainer').open = true;
