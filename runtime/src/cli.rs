@@ -20,7 +20,9 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
     [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
-    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [-- CMD ARGS...]
+    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS]
+    [--app-health URL] [--app-health-interval MS] [--pod-label KEY] [--service-account DIR]
+    [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -68,6 +70,16 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
                                gives the address); see docs/http.md
   --ready-when node|leader     /readyz is 200 while the node runs (node, the default) or only
                                while it leads with a valid lease (leader)
+  --app-health URL             GET this http:// URL (the application beside this node) every
+                               --app-health-interval MS (default 1000); after 3 answers in a row
+                               that are not 2xx, a leader steps down (warning app_unhealthy) and
+                               does so again whenever it is elected until the URL answers
+  --pod-label KEY              Kubernetes: label this node's own pod KEY=true while it leads and
+                               KEY=false otherwise (a Service selecting KEY=true follows the
+                               leader); needs POD_NAME, POD_NAMESPACE and a service account
+                               allowed to patch the pod (builds with the kubernetes feature)
+  --service-account DIR        the token and ca.crt for --pod-label (default
+                               /var/run/secrets/kubernetes.io/serviceaccount)
   --help, --version
 
 Exit status: 0 stopped by a signal, 1 fatal error while running, 2 usage error or bad value,
@@ -117,6 +129,14 @@ pub struct RunOptions {
     pub http: Option<String>,
     /// `--ready-when`.
     pub ready_when: Option<String>,
+    /// `--app-health`.
+    pub app_health: Option<String>,
+    /// `--app-health-interval`.
+    pub app_health_interval: Option<u64>,
+    /// `--pod-label`.
+    pub pod_label: Option<String>,
+    /// `--service-account`.
+    pub service_account: Option<String>,
 }
 
 /// What the command line asked for.
@@ -193,7 +213,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 16] = [
+        const KNOWN: [&str; 20] = [
             "--id",
             "--peer",
             "--cluster",
@@ -210,6 +230,10 @@ where
             "--kill-grace",
             "--http",
             "--ready-when",
+            "--app-health",
+            "--app-health-interval",
+            "--pod-label",
+            "--service-account",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -234,6 +258,10 @@ where
             "--kill-grace" => once(&mut o.kill_grace, name, number(name, &value)?)?,
             "--http" => once(&mut o.http, name, value)?,
             "--ready-when" => once(&mut o.ready_when, name, value)?,
+            "--app-health" => once(&mut o.app_health, name, value)?,
+            "--app-health-interval" => once(&mut o.app_health_interval, name, number(name, &value)?)?,
+            "--pod-label" => once(&mut o.pod_label, name, value)?,
+            "--service-account" => once(&mut o.service_account, name, value)?,
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -244,6 +272,15 @@ where
     o.cluster = cluster.ok_or("--cluster NAME is required")?;
     if o.peers.is_empty() {
         return Err("at least one --peer HOST:PORT is required".to_string());
+    }
+    if let Some(url) = &o.app_health {
+        crate::sidecar::app_health::parse_url(url)?;
+    }
+    if o.app_health_interval == Some(0) || (o.app_health_interval.is_some() && o.app_health.is_none()) {
+        return Err("--app-health-interval expects a positive number of ms and needs --app-health URL".into());
+    }
+    if o.service_account.is_some() && o.pod_label.is_none() {
+        return Err("--service-account applies to --pod-label KEY".into());
     }
     if o.kill_grace.is_some() && o.command.is_empty() {
         return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
@@ -464,10 +501,25 @@ where
         let spec = CommandSpec { argv: options.command.clone(), kill_grace, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))
     });
+    // --app-health and --pod-label (the pod label is cleared from here on).
+    let warn_id = id.clone();
+    let warn = move |code: &str, message: &str| {
+        let warning = RuntimeEvent::Warning { code: code.into(), message: message.into() };
+        emit(&event_line(wall_ms(), &warn_id, &warning));
+    };
+    let sidecar = match crate::sidecar::Sidecar::new(&options, warn) {
+        Ok(s) => std::sync::Arc::new(s),
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return 2;
+        }
+    };
     // `started` is the first line: control lines (answered on the stdin thread) wait for it.
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let events_sidecar = sidecar.clone();
     let on_event = move |event: RuntimeEvent| {
         emit(&event_line(wall_ms(), &id, &event));
+        events_sidecar.on_event(&event);
         if matches!(event, RuntimeEvent::Started { .. }) {
             let _ = started_tx.send(());
         }
@@ -477,9 +529,11 @@ where
         Ok(h) => h,
         Err(e) => {
             eprintln!("{prog}: {e}");
+            sidecar.finish();
             return exit_code(&e);
         }
     };
+    sidecar.start(&handle);
     if let Some(addr) = handle.http_addr() {
         let addr = json_str(&addr.to_string());
         emit(&format!("{},\"addr\":{addr}}}", head(wall_ms(), handle.id(), "http_listening")));
@@ -527,6 +581,7 @@ where
     if let Some(r) = runner {
         r.shutdown();
     }
+    sidecar.finish();
     match handle.fatal_error() {
         Some(_) => 1,
         None => 0,

@@ -124,6 +124,7 @@ mod probe;
 mod process;
 mod resolve;
 mod runloop;
+mod sidecar;
 mod start;
 pub mod state;
 mod warn;
