@@ -152,6 +152,7 @@ fn the_command_runs_on_the_leader_only_with_its_env_and_stops_before_a_transfer(
     let now = lives(&out);
     assert_eq!(now.len(), 1, "{now:?}");
     assert_eq!((now[0].term, now[0].leader.as_str()), (term, leader.as_str()));
+    assert!(now[0].name.ends_with(&format!("-{}", started["pid"])), "pid is not the command's own: {started}");
     assert_eq!(lines.seen.iter().filter(|v| v["event"] == "command_started").count(), 1);
 
     // transfer: the command stops (SIGTERM; it records `stop`), then the new leader's starts.
@@ -183,16 +184,18 @@ fn sigkill_of_the_runtime_takes_the_command_down() {
     let procs: Vec<Proc> =
         ids.iter().map(|id| start_node(id, &ids, &lines, &["sh", s, o, "ignore-term"], &[])).collect();
     let started = lines.wait(LIMIT, is("command_started"));
+    // The command's pid, and its process group's leader: the guard, the supervisor's child.
     let pid = started["pid"].as_u64().unwrap();
-    let supervisor = parent(pid);
-    assert!(alive(pid) && alive(supervisor));
+    let guard = started["pgid"].as_u64().unwrap();
+    let supervisor = parent(guard);
+    assert!(alive(pid) && alive(guard) && alive(supervisor));
     let p = procs.iter().position(|p| p.id == started["id"].as_str().unwrap()).unwrap();
     let runtime = procs[p].child.id() as u64;
     assert_eq!(parent(supervisor), runtime, "the supervisor is the runtime's child");
     let at = Instant::now();
     procs[p].signal(9); // the runtime's pid alone, not its group
     let limit = Duration::from_millis(LEASE_SPAN_MS + 1000);
-    poll_until(limit, Duration::from_millis(2), || !alive(pid) && !alive(supervisor));
+    poll_until(limit, Duration::from_millis(2), || !alive(pid) && !alive(guard) && !alive(supervisor));
     assert!(!alive(pid), "the command outlived its SIGKILLed runtime by {limit:?}");
     assert!(!alive(supervisor), "the supervisor outlived its SIGKILLed runtime by {limit:?}");
     // The lease bounds it: SIGTERM is ignored, so the SIGKILL came by the lease deadline.

@@ -100,7 +100,8 @@ fn case(name: &str, fault: Fault, bound_ms: u64) -> (u64, Lines) {
     // The files of this leadership's command and of the daemon it started (other leaders' commands
     // write to the same directory under their own names).
     let prefix = format!("{leader}-{}-", started["term"]);
-    let guard = started["pid"].as_u64().unwrap();
+    let guard = started["pgid"].as_u64().unwrap();
+    assert_eq!(parent(started["pid"].as_u64().unwrap()), guard, "{name}: the command is the guard's child");
     let supervisor = parent(guard);
     let p = procs.iter().position(|p| p.id == leader).unwrap();
     let runtime = procs[p].child.id() as u64;

@@ -351,14 +351,17 @@ impl Runner {
     /// Reads the supervisor's reports.
     fn reports(&self, reader: UnixStream) {
         for line in BufReader::new(reader).lines().map_while(Result::ok) {
-            let words: Vec<&str> = line.splitn(6, ' ').collect();
+            let words: Vec<&str> = line.splitn(7, ' ').collect();
             match words.as_slice() {
-                ["started", pid, term] => {
-                    let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
+                ["started", pgid, pid, term] => {
+                    let (Ok(pgid), Ok(pid), Ok(term)) = (pgid.parse::<u32>(), pid.parse::<u32>(), term.parse::<u64>())
+                    else {
+                        continue;
+                    };
                     if let Some(a) = self.lock().active.as_mut().filter(|a| a.term == term) {
-                        a.pid = Some(pid);
+                        a.pid = Some(pgid);
                     }
-                    self.line("command_started", &format!(",\"term\":{term},\"pid\":{pid}"));
+                    self.line("command_started", &format!(",\"term\":{term},\"pid\":{pid},\"pgid\":{pgid}"));
                 }
                 ["expired", term] => {
                     let mut st = self.lock();
@@ -371,15 +374,18 @@ impl Runner {
                     self.line(
                         "command_exited",
                         &format!(
-                            ",\"term\":{term},\"pid\":null,\"cause\":\"spawn_failed\",\"code\":null,\"signal\":null"
+                            ",\"term\":{term},\"pid\":null,\"pgid\":null,\"cause\":\"spawn_failed\",\"code\":null,\"signal\":null"
                         ),
                     );
                     self.warn("command_failed", &rest.join(" "));
                     self.lock().active = None;
                     self.failed(term);
                 }
-                ["exited", pid, term, cause, status, deadline] => {
-                    let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
+                ["exited", pgid, pid, term, cause, status, deadline] => {
+                    let (Ok(pgid), Ok(pid), Ok(term)) = (pgid.parse::<u32>(), pid.parse::<u32>(), term.parse::<u64>())
+                    else {
+                        continue;
+                    };
                     let (code, signal) = match status.split_once(':') {
                         Some(("code", n)) => (n.parse::<i32>().ok(), None),
                         Some(("signal", n)) => (None, n.parse::<i32>().ok()),
@@ -390,7 +396,7 @@ impl Runner {
                     self.line(
                         event,
                         &format!(
-                            ",\"term\":{term},\"pid\":{pid},\"cause\":{},\"code\":{},\"signal\":{},\"lease_deadline_ts_ms\":{}",
+                            ",\"term\":{term},\"pid\":{pid},\"pgid\":{pgid},\"cause\":{},\"code\":{},\"signal\":{},\"lease_deadline_ts_ms\":{}",
                             json_str(cause),
                             opt(code),
                             opt(signal),
