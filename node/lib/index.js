@@ -28,16 +28,9 @@ module.exports = {
   osSeed,
   VERSION,
   DROP_REASONS,
+  // Every error class (the shared ones come from the generated table, see lib/errors.js).
+  ...Object.fromEntries(Object.entries(errors).filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error)),
   TenureError: errors.TenureError,
-  ConfigError: errors.ConfigError,
-  NodeError: errors.NodeError,
-  DroppedError: errors.DroppedError,
-  StateFileError: errors.StateFileError,
-  UsageError: errors.UsageError,
-  InternalError: errors.InternalError,
-  BindError: errors.BindError,
-  StoppedError: errors.StoppedError,
-  LeaderWorkError: errors.LeaderWorkError,
 }
 // `import tenure from 'tenure'` and `require('tenure').default` name the same object.
 const self = /** @type {any} */ (module.exports)

@@ -1,0 +1,604 @@
+//! The words every host shares, as data: error codes with their family and exception class,
+//! metric families with their help texts, event kinds, warning codes and configuration defaults.
+//!
+//! The Rust definitions ([`RuntimeError::code`]/[`RuntimeError::kind`], the core's error codes,
+//! [`RuntimeEvent::kind`], [`crate::metrics::METRIC_FAMILIES`], the core's `DEFAULT_*` constants)
+//! are the only place these words are decided. `tenure-tables` (src/bin/tenure-tables.rs) renders
+//! them into the tables a host needs — `python/tenure/_tables.py`, `node/lib/tables.js` and
+//! `node/tables.d.ts` — and the test `tests/tables.rs` fails while a checked-in copy differs from
+//! what the definitions render (`make tables` rewrites them).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use tenure::{ConfigError, DropReason, Error as NodeError};
+
+use crate::error::AddressProblem;
+use crate::event::CONFIRM_LEADER;
+pub use crate::metrics::{MetricFamily, METRIC_FAMILIES};
+pub use crate::warn::WARNING_CODES;
+use crate::{RuntimeError, RuntimeEvent};
+
+/// One error code as every host sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorCode {
+    /// The stable snake_case code.
+    pub code: &'static str,
+    /// Its family ([`RuntimeError::kind`]; `config` and `node` for the core's own codes).
+    pub kind: &'static str,
+    /// The exception class the Python and Node.js packages raise for it (same name in both).
+    pub class: &'static str,
+}
+
+/// The exception classes shared by the Python and Node.js packages: `(class, base class)`,
+/// parents first. A host adds only what is idiomatic to it (Python's extra `ValueError`/`OSError`
+/// bases, errors of its own such as a bad command line).
+pub const ERROR_CLASSES: &[(&str, &str)] = &[
+    ("TenureError", ""),
+    ("ConfigError", "TenureError"),
+    ("InvalidAddressError", "ConfigError"),
+    ("InvalidIdError", "InvalidAddressError"),
+    ("InvalidPeerError", "InvalidAddressError"),
+    ("InvalidBindError", "InvalidAddressError"),
+    ("KeyFileError", "ConfigError"),
+    ("NodeError", "TenureError"),
+    ("SelfPeerError", "NodeError"),
+    ("UnknownPeerError", "NodeError"),
+    ("NotLeaderError", "NodeError"),
+    ("PayloadTooLargeError", "NodeError"),
+    ("NoPendingConfirmError", "NodeError"),
+    ("NotLeaderInTermError", "NodeError"),
+    ("ViewFullError", "NodeError"),
+    ("NoTransferTargetError", "NodeError"),
+    ("BindError", "TenureError"),
+    ("AddressInUseError", "BindError"),
+    ("StateFileError", "TenureError"),
+    ("StoppedError", "TenureError"),
+    ("LeaderWorkError", "TenureError"),
+    ("RandomSourceError", "TenureError"),
+    ("RuntimeFailure", "TenureError"),
+];
+
+/// The class of each family ([`RuntimeError::kind`]).
+const CLASS_OF_KIND: &[(&str, &str)] = &[
+    ("config", "ConfigError"),
+    ("address", "InvalidAddressError"),
+    ("key_file", "KeyFileError"),
+    ("node", "NodeError"),
+    ("bind", "BindError"),
+    ("state_file", "StateFileError"),
+    ("stopped", "StoppedError"),
+    ("leader_work", "LeaderWorkError"),
+    ("no_randomness", "RandomSourceError"),
+    ("engine", "RuntimeFailure"),
+    ("misuse", "RuntimeFailure"),
+    ("io", "RuntimeFailure"),
+];
+
+/// Codes precise enough for a class of their own (a subclass of their family's class).
+const CLASS_OF_CODE: &[(&str, &str)] = &[
+    ("invalid_id", "InvalidIdError"),
+    ("invalid_peer", "InvalidPeerError"),
+    ("invalid_bind", "InvalidBindError"),
+    ("self_peer", "SelfPeerError"),
+    ("unknown_peer", "UnknownPeerError"),
+    ("not_leader", "NotLeaderError"),
+    ("payload_too_large", "PayloadTooLargeError"),
+    ("no_pending_confirm", "NoPendingConfirmError"),
+    ("not_leader_in_term", "NotLeaderInTermError"),
+    ("view_full", "ViewFullError"),
+    ("no_transfer_target", "NoTransferTargetError"),
+    ("address_in_use", "AddressInUseError"),
+];
+
+/// One of each core configuration error. The match without a wildcard stops the build when the
+/// core gains a variant this list lacks.
+fn config_errors() -> Vec<ConfigError> {
+    let all = vec![
+        ConfigError::EmptyId { field: "id" },
+        ConfigError::IdTooLong { field: "id", len: 0 },
+        ConfigError::ZeroTimeout { field: "heartbeat_interval" },
+        ConfigError::MinAboveMax { min: 0, max: 0 },
+        ConfigError::HeartbeatNotBelowElectionTimeout { heartbeat_interval: 0, election_timeout_min: 0 },
+        ConfigError::ZeroMinClusterSize,
+        ConfigError::EmptyKey,
+        ConfigError::IdHasWhitespace { field: "id" },
+        ConfigError::TimeoutSpreadTooSmall { election_timeout_min: 0, election_timeout_max: 0, heartbeat_interval: 0 },
+        ConfigError::ClockDriftTooLarge { max_clock_drift_ppm: 0 },
+        ConfigError::LeaseOutOfRange { lease_duration: 0, heartbeat_interval: 0, election_timeout_min: 0 },
+        ConfigError::TooManyPeers { peers: 0, max_peers: 0 },
+    ];
+    for e in &all {
+        match e {
+            ConfigError::EmptyId { .. }
+            | ConfigError::IdTooLong { .. }
+            | ConfigError::ZeroTimeout { .. }
+            | ConfigError::MinAboveMax { .. }
+            | ConfigError::HeartbeatNotBelowElectionTimeout { .. }
+            | ConfigError::ZeroMinClusterSize
+            | ConfigError::EmptyKey
+            | ConfigError::IdHasWhitespace { .. }
+            | ConfigError::TimeoutSpreadTooSmall { .. }
+            | ConfigError::ClockDriftTooLarge { .. }
+            | ConfigError::LeaseOutOfRange { .. }
+            | ConfigError::TooManyPeers { .. } => {}
+        }
+    }
+    all
+}
+
+/// One of each core refusal (same guard as [`config_errors`]).
+fn node_errors() -> Vec<NodeError> {
+    let all = vec![
+        NodeError::InvalidPeer { peer: String::new() },
+        NodeError::SelfPeer,
+        NodeError::UnknownPeer { peer: String::new() },
+        NodeError::NotLeader,
+        NodeError::PayloadTooLarge { size: 0, max: 0 },
+        NodeError::NoPendingConfirm { term: 0 },
+        NodeError::NotLeaderInTerm { term: 0 },
+        NodeError::ViewFull { peer: String::new(), max_peers: 0 },
+    ];
+    for e in &all {
+        match e {
+            NodeError::InvalidPeer { .. }
+            | NodeError::SelfPeer
+            | NodeError::UnknownPeer { .. }
+            | NodeError::NotLeader
+            | NodeError::PayloadTooLarge { .. }
+            | NodeError::NoPendingConfirm { .. }
+            | NodeError::NotLeaderInTerm { .. }
+            | NodeError::ViewFull { .. } => {}
+        }
+    }
+    all
+}
+
+/// One of each runtime error (the core's wrapped once per core error).
+fn runtime_errors() -> Vec<RuntimeError> {
+    let p = PathBuf::new;
+    let s = String::new;
+    let mut all = vec![
+        RuntimeError::InvalidId { value: s(), problem: AddressProblem::Empty },
+        RuntimeError::InvalidPeer { value: s(), problem: AddressProblem::Empty },
+        RuntimeError::InvalidBind { value: s(), problem: AddressProblem::Empty },
+        RuntimeError::InvalidOption { option: "", message: s() },
+        RuntimeError::AddressInUse { addr: s() },
+        RuntimeError::HttpBind { addr: s(), in_use: false, message: s() },
+        RuntimeError::Bind { addr: s(), message: s() },
+        RuntimeError::StateDirMissing { path: p() },
+        RuntimeError::StateUnwritable { path: p(), message: s() },
+        RuntimeError::StateNotUtf8 { path: p() },
+        RuntimeError::StateCorrupt { path: p(), message: s() },
+        RuntimeError::StateLocked { path: p() },
+        RuntimeError::StateRead { path: p(), message: s() },
+        RuntimeError::KeyFile { path: p(), message: s() },
+        RuntimeError::Engine { message: s() },
+        RuntimeError::LeaderWorkFailed { leaderships: 0, term: 0 },
+        RuntimeError::HandlerPanicked { message: s() },
+        RuntimeError::Stopped,
+        RuntimeError::NoRandomness,
+        RuntimeError::NoTransferTarget,
+        RuntimeError::OnRuntimeThread { method: "" },
+        RuntimeError::Io { context: s(), message: s() },
+    ];
+    all.extend(config_errors().into_iter().map(RuntimeError::Config));
+    all.extend(node_errors().into_iter().map(RuntimeError::Node));
+    for e in &all {
+        match e {
+            RuntimeError::InvalidId { .. }
+            | RuntimeError::InvalidPeer { .. }
+            | RuntimeError::InvalidBind { .. }
+            | RuntimeError::Config(_)
+            | RuntimeError::InvalidOption { .. }
+            | RuntimeError::AddressInUse { .. }
+            | RuntimeError::HttpBind { .. }
+            | RuntimeError::Bind { .. }
+            | RuntimeError::StateDirMissing { .. }
+            | RuntimeError::StateUnwritable { .. }
+            | RuntimeError::StateNotUtf8 { .. }
+            | RuntimeError::StateCorrupt { .. }
+            | RuntimeError::StateLocked { .. }
+            | RuntimeError::StateRead { .. }
+            | RuntimeError::KeyFile { .. }
+            | RuntimeError::Node(_)
+            | RuntimeError::Engine { .. }
+            | RuntimeError::LeaderWorkFailed { .. }
+            | RuntimeError::HandlerPanicked { .. }
+            | RuntimeError::Stopped
+            | RuntimeError::NoRandomness
+            | RuntimeError::NoTransferTarget
+            | RuntimeError::OnRuntimeThread { .. }
+            | RuntimeError::Io { .. } => {}
+        }
+    }
+    all
+}
+
+fn class_of(code: &str, kind: &str) -> &'static str {
+    let by_code = CLASS_OF_CODE.iter().find(|(c, _)| *c == code);
+    let by_kind = CLASS_OF_KIND.iter().find(|(k, _)| *k == kind);
+    by_code.or(by_kind).map_or("TenureError", |(_, class)| class)
+}
+
+/// Every error code a runtime or a core call can raise, sorted by code; a code raised under two
+/// families (the runtime's `invalid_peer` is an address, the core's a refusal) keeps the first.
+pub fn error_codes() -> Vec<ErrorCode> {
+    let mut seen = BTreeMap::new();
+    for e in runtime_errors() {
+        let (code, kind) = (e.code(), e.kind());
+        seen.entry(code).or_insert(ErrorCode { code, kind, class: class_of(code, kind) });
+    }
+    seen.into_values().collect()
+}
+
+/// One of each event, for [`event_kinds`].
+fn events() -> Vec<RuntimeEvent> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let all = vec![
+        RuntimeEvent::Started { id: String::new(), bound_addr: addr, term: 0 },
+        RuntimeEvent::Leader { term: 0 },
+        RuntimeEvent::Follower { term: 0, leader: None },
+        RuntimeEvent::PeerJoined { peer: String::new() },
+        RuntimeEvent::PeerLeft { peer: String::new() },
+        RuntimeEvent::Message { from: String::new(), payload: Vec::new() },
+        RuntimeEvent::Warning { code: String::new(), message: String::new() },
+        RuntimeEvent::Fatal { error: RuntimeError::Stopped },
+        RuntimeEvent::Stopped { term: 0 },
+    ];
+    for e in &all {
+        match e {
+            RuntimeEvent::Started { .. }
+            | RuntimeEvent::Leader { .. }
+            | RuntimeEvent::Follower { .. }
+            | RuntimeEvent::PeerJoined { .. }
+            | RuntimeEvent::PeerLeft { .. }
+            | RuntimeEvent::Message { .. }
+            | RuntimeEvent::Warning { .. }
+            | RuntimeEvent::Fatal { .. }
+            | RuntimeEvent::Stopped { .. } => {}
+        }
+    }
+    all
+}
+
+/// Every event kind a runtime delivers ([`RuntimeEvent::kind`]) and the confirm-leader question
+/// ([`CONFIRM_LEADER`]), in delivery order of a typical life.
+pub fn event_kinds() -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = events().iter().map(RuntimeEvent::kind).collect();
+    kinds.insert(2, CONFIRM_LEADER);
+    kinds
+}
+
+/// The configuration defaults every host shows, by the core's field name (milliseconds for
+/// durations), and what the default configuration derives from them.
+pub fn defaults() -> BTreeMap<&'static str, Value> {
+    let c = tenure::Config::new("a", "b");
+    let policy = crate::FailurePolicy::default();
+    let mut d = BTreeMap::new();
+    d.insert("election_timeout_min", json!(tenure::DEFAULT_ELECTION_TIMEOUT_MIN));
+    d.insert("election_timeout_max", json!(tenure::DEFAULT_ELECTION_TIMEOUT_MAX));
+    d.insert("heartbeat_interval", json!(c.heartbeat_interval));
+    d.insert("ghost_ttl", json!(c.ghost_ttl));
+    d.insert("min_cluster_size", json!(c.min_cluster_size));
+    d.insert("max_peers", json!(c.max_peers));
+    d.insert("max_clock_drift_ppm", json!(c.max_clock_drift_ppm));
+    d.insert("pre_vote", json!(c.pre_vote));
+    d.insert("confirm_leader", json!(c.confirm_leader));
+    d.insert("admit_unknown_peers", json!(c.admit_unknown_peers));
+    d.insert("max_id_len", json!(tenure::MAX_ID_LEN));
+    d.insert("resolve_interval", json!(crate::config::DEFAULT_RESOLVE_INTERVAL.as_millis() as u64));
+    d.insert("max_failures", json!(policy.max_failures));
+    d.insert("max_step_downs", json!(policy.max_step_downs));
+    d.insert("backoff", json!(policy.backoff.as_millis() as u64));
+    d.insert("max_backoff", json!(policy.max_backoff.as_millis() as u64));
+    if let Ok(v) = c.validate() {
+        d.insert("lease_duration", json!(v.lease_duration));
+        d.insert("lease_span", json!(v.lease_span));
+    }
+    d
+}
+
+/// Everything above as one JSON value (what `tenure-tables --json` prints and docs/api.md's test
+/// reads).
+pub fn to_json() -> Value {
+    let families: Vec<Value> = METRIC_FAMILIES
+        .iter()
+        .map(|f| json!({"name": f.name, "type": f.kind, "help": f.help, "labels": f.labels}))
+        .collect();
+    let codes: Vec<Value> =
+        error_codes().iter().map(|e| json!({"code": e.code, "kind": e.kind, "class": e.class})).collect();
+    json!({
+        "error_codes": codes,
+        "error_classes": ERROR_CLASSES.iter().map(|(c, b)| json!([c, b])).collect::<Vec<_>>(),
+        "drop_reasons": DropReason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
+        "event_kinds": event_kinds(),
+        "warning_codes": WARNING_CODES,
+        "metric_families": families,
+        "defaults": defaults(),
+    })
+}
+
+const HEADER: &str = "Generated by `tenure-tables` (runtime/src/vocabulary.rs) from the Rust definitions: do not
+edit. `make tables` rewrites it; runtime/tests/tables.rs fails while it is stale.";
+
+fn py_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn py_value(v: &Value) -> String {
+    match v {
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => "None".into(),
+        other => other.to_string(),
+    }
+}
+
+fn py_literal(items: &[&str]) -> String {
+    let mut s = String::from("Literal[\n");
+    for i in items {
+        let _ = writeln!(s, "    {},", py_str(i));
+    }
+    s.push(']');
+    s
+}
+
+fn warning_codes() -> Vec<&'static str> {
+    WARNING_CODES.to_vec()
+}
+
+/// `python/tenure/_tables.py`.
+pub fn python_module() -> String {
+    let codes = error_codes();
+    let mut s = format!("\"\"\"{HEADER}\"\"\"\n\n# ruff: noqa: E501\n\nfrom __future__ import annotations\n\n");
+    s.push_str("from typing import Dict, Literal, Tuple\n\n");
+    let code_names: Vec<&str> = codes.iter().map(|e| e.code).collect();
+    let _ = writeln!(
+        s,
+        "ErrorCode = {}\n\"\"\"Every error code of the runtime and the core.\"\"\"\n",
+        py_literal(&code_names)
+    );
+    let events = event_kinds();
+    let _ = writeln!(s, "EventKind = {}\n\"\"\"Every event kind of the runtime.\"\"\"\n", py_literal(&events));
+    let drops: Vec<&str> = DropReason::ALL.iter().map(|r| r.as_str()).collect();
+    let _ = writeln!(s, "DropReasonCode = {}\n\"\"\"Every drop reason of the core.\"\"\"\n", py_literal(&drops));
+    s.push_str("ERROR_CODES: Dict[str, Tuple[str, str]] = {\n");
+    for e in &codes {
+        let _ = writeln!(s, "    {}: ({}, {}),", py_str(e.code), py_str(e.kind), py_str(e.class));
+    }
+    s.push_str("}\n\"\"\"code -> (family, exception class name).\"\"\"\n\n");
+    s.push_str("ERROR_CLASSES: Tuple[Tuple[str, str], ...] = (\n");
+    for (c, b) in ERROR_CLASSES {
+        let _ = writeln!(s, "    ({}, {}),", py_str(c), py_str(b));
+    }
+    s.push_str(")\n\"\"\"(class, base class), parents first.\"\"\"\n\n");
+    let _ = writeln!(
+        s,
+        "EVENT_KINDS: Tuple[str, ...] = ({},)",
+        events.iter().map(|e| py_str(e)).collect::<Vec<_>>().join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "DROP_REASONS: Tuple[str, ...] = ({},)",
+        drops.iter().map(|e| py_str(e)).collect::<Vec<_>>().join(", ")
+    );
+    s.push_str("WARNING_CODES: Tuple[str, ...] = (\n");
+    for w in warning_codes() {
+        let _ = writeln!(s, "    {},", py_str(w));
+    }
+    s.push_str(")\n\"\"\"Warning codes (besides `dropped_<reason>` for each drop reason and the core's\nconfiguration warnings).\"\"\"\n\n");
+    s.push_str("METRIC_FAMILIES: Tuple[Tuple[str, str, str, Tuple[str, ...]], ...] = (\n");
+    for f in METRIC_FAMILIES {
+        let labels: Vec<String> = f.labels.iter().map(|l| py_str(l)).collect();
+        let labels = match labels.len() {
+            0 => "()".to_string(),
+            _ => format!("({},)", labels.join(", ")),
+        };
+        let _ = writeln!(s, "    ({}, {}, {}, {}),", py_str(f.name), py_str(f.kind), py_str(f.help), labels);
+    }
+    s.push_str(")\n\"\"\"(name, type, help, labels) of every `tenure_*` family, in exposition order.\"\"\"\n\n");
+    s.push_str("DEFAULTS: Dict[str, object] = {\n");
+    for (k, v) in defaults() {
+        let _ = writeln!(s, "    {}: {},", py_str(k), py_value(&v));
+    }
+    s.push_str("}\n\"\"\"Configuration defaults by the core's field name (durations in milliseconds).\"\"\"\n\n");
+    for (k, v) in defaults() {
+        let ty = if v.is_boolean() { "bool" } else { "int" };
+        let _ = writeln!(s, "DEFAULT_{}: {ty} = {}", k.to_uppercase(), py_value(&v));
+    }
+    s
+}
+
+/// `node/lib/tables.js`.
+pub fn node_module() -> String {
+    let j = |v: Value| v.to_string();
+    let mut s = format!("'use strict'\n// {}\n\n", HEADER.replace('\n', "\n// "));
+    s.push_str("/** code -> [family, exception class name] */\nconst ERROR_CODES = Object.freeze({\n");
+    for e in error_codes() {
+        let _ = writeln!(s, "  {}: Object.freeze([{}, {}]),", e.code, py_str(e.kind), py_str(e.class));
+    }
+    s.push_str("})\n");
+    s.push_str("/** [class, base class], parents first */\nconst ERROR_CLASSES = Object.freeze([\n");
+    for (c, b) in ERROR_CLASSES {
+        let _ = writeln!(s, "  Object.freeze([{}, {}]),", py_str(c), py_str(b));
+    }
+    s.push_str("])\n");
+    let _ = writeln!(s, "const EVENT_KINDS = Object.freeze({})", j(json!(event_kinds())));
+    let drops: Vec<&str> = DropReason::ALL.iter().map(|r| r.as_str()).collect();
+    let _ = writeln!(s, "const DROP_REASONS = Object.freeze({})", j(json!(drops)));
+    let _ = writeln!(s, "const WARNING_CODES = Object.freeze({})", j(json!(warning_codes())));
+    s.push_str("/** name, type, help, labels of every `tenure_*` family, in exposition order */\n");
+    s.push_str("const METRIC_FAMILIES = Object.freeze([\n");
+    for f in METRIC_FAMILIES {
+        let _ = writeln!(
+            s,
+            "  Object.freeze({{ name: {}, type: {}, help: {}, labels: Object.freeze({}) }}),",
+            py_str(f.name),
+            py_str(f.kind),
+            py_str(f.help),
+            j(json!(f.labels))
+        );
+    }
+    s.push_str("])\n");
+    s.push_str("/** configuration defaults by the core's field name (durations in milliseconds) */\n");
+    s.push_str("const DEFAULTS = Object.freeze({\n");
+    for (k, v) in defaults() {
+        let _ = writeln!(s, "  {k}: {v},");
+    }
+    s.push_str("})\n\n");
+    s.push_str(
+        "module.exports = { ERROR_CODES, ERROR_CLASSES, EVENT_KINDS, DROP_REASONS, WARNING_CODES, METRIC_FAMILIES, DEFAULTS }\n",
+    );
+    s
+}
+
+fn ts_union(items: &[&str]) -> String {
+    if items.is_empty() {
+        return "never".into();
+    }
+    items.iter().map(|i| format!("\n  | '{i}'")).collect()
+}
+
+/// `node/tables.d.ts`: the code union of every shared exception class (its own codes and its
+/// subclasses'), the event kinds and the warning codes.
+pub fn node_types() -> String {
+    let codes = error_codes();
+    let mut s = format!("// {}\n\n", HEADER.replace('\n', "\n// "));
+    let descends = |class: &str, ancestor: &str| {
+        let mut c = class.to_string();
+        loop {
+            if c == ancestor {
+                return true;
+            }
+            match ERROR_CLASSES.iter().find(|(x, _)| *x == c) {
+                Some((_, b)) if !b.is_empty() => c = b.to_string(),
+                _ => return false,
+            }
+        }
+    };
+    let all: Vec<&str> = codes.iter().map(|e| e.code).collect();
+    let _ = writeln!(
+        s,
+        "/** Every error code of the runtime and the core. */\nexport type ErrorCode ={}\n",
+        ts_union(&all)
+    );
+    for (class, _) in ERROR_CLASSES.iter().skip(1) {
+        let mine: Vec<&str> = codes.iter().filter(|e| descends(e.class, class)).map(|e| e.code).collect();
+        let _ = writeln!(
+            s,
+            "/** The codes of `{class}` and its subclasses. */\nexport type {class}Code ={}\n",
+            ts_union(&mine)
+        );
+    }
+    let _ =
+        writeln!(s, "/** Every event kind of the runtime. */\nexport type EventKind ={}\n", ts_union(&event_kinds()));
+    let _ = writeln!(
+        s,
+        "/** Warning codes (besides `dropped_<reason>` and the core's configuration warnings). */\nexport type WarningCode ={}",
+        ts_union(&warning_codes())
+    );
+    s
+}
+
+/// Every generated file: (path under the repository root, text).
+pub fn generated_files() -> Vec<(&'static str, String)> {
+    vec![
+        ("python/tenure/_tables.py", python_module()),
+        ("node/lib/tables.js", node_module()),
+        ("node/tables.d.ts", node_types()),
+    ]
+}
+
+/// The option names of the core's and the runtime's configuration, as the core, the runtime and
+/// their messages spell them (snake_case). A host whose API spells them otherwise rewrites its
+/// messages with [`camel_case_names`].
+pub const OPTION_NAMES: &[&str] = &[
+    "id",
+    "cluster",
+    "bootstrap",
+    "min_cluster_size",
+    "election_timeout_min",
+    "election_timeout_max",
+    "heartbeat_interval",
+    "lease_duration",
+    "ghost_ttl",
+    "pre_vote",
+    "confirm_leader",
+    "durable",
+    "key",
+    "admit_unknown_peers",
+    "max_peers",
+    "max_clock_drift_ppm",
+    "incarnation",
+    "bind",
+    "state_file",
+    "key_file",
+    "confirm_timeout",
+    "handover_timeout",
+    "resolve_interval",
+    "failure_policy",
+    "max_failures",
+    "max_step_downs",
+    "max_backoff",
+    "http",
+    "ready_when",
+    "failure_detection",
+];
+
+/// `election_timeout_min` → `electionTimeoutMin`.
+pub fn camel_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `message` with every option name of [`OPTION_NAMES`] that stands as a whole word (and has an
+/// underscore, so plain words such as `key` stay) written in camelCase: what a Node.js caller,
+/// who passed `electionTimeoutMin`, reads in a message.
+pub fn camel_case_names(message: &str) -> String {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find(|c: char| is_word(c)) {
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..].find(|c: char| !is_word(c)).unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        if word.contains('_') && OPTION_NAMES.contains(&word) {
+            out.push_str(&camel_case(word));
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_for_camel_case_callers_name_their_options() {
+        let m = ConfigError::MinAboveMax { min: 400, max: 300 }.to_string();
+        assert_eq!(camel_case_names(&m), "electionTimeoutMin (400 ms) must not exceed electionTimeoutMax (300 ms)");
+        // A value that merely contains an option name, and words that are not options, stay.
+        assert_eq!(
+            camel_case_names("peer \"max_peers_x\" key id: ghost_ttl."),
+            "peer \"max_peers_x\" key id: ghostTtl."
+        );
+    }
+}
