@@ -89,6 +89,7 @@ help:
 	@echo "  bench-netns     leaderless/step-down times under kernel network faults (root)"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "  soak            the simulator's fault variants over SOAK_SEEDS=$(SOAK_SEEDS) seeds (per-invariant counts)"
+	@echo "  tables          regenerate the hosts' tables (error classes, unions, metrics, defaults) from the Rust definitions"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
 	@echo "  clean           cargo clean"
 	@echo "  distclean       clean, and remove .venv, node_modules and setup stamps"
@@ -216,6 +217,14 @@ test-sim: setup
 soak: setup
 	$(CARGO) build --release -q -p tenure-sim --bin tenure-sim
 	tests/sim/variants.sh $(SOAK_SEEDS) $(SIM_BIN)
+
+# The hosts' generated tables (python/tenure/_tables.py, node/lib/tables.js, node/tables.d.ts:
+# error code -> class, TypeScript unions and Python Literals, metric families and help texts, event
+# kinds, warning codes, configuration defaults) from the Rust definitions
+# (runtime/src/vocabulary.rs). runtime/tests/tables.rs (in test-rust) fails while a copy is stale.
+.PHONY: tables
+tables:
+	$(CARGO) run -q -p tenure-runtime --bin tenure-tables -- $(ROOT)
 
 # Regenerates the cross-host test data (tests/scenarios/*.json, tests/vectors/*.json) from the
 # simulator. Only when the format or the protocol changes on purpose; the replay tests check that

@@ -12,6 +12,8 @@ const native = require('./native')
 const { Node, FenceChecker, wire, durableState, osSeed } = require('./node')
 const { Elector, Lease } = require('./elector')
 const errors = require('./errors')
+// Every export of ./errors but its helpers: the error classes.
+const { wrapError: _wrap, fromCode: _fromCode, DROP_REASONS: _drops, ...errorClasses } = errors
 
 /** The version of the native core (the project version). */
 const VERSION = native.version()
@@ -29,8 +31,7 @@ module.exports = {
   VERSION,
   DROP_REASONS,
   // Every error class (the shared ones come from the generated table, see lib/errors.js).
-  ...Object.fromEntries(Object.entries(errors).filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error)),
-  TenureError: errors.TenureError,
+  ...errorClasses,
 }
 // `import tenure from 'tenure'` and `require('tenure').default` name the same object.
 const self = /** @type {any} */ (module.exports)

@@ -566,20 +566,22 @@ pub fn camel_case(name: &str) -> String {
 }
 
 /// `message` with every option name of [`OPTION_NAMES`] that stands as a whole word (and has an
-/// underscore, so plain words such as `key` stay) written in camelCase: what a Node.js caller,
-/// who passed `electionTimeoutMin`, reads in a message.
+/// underscore, so plain words such as `key` stay), or as a command-line flag (`--bind`,
+/// `--min-cluster-size`), written in camelCase: what a Node.js caller, who passed
+/// `electionTimeoutMin`, reads in a message.
 pub fn camel_case_names(message: &str) -> String {
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
-    while let Some(start) = rest.find(|c: char| is_word(c)) {
+    while let Some(start) = rest.find(is_word) {
         out.push_str(&rest[..start]);
         let word_len = rest[start..].find(|c: char| !is_word(c)).unwrap_or(rest.len() - start);
         let word = &rest[start..start + word_len];
-        if word.contains('_') && OPTION_NAMES.contains(&word) {
-            out.push_str(&camel_case(word));
-        } else {
-            out.push_str(word);
+        let flag = word.strip_prefix("--").map(|f| f.replace('-', "_"));
+        match flag {
+            Some(f) if OPTION_NAMES.contains(&f.as_str()) => out.push_str(&camel_case(&f)),
+            None if word.contains('_') && OPTION_NAMES.contains(&word) => out.push_str(&camel_case(word)),
+            _ => out.push_str(word),
         }
         rest = &rest[start + word_len..];
     }

@@ -201,6 +201,7 @@ impl RuntimeEventJs {
                 RuntimeEventJs { from: Some(from), payload: Some(payload.into()), ..Self::new(kind, None) }
             }
             RuntimeEvent::Warning { code, message } => {
+                let message = tenure_runtime::vocabulary::camel_case_names(&message);
                 RuntimeEventJs { code: Some(code), message: Some(message), ..Self::new(kind, None) }
             }
             RuntimeEvent::Fatal { error } => RuntimeEventJs {
