@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -346,6 +346,15 @@ test-e2e: setup runtimes
 # (tests/conformance/scenario.py).
 test-conformance: setup runtimes
 	python -m pytest -q tests/conformance
+
+# API conformance (tests/api-conformance/story.md): one library-level story -- five bad inputs,
+# leader work that fails twice then succeeds, a lease before and after a pause, a transfer, a
+# graceful stop, leader work that always fails -- through the Python Elector and SyncElector, the
+# Node.js Elector and the runtime's Rust API driving the component engine; their normalised records
+# must be equal, and one renamed code or changed default is exactly one difference.
+test-api-conformance: setup python-dev node-addon component
+	$(CARGO) build -q -p tenure-component-host --example api_story
+	python -m pytest -q -rxX tests/api-conformance
 
 # Real network faults: 5 runtime processes, one Linux network namespace each (veth pairs on a bridge,
 # 10.77.0.x), under partitions, one-way loss, a bridge node, flapping links and signals (tests/netns).
