@@ -33,7 +33,7 @@ export DEBIAN_FRONTEND := noninteractive
 # Tool lists (extension points)
 # ---------------------------------------------------------------------------------------------------
 
-RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
+RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip1 wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
 # The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI).
 DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
 RUSTUP_COMPONENTS ?= rustfmt clippy
@@ -192,7 +192,16 @@ test-rust: setup
 	$(CARGO) test --workspace
 	$(CARGO) build -p tenure --no-default-features --target $(NO_STD_TARGET)
 	$(CARGO) build -p tenure --target $(WASM_TARGET)
+	$(MAKE) test-wasm-core
 	RUSTDOCFLAGS=-Dwarnings $(CARGO) doc -p tenure -p tenure-runtime --no-deps --lib
+
+# The core's unit tests built for wasm32-wasip1 and run under wasmtime (PyPI;
+# scripts/wasi-run.py is cargo's runner): the wire decoder, the node and the accept path as the
+# WebAssembly builds compile them (those builds decode every datagram in full: the recognised-
+# heartbeat path and its equivalence proptest are native only, for the component's size goal).
+test-wasm-core: setup
+	CARGO_TARGET_WASM32_WASIP1_RUNNER="python $(ROOT)/scripts/wasi-run.py" $(CARGO) test -p tenure --lib --target wasm32-wasip1
+.PHONY: test-wasm-core
 
 # The shared runtime alone (its `tenure` binary, library, process and DNS tests).
 test-runtime: setup

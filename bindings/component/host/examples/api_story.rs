@@ -83,7 +83,11 @@ struct Cluster {
     warned: Arc<Mutex<Vec<String>>>,
 }
 
-fn cluster(loader: &Loader<Queue>, name: &str, fails: impl Fn(usize) -> bool + Send + Sync + Clone + 'static) -> Cluster {
+fn cluster(
+    loader: &Loader<Queue>,
+    name: &str,
+    fails: impl Fn(usize) -> bool + Send + Sync + Clone + 'static,
+) -> Cluster {
     let all = ids(3);
     let attempts = Arc::new(Mutex::new(Vec::new()));
     let warned = Arc::new(Mutex::new(Vec::new()));
@@ -158,7 +162,13 @@ fn main() {
     out.push(json!(["lease", "after_pause", lease_valid(&leader, term)]));
     leader.transfer(None).expect("transfer");
     let next = leader_of(&c.handles, Some(leader.id()));
-    out.push(json!(["transfer", "new_leader", next.id() != leader.id(), "old_lease_valid", lease_valid(&leader, term)]));
+    out.push(json!([
+        "transfer",
+        "new_leader",
+        next.id() != leader.id(),
+        "old_lease_valid",
+        lease_valid(&leader, term)
+    ]));
     let warned = c.warned.lock().unwrap().iter().any(|w| w == "leader_work_failed");
     out.push(json!(["warned", "leader_work_failed", warned]));
     let r = leader.transfer(None);
