@@ -94,6 +94,9 @@ pub(crate) fn leader(m: &Metrics) -> serde_json::Value {
         "leader": m.leader,
         "term": m.term,
         "is_leader": m.is_leader,
+        "lease_remaining_ms": m.lease_remaining_ms,
+        // The same value under its old name, which said "deadline" for a remaining time: kept
+        // for one release so that existing readers keep working.
         "lease_deadline_ms": m.lease_remaining_ms,
         "role": role_name(m.role),
     })
