@@ -168,6 +168,12 @@ WARNING_CODES: Tuple[str, ...] = (
     "bad_control_line",
     "command_failed",
     "command_backoff",
+    "no_transfer_target",
+    "peer_refused",
+    "app_unhealthy",
+    "app_recovered",
+    "pod_label_failed",
+    "pod_label_recovered",
 )
 """Warning codes (besides `dropped_<reason>` for each drop reason and the core's
 configuration warnings)."""

@@ -24,6 +24,12 @@ pub const WARNING_CODES: &[&str] = &[
     "bad_control_line",
     "command_failed",
     "command_backoff",
+    "no_transfer_target",
+    "peer_refused",
+    "app_unhealthy",
+    "app_recovered",
+    "pod_label_failed",
+    "pod_label_recovered",
 ];
 
 /// The minimum time between two warnings with the same code and subject.

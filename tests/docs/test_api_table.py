@@ -14,7 +14,7 @@ API = ROOT / "docs" / "api.md"
 SURFACES: dict[str, tuple[str, ...]] = {
     "Rust core (`tenure`)": ("core/src/**/*.rs",),
     "runtime (`tenure_runtime`)": ("runtime/src/**/*.rs",),
-    "CLI / JSON lines": ("runtime/src/cli.rs", "runtime/src/cli/*.rs", "runtime/src/command.rs"),
+    "CLI / JSON lines": ("runtime/src/cli.rs", "runtime/src/cli/*.rs", "runtime/src/process/**/*.rs", "runtime/src/sidecar/**/*.rs"),
     "HTTP": ("runtime/src/http.rs", "runtime/src/metrics.rs", "docs/http.md"),
     "Python": ("python/tenure/*.py", "python/tenure/*.pyi"),
     "Node.js": ("node/index.d.ts", "node/tables.d.ts", "node/prometheus.d.ts"),
