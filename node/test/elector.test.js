@@ -127,17 +127,17 @@ test('every bad input is a typed error naming the value, at construction', () =>
   const ok = { id: '127.0.0.1:7001', peers: ['127.0.0.1:7002'], cluster: 'c' }
   /** @type {Array<[object, any, RegExp | null]>} */
   const cases = [
-    [{ id: 'nope' }, { name: 'ConfigError', code: 'invalid_id' }, /nope/],
+    [{ id: 'nope' }, { name: 'InvalidIdError', code: 'invalid_id' }, /nope/],
     [{ id: '127.0.0.1:0' }, { code: 'invalid_id' }, /port 0/],
     [{ id: '127.0.0.1:70000' }, { code: 'invalid_id' }, /65535/],
-    [{ id: '0.0.0.0:7001' }, { code: 'invalid_id' }, /--bind/],
-    [{ peers: ['127.0.0.1'] }, { name: 'ConfigError', code: 'invalid_peer' }, /127\.0\.0\.1/],
+    [{ id: '0.0.0.0:7001' }, { code: 'invalid_id' }, /use bind 0\.0\.0\.0/],
+    [{ peers: ['127.0.0.1'] }, { name: 'InvalidPeerError', code: 'invalid_peer' }, /127\.0\.0\.1/],
     [{ bind: 'not an ip' }, { code: 'invalid_bind' }, /not an ip/],
     [{ cluster: '' }, { code: 'empty_id' }, null],
     [{ electionTimeoutMin: 500, electionTimeoutMax: 400 }, { code: 'min_above_max' }, null],
-    [{ leaseDuration: 40 }, { code: 'lease_out_of_range' }, /lease_duration \(40 ms\)/],
+    [{ leaseDuration: 40 }, { code: 'lease_out_of_range' }, /leaseDuration \(40 ms\)/],
     [{ key: 'k', keyFile: '/nonexistent' }, { code: 'invalid_option' }, /key file/],
-    [{ confirmTimeout: 0 }, { code: 'invalid_option' }, /confirm_timeout/],
+    [{ confirmTimeout: 0 }, { code: 'invalid_option' }, /confirmTimeout/],
   ]
   for (const [bad, want, message] of cases) {
     assert.throws(() => new Elector({ ...ok, ...bad }), (/** @type {any} */ e) => {

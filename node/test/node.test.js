@@ -269,9 +269,9 @@ test('configuration errors are ConfigError with the core codes', () => {
     [{ id: 'a', cluster: 'c', heartbeatInterval: 150 }, 'heartbeat_not_below_election_timeout'],
     [{ id: 'a', cluster: 'c', minClusterSize: 0 }, 'zero_min_cluster_size'],
     [{ id: 'a', cluster: 'c', key: '' }, 'empty_key'],
-    [{ id: 'a', cluster: 'c', leaseDuration: 151 }, 'lease_out_of_range', /lease_duration \(151 ms\)/],
-    [{ id: 'a', cluster: 'c', leaseDuration: 50 }, 'lease_out_of_range', /lease_duration \(50 ms\)/],
-    [{ id: 'a', cluster: 'c', leaseDuration: 0 }, 'zero_timeout', /lease_duration/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 151 }, 'lease_out_of_range', /leaseDuration \(151 ms\)/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 50 }, 'lease_out_of_range', /leaseDuration \(50 ms\)/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 0 }, 'zero_timeout', /leaseDuration/],
   ]
   for (const [config, code, message] of cases) {
     assert.throws(

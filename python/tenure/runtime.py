@@ -433,7 +433,7 @@ class Elector(_Facade):
             self._gain_leadership(event[1])
         elif kind == "follower":
             self._lose_leadership()
-        elif kind == "confirm":
+        elif kind == "confirm_leader":
             self._spawn(self._confirm_task(event[1]))
         elif kind == "fatal":
             self._failure = event[1]

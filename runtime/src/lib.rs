@@ -127,6 +127,7 @@ mod runloop;
 mod sidecar;
 mod start;
 pub mod state;
+pub mod vocabulary;
 mod warn;
 
 pub use config::{
@@ -135,7 +136,7 @@ pub use config::{
 };
 pub use engine::{native, Engine, EngineInit, Polled};
 pub use error::{AddressProblem, RuntimeError};
-pub use event::{Confirm, Handler, RuntimeEvent};
+pub use event::{Confirm, Handler, RuntimeEvent, CONFIRM_LEADER};
 pub use handle::Handle;
 pub use metrics::{FailoverHistogram, Metrics};
 pub use policy::{FailurePolicy, LeaderWorkVerdict};

@@ -17,6 +17,79 @@ pub const FAILOVER_BUCKETS_MS: [u64; 12] = [10, 25, 50, 100, 150, 200, 300, 500,
 /// The states of `Metrics::peers` (each peer the runtime knows is in exactly one).
 pub const PEER_STATES: [&str; 3] = ["in_view", "unreachable", "left"];
 
+/// One `tenure_*` metric family as every exposition names and describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricFamily {
+    /// The family name (a counter's samples add `_total`).
+    pub name: &'static str,
+    /// `gauge`, `counter` or `histogram`.
+    pub kind: &'static str,
+    /// The `# HELP` text.
+    pub help: &'static str,
+    /// Label names.
+    pub labels: &'static [&'static str],
+}
+
+/// Every `tenure_*` family, in exposition order: the sidecar's `/metrics` encodes these, and the
+/// Python and Node.js collectors read the same names and help texts from the generated tables.
+pub const METRIC_FAMILIES: &[MetricFamily] = &[
+    MetricFamily { name: "tenure_is_leader", kind: "gauge", help: "1 while this node leads, else 0.", labels: &[] },
+    MetricFamily {
+        name: "tenure_term",
+        kind: "gauge",
+        help: "The current term (the fencing token while leading).",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_role",
+        kind: "gauge",
+        help: "1 for the node's current role, 0 for the others.",
+        labels: &["role"],
+    },
+    MetricFamily {
+        name: "tenure_leader_changes",
+        kind: "counter",
+        help: "Leaderships observed: each (term, leader) pair this node learned of, once.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_elections",
+        kind: "counter",
+        help: "Campaigns run by this node (terms in which it became candidate).",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_messages_dropped",
+        kind: "counter",
+        help: "Datagrams dropped by the core, by reason.",
+        labels: &["reason"],
+    },
+    MetricFamily {
+        name: "tenure_peers",
+        kind: "gauge",
+        help: "Peers known to the runtime, by state (in_view, unreachable: in the view but sends fail, left).",
+        labels: &["state"],
+    },
+    MetricFamily {
+        name: "tenure_failover_seconds",
+        kind: "histogram",
+        help: "Leaderless time observed by this node: from losing a known leader to knowing the next.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_build_info",
+        kind: "gauge",
+        help: "Always 1; the version label is the tenure runtime's version.",
+        labels: &["version"],
+    },
+];
+
+/// The help text of the family `name` (empty for a name not in [`METRIC_FAMILIES`], which the
+/// exposition test refuses).
+pub fn help(name: &str) -> &'static str {
+    METRIC_FAMILIES.iter().find(|f| f.name == name).map_or("", |f| f.help)
+}
+
 /// Leaderless time observed by this node: from the moment a known leader was lost (the term moved
 /// on, or this node stopped following it) to the moment the next one is known (possibly itself).
 #[derive(Debug, Clone, PartialEq)]

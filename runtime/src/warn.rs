@@ -6,6 +6,32 @@ use std::net::SocketAddr;
 
 use tenure::DropReason;
 
+/// Every warning code the runtime and the command line deliver, besides `dropped_<reason>` (one
+/// per [`DropReason`]), the core's configuration warnings (`ConfigWarning::code`) and, for refused
+/// control lines, the core's error codes. `runtime/tests/tables.rs` scans the sources for codes
+/// passed to the warning functions and fails on one missing here.
+pub const WARNING_CODES: &[&str] = &[
+    "small_min_cluster_size",
+    "slow_heartbeat",
+    "view_too_small",
+    "peer_unreachable",
+    "unresolved_name",
+    "confirm_timeout",
+    "leader_work_failed",
+    "socket_error",
+    "handover_timeout",
+    "failure_detection_off",
+    "bad_control_line",
+    "command_failed",
+    "command_backoff",
+    "no_transfer_target",
+    "peer_refused",
+    "app_unhealthy",
+    "app_recovered",
+    "pod_label_failed",
+    "pod_label_recovered",
+];
+
 /// The minimum time between two warnings with the same code and subject.
 pub(crate) const WARN_INTERVAL_MS: u64 = 10_000;
 

@@ -17,9 +17,11 @@ use crate::config_from_js;
 use crate::conv::{boolean, is_nullish, object, only_keys, opt_string, prop, u64_arg, MAX_SAFE};
 
 /// Throws an `Error` with the runtime error's stable `code` and its family as `kind` (the JS
-/// layer picks the `TenureError` subclass from them).
+/// layer picks the `TenureError` subclass from them). Option names in the message are spelled
+/// as this API spells them (`electionTimeoutMin`).
 pub(crate) fn runtime_error(env: &Env, e: &RuntimeError) -> napi::Error {
-    let err = napi::JsError::from(napi::Error::new(e.code(), e.to_string())).into_unknown(*env);
+    let message = tenure_runtime::vocabulary::camel_case_names(&e.to_string());
+    let err = napi::JsError::from(napi::Error::new(e.code(), message)).into_unknown(*env);
     if let Ok(mut obj) = err.coerce_to_object() {
         let _ = obj.set("kind", e.kind());
     }
@@ -137,7 +139,7 @@ impl Handler for JsHandler {
         if !self.defer_confirm {
             return Confirm::Grant;
         }
-        self.send(RuntimeEventJs::new("confirm_leader", Some(term)));
+        self.send(RuntimeEventJs::new(tenure_runtime::CONFIRM_LEADER, Some(term)));
         Confirm::Defer
     }
 }
@@ -185,29 +187,30 @@ impl RuntimeEventJs {
         }
     }
     fn from_event(e: RuntimeEvent) -> Option<Self> {
+        // The kind is the runtime's word for the event (`RuntimeEvent::kind`), as everywhere.
+        let kind = e.kind();
         Some(match e {
-            RuntimeEvent::Started { id, bound_addr, term } => RuntimeEventJs {
-                id: Some(id),
-                bound_addr: Some(bound_addr.to_string()),
-                ..Self::new("started", Some(term))
-            },
-            RuntimeEvent::Leader { term } => Self::new("leader", Some(term)),
-            RuntimeEvent::Follower { term, leader } => RuntimeEventJs { leader, ..Self::new("follower", Some(term)) },
-            RuntimeEvent::PeerJoined { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new("peer_joined", None) },
-            RuntimeEvent::PeerLeft { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new("peer_left", None) },
+            RuntimeEvent::Started { id, bound_addr, term } => {
+                RuntimeEventJs { id: Some(id), bound_addr: Some(bound_addr.to_string()), ..Self::new(kind, Some(term)) }
+            }
+            RuntimeEvent::Leader { term } => Self::new(kind, Some(term)),
+            RuntimeEvent::Follower { term, leader } => RuntimeEventJs { leader, ..Self::new(kind, Some(term)) },
+            RuntimeEvent::PeerJoined { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
+            RuntimeEvent::PeerLeft { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
             RuntimeEvent::Message { from, payload } => {
-                RuntimeEventJs { from: Some(from), payload: Some(payload.into()), ..Self::new("message", None) }
+                RuntimeEventJs { from: Some(from), payload: Some(payload.into()), ..Self::new(kind, None) }
             }
             RuntimeEvent::Warning { code, message } => {
-                RuntimeEventJs { code: Some(code), message: Some(message), ..Self::new("warning", None) }
+                let message = tenure_runtime::vocabulary::camel_case_names(&message);
+                RuntimeEventJs { code: Some(code), message: Some(message), ..Self::new(kind, None) }
             }
             RuntimeEvent::Fatal { error } => RuntimeEventJs {
                 code: Some(error.code().into()),
                 kind_of_error: Some(error.kind().into()),
-                message: Some(error.to_string()),
-                ..Self::new("fatal", None)
+                message: Some(tenure_runtime::vocabulary::camel_case_names(&error.to_string())),
+                ..Self::new(kind, None)
             },
-            RuntimeEvent::Stopped { term } => Self::new("stopped", Some(term)),
+            RuntimeEvent::Stopped { term } => Self::new(kind, Some(term)),
             _ => return None,
         })
     }

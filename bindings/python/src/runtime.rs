@@ -37,18 +37,18 @@ struct PyHandler {
 }
 
 fn event_tuple<'py>(py: Python<'py>, event: RuntimeEvent) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    // The first item is the runtime's word for the event (`RuntimeEvent::kind`), as everywhere.
+    let kind = event.kind();
     let t = match event {
-        RuntimeEvent::Started { id, bound_addr, term } => {
-            ("started", id, bound_addr.to_string(), term).into_pyobject(py)?
-        }
-        RuntimeEvent::Leader { term } => ("leader", term).into_pyobject(py)?,
-        RuntimeEvent::Follower { term, leader } => ("follower", term, leader).into_pyobject(py)?,
-        RuntimeEvent::PeerJoined { peer } => ("peer_joined", peer).into_pyobject(py)?,
-        RuntimeEvent::PeerLeft { peer } => ("peer_left", peer).into_pyobject(py)?,
-        RuntimeEvent::Message { from, payload } => ("message", from, PyBytes::new(py, &payload)).into_pyobject(py)?,
-        RuntimeEvent::Warning { code, message } => ("warning", code, message).into_pyobject(py)?,
-        RuntimeEvent::Fatal { error } => ("fatal", runtime_error(py, &error).into_value(py)).into_pyobject(py)?,
-        RuntimeEvent::Stopped { term } => ("stopped", term).into_pyobject(py)?,
+        RuntimeEvent::Started { id, bound_addr, term } => (kind, id, bound_addr.to_string(), term).into_pyobject(py)?,
+        RuntimeEvent::Leader { term } => (kind, term).into_pyobject(py)?,
+        RuntimeEvent::Follower { term, leader } => (kind, term, leader).into_pyobject(py)?,
+        RuntimeEvent::PeerJoined { peer } => (kind, peer).into_pyobject(py)?,
+        RuntimeEvent::PeerLeft { peer } => (kind, peer).into_pyobject(py)?,
+        RuntimeEvent::Message { from, payload } => (kind, from, PyBytes::new(py, &payload)).into_pyobject(py)?,
+        RuntimeEvent::Warning { code, message } => (kind, code, message).into_pyobject(py)?,
+        RuntimeEvent::Fatal { error } => (kind, runtime_error(py, &error).into_value(py)).into_pyobject(py)?,
+        RuntimeEvent::Stopped { term } => (kind, term).into_pyobject(py)?,
         _ => return Ok(None),
     };
     Ok(Some(t))
@@ -69,7 +69,7 @@ impl Handler for PyHandler {
             return Confirm::Grant;
         }
         Python::attach(|py| {
-            if let Err(e) = self.callback.call1(py, ("confirm", term)) {
+            if let Err(e) = self.callback.call1(py, (tenure_runtime::CONFIRM_LEADER, term)) {
                 e.write_unraisable(py, Some(self.callback.bind(py)));
             }
         });
