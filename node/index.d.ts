@@ -270,6 +270,7 @@ export class ConfigError extends TenureError {
     | 'clock_drift_too_large'
     | 'too_many_peers'
     | 'lease_out_of_range'
+    | 'duration_too_large'
 }
 /** A call the node refused; its state is unchanged. */
 export class NodeError extends TenureError {
@@ -405,7 +406,7 @@ export declare const wire: {
   encode(envelope: Envelope, key?: Uint8Array | string | null): Buffer
 }
 
-/** The state-file text shared by every runtime: `"<term> <votedFor or ->\n"`. */
+/** The runtime's state-file text: `{"term":4,"voted_for":"ID"}` (`null`: no vote) and a newline; `decode` also reads the old one-line format. */
 export declare const durableState: {
   encode(state: DurableState): string
   /** `null` when the text is not in the format. */

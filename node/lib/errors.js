@@ -82,6 +82,7 @@ const CONFIG_CODES = new Set([
   'clock_drift_too_large',
   'too_many_peers',
   'lease_out_of_range',
+  'duration_too_large',
 ])
 const NODE_CODES = new Set([
   'invalid_peer',

@@ -34,7 +34,8 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
 `inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member).
 
   --id HOST:PORT               this node's id: the address (IP or DNS name) peers send to (required)
-  --peer HOST:PORT             a peer (repeat; at least one)
+  --peer HOST:PORT             a peer (repeat; at least one, unless --min-cluster-size 1 or
+                               --admit-unknown-peers)
   --cluster NAME               the cluster id (required)
   --bind IP[:PORT]             the local address to listen on (default: the id's address; every
                                interface when the id is a DNS name)
@@ -151,6 +152,13 @@ where
     S: AsRef<str>,
 {
     let args: Vec<String> = args.into_iter().map(|s| s.as_ref().to_string()).collect();
+    // Every host hands its arguments over decoded lossily (Rust's `args_os`, Python's
+    // surrogate escapes, Node.js's own decoding all turn bytes that are not UTF-8 into U+FFFD):
+    // the replacement character marks an argument that was not UTF-8 (a literal one in an
+    // argument is refused too).
+    if let Some((n, bad)) = args.iter().enumerate().find(|(_, a)| a.contains('\u{FFFD}')) {
+        return Err(format!("argument {} (\"{}\") is not valid UTF-8", n + 1, bad.escape_debug()));
+    }
     let mut it = args.iter();
     match it.next().map(String::as_str) {
         Some("run") => {}
@@ -243,9 +251,6 @@ where
     }
     o.id = id.ok_or("--id HOST:PORT is required")?;
     o.cluster = cluster.ok_or("--cluster NAME is required")?;
-    if o.peers.is_empty() {
-        return Err("at least one --peer HOST:PORT is required".to_string());
-    }
     if o.kill_grace.is_some() && o.command.is_empty() {
         return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
     }

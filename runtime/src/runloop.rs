@@ -65,6 +65,8 @@ pub(crate) struct Loop<E, H> {
     pub(crate) heartbeat_interval: u64,
     /// The leader-work failure policy's counters.
     pub(crate) failures: FailureCounter,
+    /// The cluster key (to show what a dropped datagram claimed).
+    pub(crate) key: Option<Vec<u8>>,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -183,7 +185,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                                 p.down_reported = false;
                             }
                         }
-                        Err(reason) => self.dropped(reason, &from, source, now),
+                        Err(reason) => self.dropped(reason, &from, source, len, now),
                     }
                     self.drain();
                     self.after_round();
