@@ -219,6 +219,10 @@ export interface Inspect {
   confirm_denied: number
   last_denied_at: number | null
   lease_deadline: number | null
+  /** When each peer was last heard from (its last valid message); a peer never heard is absent. */
+  peer_heard_at: Record<string, number>
+  /** While leading: the `sent_at` of the newest heartbeat each peer acknowledged in this leadership. */
+  peer_acked_at: Record<string, number>
 }
 
 /** A protocol message inside an {@link Envelope}. */

@@ -225,6 +225,40 @@ impl Collector for Snapshot {
         for (state, n) in &m.peers {
             peers.encode_family(&[("state", *state)])?.encode_gauge(&as_i64(*n))?;
         }
+        let mut heard = e.encode_descriptor(
+            "tenure_peer_last_heard_seconds",
+            "Seconds since each peer's last valid message (peers never heard are absent). A follower hears its leader only.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (peer, ms) in &m.peer_last_heard_ms {
+            if let Some(ms) = ms {
+                heard.encode_family(&[("peer", peer.as_str())])?.encode_gauge(&(*ms as f64 / 1000.0))?;
+            }
+        }
+        let mut acked = e.encode_descriptor(
+            "tenure_peer_last_ack_seconds",
+            "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (peer, ms) in &m.peer_last_ack_ms {
+            acked.encode_family(&[("peer", peer.as_str())])?.encode_gauge(&(*ms as f64 / 1000.0))?;
+        }
+        if let Some(slack) = m.quorum_slack {
+            gauge(
+                &mut e,
+                "tenure_quorum_slack",
+                "How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.",
+                slack,
+            )?;
+            gauge(
+                &mut e,
+                "tenure_peers_silent",
+                "Members not heard from within two election timeouts.",
+                as_i64(m.silent_peers.len() as u64),
+            )?;
+        }
         // The encoder takes per-bucket counts and accumulates them itself.
         let mut previous = 0u64;
         let buckets: Vec<(f64, u64)> = m

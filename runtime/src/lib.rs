@@ -121,6 +121,7 @@ mod http;
 pub mod metrics;
 mod policy;
 mod probe;
+mod quorum;
 mod resolve;
 mod runloop;
 mod start;

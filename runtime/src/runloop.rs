@@ -67,6 +67,12 @@ pub(crate) struct Loop<E, H> {
     pub(crate) failures: FailureCounter,
     /// The cluster key (to show what a dropped datagram claimed).
     pub(crate) key: Option<Vec<u8>>,
+    /// When the members' silence is assessed next (see `quorum.rs`).
+    pub(crate) quorum_next: u64,
+    /// Since when no leader has been known (`None`: one is known).
+    pub(crate) leaderless_since: Option<u64>,
+    /// How long a member may go unheard before it counts as silent.
+    pub(crate) silent_after: u64,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -464,6 +470,11 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 }
             }
         }
+        if now >= self.quorum_next && self.exit.is_none() && self.stopping.is_none() {
+            // Once per heartbeat interval: `inspect` allocates.
+            self.quorum_next = now.saturating_add(self.heartbeat_interval);
+            self.assess_quorum(now, role, leader.is_some());
+        }
         if role == Role::Unclustered && self.exit.is_none() {
             let engine = &mut self.engine;
             let message = self.warner.note(now, "view_too_small", "", || {
@@ -476,6 +487,36 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             if let Some(m) = message {
                 self.emit_warning("view_too_small".into(), m);
             }
+        }
+    }
+
+    /// Publishes who is silent and the quorum's slack, and warns: a leader names its silent
+    /// members (`silent_peers`); a node that has known no leader for a while and hears too few
+    /// members to elect says so (`waiting_for_quorum`). Both rate-limited like every warning.
+    fn assess_quorum(&mut self, now: u64, role: Role, has_leader: bool) {
+        let i = self.engine.inspect();
+        let window = self.silent_after;
+        let v = crate::quorum::assess(&i, now, window);
+        let since = match has_leader {
+            true => {
+                self.leaderless_since = None;
+                None
+            }
+            false => Some(*self.leaderless_since.get_or_insert(now)),
+        };
+        let silent = role == Role::Leader && !v.silent.is_empty();
+        let stuck = since.is_some_and(|s| now.saturating_sub(s) >= window)
+            && v.slack.is_some_and(|s| s < 0)
+            && role != Role::Unclustered;
+        let silent_message = silent.then(|| crate::quorum::silent_message(&v, window));
+        let waiting_message = stuck.then(|| crate::quorum::waiting_message(&v));
+        // Published first: a handler reading the metrics on the warning sees what it says.
+        self.shared.counters.set_quorum(v);
+        if let Some(m) = silent_message {
+            self.warn(now, "silent_peers", "", || m);
+        }
+        if let Some(m) = waiting_message {
+            self.warn(now, "waiting_for_quorum", "", || m);
         }
     }
 

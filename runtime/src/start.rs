@@ -185,6 +185,9 @@ where
         heartbeat_interval: valid.heartbeat_interval,
         failures: FailureCounter::new(failure_policy),
         key,
+        quorum_next: 0,
+        leaderless_since: None,
+        silent_after: crate::quorum::silent_after(valid.election_timeout_max),
     };
     #[cfg(feature = "http")]
     if let Some((server, _)) = sidecar {

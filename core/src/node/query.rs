@@ -232,9 +232,17 @@ impl Node {
         // The peers iterate sorted by id, the reasons by name (`BY_NAME`): both lists come out
         // in key order without sorting.
         let mut unreachable = Vec::new();
+        let (mut peer_heard_at, mut peer_acked_at) = (Vec::new(), Vec::new());
+        let leading = self.is_leader();
         for (k, p) in self.peers.iter() {
             if let Some(t) = p.ghost_until() {
                 unreachable.push((String::from(k), t));
+            }
+            if let Some(t) = p.last_heard() {
+                peer_heard_at.push((String::from(k), t));
+            }
+            if let Some(t) = p.ack_echo().filter(|_| leading) {
+                peer_acked_at.push((String::from(k), t));
             }
         }
         let mut dropped_by_reason = Vec::with_capacity(BY_NAME.len());
@@ -272,6 +280,8 @@ impl Node {
             confirm_denied: self.confirm_denied,
             last_denied_at: self.times.get(LAST_DENIED_AT),
             lease_deadline: self.lease_deadline(),
+            peer_heard_at,
+            peer_acked_at,
         }
     }
 }

@@ -467,6 +467,8 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         confirm_denied: i.confirm_denied,
         last_denied_at: i.last_denied_at,
         lease_deadline: i.lease_deadline,
+        peer_heard_at: i.peer_heard_at,
+        peer_acked_at: i.peer_acked_at,
     }
 }
 
