@@ -629,6 +629,14 @@ export interface Metrics {
   peers: Record<string, number>
   /** Leaderless time observed by this node: `[upper bound in seconds, cumulative count]` buckets. */
   failover: { buckets: Array<[number, number]>; sumSeconds: number; count: number }
+  /** Per peer in the view: milliseconds since its last valid message (`null`: never heard). A follower hears its leader only. */
+  peerLastHeardMs: Record<string, number | null>
+  /** While leading, per peer: milliseconds since the newest heartbeat it acknowledged was sent. */
+  peerLastAckMs: Record<string, number>
+  /** How many more members can fail before the quorum is lost (negative: lost); `null` on a follower with a leader. */
+  quorumSlack: number | null
+  /** Members not heard from within two election timeouts. */
+  silentPeers: string[]
   /** The runtime's version. */
   version: string
 }

@@ -62,6 +62,33 @@ const FAMILIES = [
     ],
   },
   {
+    name: 'tenure_peer_last_heard_seconds',
+    help: "Seconds since each peer's last valid message (peers never heard are absent). A follower hears its leader only.",
+    type: 'gauge',
+    samples: (m) =>
+      Object.entries(m.peerLastHeardMs)
+        .filter(([, ms]) => ms != null)
+        .map(([peer, ms]) => ({ labels: { peer }, value: /** @type {number} */ (ms) / 1000 })),
+  },
+  {
+    name: 'tenure_peer_last_ack_seconds',
+    help: 'While leading: seconds since this node sent the newest heartbeat each peer acknowledged.',
+    type: 'gauge',
+    samples: (m) => Object.entries(m.peerLastAckMs).map(([peer, ms]) => ({ labels: { peer }, value: ms / 1000 })),
+  },
+  {
+    name: 'tenure_quorum_slack',
+    help: 'How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.',
+    type: 'gauge',
+    samples: (m) => (m.quorumSlack == null ? [] : [{ value: m.quorumSlack }]),
+  },
+  {
+    name: 'tenure_peers_silent',
+    help: 'Members not heard from within two election timeouts.',
+    type: 'gauge',
+    samples: (m) => (m.quorumSlack == null ? [] : [{ value: m.silentPeers.length }]),
+  },
+  {
     name: 'tenure_build_info',
     help: "Always 1; the version label is the tenure runtime's version.",
     type: 'gauge',

@@ -87,6 +87,34 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
         buckets = [(str(float(le)), n) for le, n in f["buckets"]] + [("+Inf", f["count"])]
         failover.add_metric([], buckets, f["sum_seconds"])
     yield failover
+    heard = GaugeMetricFamily(
+        "tenure_peer_last_heard_seconds",
+        "Seconds since each peer's last valid message (peers never heard are absent). "
+        "A follower hears its leader only.",
+        labels=["peer"],
+    )
+    for peer, ms in s.get("peer_last_heard_ms", {}).items():
+        if ms is not None:
+            heard.add_metric([peer], ms / 1000)
+    yield heard
+    acked = GaugeMetricFamily(
+        "tenure_peer_last_ack_seconds",
+        "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.",
+        labels=["peer"],
+    )
+    for peer, ms in s.get("peer_last_ack_ms", {}).items():
+        acked.add_metric([peer], ms / 1000)
+    yield acked
+    if m is None or s.get("quorum_slack") is not None:
+        yield gauge(
+            "tenure_quorum_slack",
+            "How many more members can fail before the quorum is lost (negative: lost). "
+            "Absent on a follower with a leader.",
+            s.get("quorum_slack") or 0,
+        )
+        yield gauge(
+            "tenure_peers_silent", "Members not heard from within two election timeouts.", len(s.get("silent_peers", []))
+        )
     build = GaugeMetricFamily(
         "tenure_build_info", "Always 1; the version label is the tenure runtime's version.", labels=["version"]
     )

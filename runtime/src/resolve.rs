@@ -136,6 +136,9 @@ pub(crate) struct Peer {
     pub(crate) in_view: bool,
     /// `peer_down(no_connection)` reported and the peer not heard from since.
     pub(crate) down_reported: bool,
+    /// `peer_down(refused)` reported (its port refused, or it said goodbye) and the peer not
+    /// heard from since.
+    pub(crate) refused_reported: bool,
     /// A lookup is in flight.
     pub(crate) resolving: bool,
     /// Consecutive failed lookups (0: never failed, or succeeded last).
@@ -220,6 +223,7 @@ impl Peers {
             declared,
             in_view: false,
             down_reported: false,
+            refused_reported: false,
             resolving: false,
             failures: 0,
             last_error: None,

@@ -104,13 +104,23 @@ impl Node {
         wire::decode_raw(bytes, self.mac.as_deref())?.into_owned()
     }
 
-    /// The peer a graceful stop should hand leadership to: of the peers that have answered and
-    /// are not reported unreachable, the one heard from most recently (ties: the smaller id).
-    /// Every runtime uses this, so they all choose alike.
+    /// The peer a graceful stop should hand leadership to: of the peers that have answered, are
+    /// not reported unreachable or refused (a stopped process, or one that said it stops) and,
+    /// while leading, acknowledged one of the last two heartbeat rounds, the one heard from most
+    /// recently (ties: the smaller id). Every runtime uses this, so they all choose alike.
     pub fn transfer_target(&self) -> Option<&str> {
+        // A leader's heartbeats are acknowledged every round: a peer whose newest acknowledged
+        // heartbeat is older than two rounds has stopped answering (a rolling stop's previous
+        // victim, a paused process).
+        let recent = |p: &Peer| match (self.is_leader(), self.times.get(HEARTBEAT_OUT_LAST)) {
+            (true, Some(out)) => {
+                p.ack_echo().is_some_and(|a| a.saturating_add(self.timing.heartbeat_interval.saturating_mul(2)) >= out)
+            }
+            _ => true,
+        };
         self.peers
             .iter()
-            .filter(|(_, p)| p.has(ANSWERED) && p.ghost_until().is_none())
+            .filter(|(_, p)| p.has(ANSWERED) && !p.has(REFUSED) && p.ghost_until().is_none() && recent(p))
             .filter_map(|(id, p)| p.last_heard().map(|t| (t, id)))
             .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
             .map(|(_, id)| id)
