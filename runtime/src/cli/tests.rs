@@ -174,4 +174,9 @@ fn control_lines() {
     assert_eq!(parse_control(""), Ok(None));
     assert!(parse_control("transfer a b").is_err());
     assert!(parse_control("reboot now").is_err());
+    // The control lines python/README.md lists.
+    assert_eq!(parse_control("join 127.0.0.1:7004"), Ok(Some(Control::Join("127.0.0.1:7004".into()))));
+    assert_eq!(parse_control("leave 127.0.0.1:7004"), Ok(Some(Control::Leave("127.0.0.1:7004".into()))));
+    assert!(parse_control("join").is_err());
+    assert!(parse_control("leave a b").is_err());
 }
