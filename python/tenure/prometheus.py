@@ -113,7 +113,9 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
             s.get("quorum_slack") or 0,
         )
         yield gauge(
-            "tenure_peers_silent", "Members not heard from within two election timeouts.", len(s.get("silent_peers", []))
+            "tenure_peers_silent",
+            "Members not heard from within two election timeouts.",
+            len(s.get("silent_peers", [])),
         )
     build = GaugeMetricFamily(
         "tenure_build_info", "Always 1; the version label is the tenure runtime's version.", labels=["version"]

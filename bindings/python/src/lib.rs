@@ -145,7 +145,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<runtime::PyRuntime>()?;
     m.add_function(wrap_pyfunction!(runtime::spawn_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::run_cli, m)?)?;
-    m.add_function(wrap_pyfunction!(runtime::check_addresses, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::validate_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::check_failure_policy, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::failure_delay, m)?)?;
     m.add("VERSION", tenure::VERSION)?;
