@@ -104,3 +104,55 @@ fn a_repeated_peer_is_deduplicated_with_a_warning() {
     assert_eq!(h.inspect().unwrap().view_size, 3);
     h.stop();
 }
+
+/// With `admit_unknown_peers`, the id a sender is admitted (and may be voted for) under is the
+/// address its datagram came from, which always goes through the state file: a message claiming
+/// any other id (one with whitespace, say) is dropped as `sender_mismatch`, and the warning says
+/// which id it claimed.
+#[test]
+fn an_admitted_sender_is_its_address_and_a_claimed_id_is_named() {
+    let ports: Vec<u16> =
+        (0..2).map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
+    let id = format!("127.0.0.1:{}", ports[0]);
+    let peer = format!("127.0.0.1:{}", ports[1]);
+    let node = tenure::Config::new(id.clone(), "admit").bootstrap([peer]).admit_unknown_peers(true);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(RuntimeConfig::new(node).log(false), native, move |e: RuntimeEvent| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    let stranger = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let claim = |from: &str| {
+        let envelope = tenure::wire::Envelope {
+            cluster: "admit".into(),
+            from: from.into(),
+            term: 1,
+            incarnation: 1,
+            message: tenure::wire::Message::PreVote,
+        };
+        tenure::wire::encode(&envelope, None).unwrap()
+    };
+    // An id with whitespace (which the state file's old format could not carry) is not the
+    // sender's address: refused, and named.
+    stranger.send_to(&claim("a b"), &id).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let message = loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())).expect("no warning") {
+            RuntimeEvent::Warning { code, message } if code == "dropped_sender_mismatch" => break message,
+            _ => {}
+        }
+    };
+    assert!(message.contains("claims to come from \"a b\""), "{message}");
+    assert!(!h.inspect().unwrap().peers.iter().any(|p| p == "a b"));
+    // Under its own address it is admitted, and that id round-trips through a state file.
+    let own = stranger.local_addr().unwrap().to_string();
+    stranger.send_to(&claim(&own), &id).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !h.inspect().unwrap().peers.contains(&own) {
+        assert!(std::time::Instant::now() < deadline, "{own} not admitted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let state = tenure::DurableState { term: 1, voted_for: Some(own) };
+    assert_eq!(tenure_runtime::state::decode(&tenure_runtime::state::encode(&state)), Ok(state));
+    h.stop();
+}
