@@ -75,12 +75,13 @@ pub struct Inspect {
     pub lease_deadline: Option<u64>,
     /// When each peer was last heard from (its last valid message), sorted by peer id; a peer
     /// never heard from is absent (a map in every serialized form). A leader hears every
-    /// member; a follower hears its leader (and candidates), not the other followers.
+    /// member; a follower hears its leader (and candidates), not the other followers. Native
+    /// builds only (empty in the WebAssembly builds, for the component's size).
     #[cfg_attr(feature = "serde", serde(serialize_with = "pairs_as_map"))]
     pub peer_heard_at: Vec<(String, u64)>,
     /// While leading: for each peer, the `sent_at` (this node's clock) of the newest heartbeat it
     /// acknowledged in this leadership, sorted by peer id; absent when it acknowledged none. Its
-    /// age is how old that member's share of the lease evidence is.
+    /// age is how old that member's share of the lease evidence is. Native builds only.
     #[cfg_attr(feature = "serde", serde(serialize_with = "pairs_as_map"))]
     pub peer_acked_at: Vec<(String, u64)>,
 }

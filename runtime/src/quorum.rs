@@ -1,6 +1,7 @@
-//! Which members are silent, and how many more can fail before the quorum is lost: the
-//! runtime's reading of the core's per-peer times (`Inspect::peer_heard_at`, `peer_acked_at`),
-//! for `/metrics` and two warnings.
+//! Which members are silent, and how many more can fail before the quorum is lost, from when
+//! the runtime last had a message from each member accepted (tracked by the run loop for every
+//! engine) and the core's `Inspect::peer_acked_at` (native engine only), for `/metrics` and two
+//! warnings.
 //!
 //! A node only hears the members that talk to it: a leader hears every member (acknowledgements),
 //! a node without a leader hears every member that answers its (pre-)vote requests, but a
@@ -33,11 +34,12 @@ pub(crate) fn silent_after(election_timeout_max: u64) -> u64 {
     election_timeout_max.saturating_mul(2)
 }
 
-/// Reads `i` at `now`: `window` is [`silent_after`]'s.
-pub(crate) fn assess(i: &Inspect, now: u64, window: u64) -> QuorumView {
-    let lookup = |pairs: &[(String, u64)], id: &str| pairs.iter().find(|(k, _)| k == id).map(|&(_, t)| t);
+/// Reads `i` at `now`, with `heard(peer)` when a message of `peer` was last accepted: `window`
+/// is [`silent_after`]'s.
+pub(crate) fn assess(i: &Inspect, heard: impl Fn(&str) -> Option<u64>, now: u64, window: u64) -> QuorumView {
+    let acked = |id: &str| i.peer_acked_at.iter().find(|(k, _)| k == id).map(|&(_, t)| t);
     let peers: Vec<(String, Option<u64>, Option<u64>)> =
-        i.peers.iter().map(|p| (p.clone(), lookup(&i.peer_heard_at, p), lookup(&i.peer_acked_at, p))).collect();
+        i.peers.iter().map(|p| (p.clone(), heard(p), acked(p))).collect();
     let members = u64::from(i.view_size);
     let quorum = u64::from(i.quorum);
     let sees_everyone = i.leader || i.leader_id.is_none();
@@ -97,10 +99,15 @@ mod tests {
         i
     }
 
+    /// The test inspects carry the heard-at times the run loop would have tracked.
+    fn heard_of(i: &Inspect, p: &str) -> Option<u64> {
+        i.peer_heard_at.iter().find(|(k, _)| k == p).map(|&(_, t)| t)
+    }
+
     #[test]
     fn a_leader_names_silent_members_and_the_slack() {
         let i = inspect(true, Some("a"), &[("b", 1_000), ("c", 400)], &[("b", 990)]);
-        let v = assess(&i, 1_100, 600);
+        let v = assess(&i, |p| heard_of(&i, p), 1_100, 600);
         assert_eq!((v.members, v.quorum), (3, 2));
         assert_eq!(v.silent, ["c"]);
         assert_eq!(v.slack, Some(0));
@@ -112,14 +119,15 @@ mod tests {
             "1 of 3 members silent for more than 600 ms (c); no other member can fail without losing the quorum"
         );
         // Everyone answering: one more can fail.
-        let v = assess(&inspect(true, Some("a"), &[("b", 1_000), ("c", 1_000)], &[]), 1_100, 600);
+        let i = inspect(true, Some("a"), &[("b", 1_000), ("c", 1_000)], &[]);
+        let v = assess(&i, |p| heard_of(&i, p), 1_100, 600);
         assert_eq!((v.silent.len(), v.slack), (0, Some(1)));
     }
 
     #[test]
     fn a_node_without_a_leader_counts_who_answers_and_a_follower_makes_no_claim() {
         // 1 of 3 running: neither peer ever answered.
-        let v = assess(&inspect(false, None, &[], &[]), 5_000, 600);
+        let v = assess(&inspect(false, None, &[], &[]), |_| None, 5_000, 600);
         assert_eq!(v.silent, ["b", "c"]);
         assert_eq!(v.slack, Some(-1));
         assert_eq!(
@@ -127,7 +135,8 @@ mod tests {
             "waiting for a quorum: 2 of 3 members silent (b, c); a leader needs 2 answering"
         );
         // A follower hears its leader only: the other follower's silence means nothing.
-        let v = assess(&inspect(false, Some("b"), &[("b", 4_990)], &[]), 5_000, 600);
+        let i = inspect(false, Some("b"), &[("b", 4_990)], &[]);
+        let v = assess(&i, |p| heard_of(&i, p), 5_000, 600);
         assert_eq!((v.silent.len(), v.slack), (0, None));
     }
 }

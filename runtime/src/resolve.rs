@@ -139,6 +139,9 @@ pub(crate) struct Peer {
     /// `peer_down(refused)` reported (its port refused, or it said goodbye) and the peer not
     /// heard from since.
     pub(crate) refused_reported: bool,
+    /// When the engine last accepted a message from it (runtime clock), whatever the engine: the
+    /// core's own `peer_heard_at` is not in the component's inspect record.
+    pub(crate) heard_at: Option<u64>,
     /// A lookup is in flight.
     pub(crate) resolving: bool,
     /// Consecutive failed lookups (0: never failed, or succeeded last).
@@ -224,6 +227,7 @@ impl Peers {
             in_view: false,
             down_reported: false,
             refused_reported: false,
+            heard_at: None,
             resolving: false,
             failures: 0,
             last_error: None,

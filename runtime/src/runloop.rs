@@ -201,6 +201,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                             if let Some(p) = self.peers.by_id.get_mut(&from) {
                                 p.down_reported = false;
                                 p.refused_reported = false;
+                                p.heard_at = Some(now);
                             }
                         }
                         Err(reason) => self.dropped(reason, &from, source, len, now),
@@ -533,7 +534,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     fn assess_quorum(&mut self, now: u64, role: Role, has_leader: bool) {
         let i = self.engine.inspect();
         let window = self.silent_after;
-        let v = crate::quorum::assess(&i, now, window);
+        let peers = &self.peers;
+        let v = crate::quorum::assess(&i, |p| peers.by_id.get(p).and_then(|p| p.heard_at), now, window);
         let since = match has_leader {
             true => {
                 self.leaderless_since = None;

@@ -429,8 +429,6 @@ impl GuestNode for NodeResource {
             confirm_denied: i.confirm_denied,
             last_denied_at: i.last_denied_at,
             lease_deadline: i.lease_deadline,
-            peer_heard_at: i.peer_heard_at,
-            peer_acked_at: i.peer_acked_at,
         }
     }
 }

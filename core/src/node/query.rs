@@ -112,15 +112,16 @@ impl Node {
         // A leader's heartbeats are acknowledged every round: a peer whose newest acknowledged
         // heartbeat is older than two rounds has stopped answering (a rolling stop's previous
         // victim, a paused process).
-        let recent = |p: &Peer| match (self.is_leader(), self.times.get(HEARTBEAT_OUT_LAST)) {
-            (true, Some(out)) => {
-                p.ack_echo().is_some_and(|a| a.saturating_add(self.timing.heartbeat_interval.saturating_mul(2)) >= out)
+        let since = match self.is_leader() {
+            true => {
+                self.times.get(HEARTBEAT_OUT_LAST).map(|out| out.saturating_sub(2 * self.timing.heartbeat_interval))
             }
-            _ => true,
+            false => None,
         };
         self.peers
             .iter()
-            .filter(|(_, p)| p.has(ANSWERED) && !p.has(REFUSED) && p.ghost_until().is_none() && recent(p))
+            .filter(|(_, p)| p.has(ANSWERED) && !p.has(REFUSED) && p.ghost_until().is_none())
+            .filter(|(_, p)| since.is_none_or(|s| p.ack_echo() >= Some(s)))
             .filter_map(|(id, p)| p.last_heard().map(|t| (t, id)))
             .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
             .map(|(_, id)| id)
@@ -242,17 +243,22 @@ impl Node {
         // The peers iterate sorted by id, the reasons by name (`BY_NAME`): both lists come out
         // in key order without sorting.
         let mut unreachable = Vec::new();
+        #[allow(unused_mut)]
         let (mut peer_heard_at, mut peer_acked_at) = (Vec::new(), Vec::new());
-        let leading = self.is_leader();
         for (k, p) in self.peers.iter() {
             if let Some(t) = p.ghost_until() {
                 unreachable.push((String::from(k), t));
             }
-            if let Some(t) = p.last_heard() {
-                peer_heard_at.push((String::from(k), t));
-            }
-            if let Some(t) = p.ack_echo().filter(|_| leading) {
-                peer_acked_at.push((String::from(k), t));
+            // Native builds only: the WebAssembly builds leave both empty (the component's size
+            // budget; a runtime tracks when it heard each peer itself).
+            #[cfg(not(target_family = "wasm"))]
+            {
+                if let Some(t) = p.last_heard() {
+                    peer_heard_at.push((String::from(k), t));
+                }
+                if let Some(t) = p.ack_echo().filter(|_| self.is_leader()) {
+                    peer_acked_at.push((String::from(k), t));
+                }
             }
         }
         let mut dropped_by_reason = Vec::with_capacity(BY_NAME.len());
