@@ -247,11 +247,11 @@ impl RuntimeConfig {
 }
 
 /// The key in the key file at `path` (trailing whitespace trimmed, see
-/// [`crate::cli::key_from_file`]).
+/// [`crate::config::key_from_file`]).
 pub(crate) fn read_key_file(path: &std::path::Path) -> Result<Vec<u8>, RuntimeError> {
     let bytes =
         std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.to_path_buf(), message: e.to_string() })?;
-    let key = crate::cli::key_from_file(&bytes);
+    let key = crate::config::key_from_file(&bytes);
     if key.is_empty() {
         return Err(RuntimeError::KeyFile {
             path: path.to_path_buf(),
@@ -389,6 +389,12 @@ pub fn parse_bind(s: &str, default_port: u16) -> Result<SocketAddr, RuntimeError
     }
     let a = parse_address(s).map_err(invalid)?;
     a.socket_addr().ok_or(invalid(AddressProblem::BadHost))
+}
+
+/// The key in a key file: its bytes with trailing whitespace (a final newline) removed.
+pub fn key_from_file(contents: &[u8]) -> Vec<u8> {
+    let end = contents.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    contents.get(..end).unwrap_or_default().to_vec()
 }
 
 #[cfg(test)]

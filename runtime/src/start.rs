@@ -110,7 +110,7 @@ where
     let seed = tenure::os_seed()
         .map_err(|e| RuntimeError::Io { context: "seeding the election timers".into(), message: e.to_string() })?;
     // Wall-clock milliseconds: incarnations grow across restarts (the core's freshness rule).
-    node.incarnation = node.incarnation.or(Some(crate::cli::wall_ms()));
+    node.incarnation = node.incarnation.or(Some(crate::clock::wall_ms()));
     let key = node.key.clone();
     let engine = engine_factory(EngineInit { config: node, seed, restored, now: clock.now() })?;
 
