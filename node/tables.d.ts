@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'address_in_use'
   | 'bind_failed'
   | 'clock_drift_too_large'
+  | 'duration_too_large'
   | 'empty_id'
   | 'empty_key'
   | 'engine_failed'
@@ -29,6 +30,8 @@ export type ErrorCode =
   | 'not_leader_in_term'
   | 'on_runtime_thread'
   | 'payload_too_large'
+  | 'peer_is_self'
+  | 'same_peer_twice'
   | 'self_peer'
   | 'state_corrupt'
   | 'state_dir_missing'
@@ -47,6 +50,7 @@ export type ErrorCode =
 /** The codes of `ConfigError` and its subclasses. */
 export type ConfigErrorCode =
   | 'clock_drift_too_large'
+  | 'duration_too_large'
   | 'empty_id'
   | 'empty_key'
   | 'heartbeat_not_below_election_timeout'
@@ -59,6 +63,8 @@ export type ConfigErrorCode =
   | 'key_file'
   | 'lease_out_of_range'
   | 'min_above_max'
+  | 'peer_is_self'
+  | 'same_peer_twice'
   | 'timeout_spread_too_small'
   | 'too_many_peers'
   | 'zero_min_cluster_size'
@@ -69,6 +75,8 @@ export type InvalidAddressErrorCode =
   | 'invalid_bind'
   | 'invalid_id'
   | 'invalid_peer'
+  | 'peer_is_self'
+  | 'same_peer_twice'
 
 /** The codes of `InvalidIdError` and its subclasses. */
 export type InvalidIdErrorCode =
@@ -200,3 +208,6 @@ export type WarningCode =
   | 'app_recovered'
   | 'pod_label_failed'
   | 'pod_label_recovered'
+  | 'silent_peers'
+  | 'waiting_for_quorum'
+  | 'duplicate_peer'

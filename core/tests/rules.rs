@@ -374,9 +374,38 @@ fn transfer_target_is_the_freshest_answered_peer() {
     assert_eq!(n.transfer_target(), Some("n2"));
     n.peer_down(10, "n2", PeerDownReason::NoConnection).unwrap();
     assert_eq!(n.transfer_target(), Some("n3"));
+    // A peer whose port refused, or whose runtime said it stops, is no target until heard again.
+    n.peer_down(11, "n3", PeerDownReason::Refused).unwrap();
+    assert_eq!(n.transfer_target(), None);
+    n.handle_message(12, "n3", &msg("n3", 0, Message::PreVoteReply { granted: false })).unwrap();
+    assert_eq!(n.transfer_target(), Some("n3"));
     let long = "x".repeat(300);
     let e = Node::new(Config::new("n1", "t"), 1, Some(DurableState { term: 1, voted_for: Some(long) }), 0).unwrap_err();
     assert_eq!(e.code(), "id_too_long");
+}
+
+/// A rolling stop: a follower stopped a moment ago must not be handed leadership. The leader
+/// picks only a peer that acknowledged one of its last two heartbeat rounds, and never one
+/// reported refused (a stopping runtime says so as it goes).
+#[test]
+fn a_leader_hands_over_only_to_a_peer_that_answers() {
+    let mut h = Harness::new(3);
+    h.run_until(1_000);
+    let leader = h.leader();
+    let others = h.others(&leader);
+    let (gone, live) = (others[0].clone(), others[1].clone());
+    // `gone` stops answering (cut off), and is the freshest answerer at first.
+    h.partition(std::slice::from_ref(&gone), &[leader.clone(), live.clone()]);
+    let now = h.now;
+    assert!(h.node(&leader).transfer_target().is_some());
+    // Past two heartbeat rounds (its last acknowledged heartbeat may have left just before the
+    // cut) only `live` qualifies.
+    h.run_until(now + 3 * 50 + 10);
+    assert_eq!(h.node(&leader).transfer_target(), Some(live.as_str()));
+    // Reported refused (a goodbye, or a refused port): not even a fresh answerer qualifies.
+    let now = h.now;
+    h.node(&leader).peer_down(now, &live, PeerDownReason::Refused).unwrap();
+    assert_eq!(h.node(&leader).transfer_target(), None);
 }
 
 #[test]

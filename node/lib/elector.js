@@ -470,6 +470,10 @@ class Elector extends EventEmitter {
       dropped: m.dropped,
       peers: m.peers,
       failover: { buckets: m.failover.buckets, sumSeconds: m.failover.sum_seconds, count: m.failover.count },
+      peerLastHeardMs: m.peer_last_heard_ms,
+      peerLastAckMs: m.peer_last_ack_ms,
+      quorumSlack: m.quorum_slack,
+      silentPeers: m.silent_peers,
       version: m.version,
     }
   }

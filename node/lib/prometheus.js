@@ -34,6 +34,13 @@ const SAMPLES = {
     { metricName: 'tenure_failover_seconds_sum', value: m.failover.sumSeconds },
     { metricName: 'tenure_failover_seconds_count', value: m.failover.count },
   ],
+  tenure_peer_last_heard_seconds: (m) =>
+    Object.entries(m.peerLastHeardMs)
+      .filter(([, ms]) => ms != null)
+      .map(([peer, ms]) => ({ labels: { peer }, value: /** @type {number} */ (ms) / 1000 })),
+  tenure_peer_last_ack_seconds: (m) => Object.entries(m.peerLastAckMs).map(([peer, ms]) => ({ labels: { peer }, value: ms / 1000 })),
+  tenure_quorum_slack: (m) => (m.quorumSlack == null ? [] : [{ value: m.quorumSlack }]),
+  tenure_peers_silent: (m) => (m.quorumSlack == null ? [] : [{ value: m.silentPeers.length }]),
   tenure_build_info: (m) => [{ labels: { version: m.version }, value: 1 }],
 }
 

@@ -7,6 +7,7 @@ const ERROR_CODES = Object.freeze({
   address_in_use: Object.freeze(["bind", "AddressInUseError"]),
   bind_failed: Object.freeze(["bind", "BindError"]),
   clock_drift_too_large: Object.freeze(["config", "ConfigError"]),
+  duration_too_large: Object.freeze(["config", "ConfigError"]),
   empty_id: Object.freeze(["config", "ConfigError"]),
   empty_key: Object.freeze(["config", "ConfigError"]),
   engine_failed: Object.freeze(["engine", "RuntimeFailure"]),
@@ -30,6 +31,8 @@ const ERROR_CODES = Object.freeze({
   not_leader_in_term: Object.freeze(["node", "NotLeaderInTermError"]),
   on_runtime_thread: Object.freeze(["misuse", "RuntimeFailure"]),
   payload_too_large: Object.freeze(["node", "PayloadTooLargeError"]),
+  peer_is_self: Object.freeze(["address", "InvalidAddressError"]),
+  same_peer_twice: Object.freeze(["address", "InvalidAddressError"]),
   self_peer: Object.freeze(["node", "SelfPeerError"]),
   state_corrupt: Object.freeze(["state_file", "StateFileError"]),
   state_dir_missing: Object.freeze(["state_file", "StateFileError"]),
@@ -73,7 +76,7 @@ const ERROR_CLASSES = Object.freeze([
 ])
 const EVENT_KINDS = Object.freeze(["started","leader","confirm_leader","follower","peer_joined","peer_left","message","warning","fatal","stopped"])
 const DROP_REASONS = Object.freeze(["oversized","malformed","unknown_version","wrong_cluster","bad_mac","sender_mismatch","from_self","removed_peer","unknown_peer","view_full","implausible_term","replay"])
-const WARNING_CODES = Object.freeze(["small_min_cluster_size","slow_heartbeat","view_too_small","peer_unreachable","unresolved_name","confirm_timeout","leader_work_failed","socket_error","handover_timeout","failure_detection_off","bad_control_line","command_failed","command_backoff","no_transfer_target","peer_refused","app_unhealthy","app_recovered","pod_label_failed","pod_label_recovered"])
+const WARNING_CODES = Object.freeze(["small_min_cluster_size","slow_heartbeat","view_too_small","peer_unreachable","unresolved_name","confirm_timeout","leader_work_failed","socket_error","handover_timeout","failure_detection_off","bad_control_line","command_failed","command_backoff","no_transfer_target","peer_refused","app_unhealthy","app_recovered","pod_label_failed","pod_label_recovered","silent_peers","waiting_for_quorum","duplicate_peer"])
 /** name, type, help, labels of every `tenure_*` family, in exposition order */
 const METRIC_FAMILIES = Object.freeze([
   Object.freeze({ name: "tenure_is_leader", type: "gauge", help: "1 while this node leads, else 0.", labels: Object.freeze([]) }),
@@ -83,6 +86,10 @@ const METRIC_FAMILIES = Object.freeze([
   Object.freeze({ name: "tenure_elections", type: "counter", help: "Campaigns run by this node (terms in which it became candidate).", labels: Object.freeze([]) }),
   Object.freeze({ name: "tenure_messages_dropped", type: "counter", help: "Datagrams dropped by the core, by reason.", labels: Object.freeze(["reason"]) }),
   Object.freeze({ name: "tenure_peers", type: "gauge", help: "Peers known to the runtime, by state (in_view, unreachable: in the view but sends fail, left).", labels: Object.freeze(["state"]) }),
+  Object.freeze({ name: "tenure_peer_last_heard_seconds", type: "gauge", help: "Seconds since each peer's last valid message (peers never heard are absent). A follower hears its leader only.", labels: Object.freeze(["peer"]) }),
+  Object.freeze({ name: "tenure_peer_last_ack_seconds", type: "gauge", help: "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.", labels: Object.freeze(["peer"]) }),
+  Object.freeze({ name: "tenure_quorum_slack", type: "gauge", help: "How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.", labels: Object.freeze([]) }),
+  Object.freeze({ name: "tenure_peers_silent", type: "gauge", help: "Members not heard from within two election timeouts.", labels: Object.freeze([]) }),
   Object.freeze({ name: "tenure_failover_seconds", type: "histogram", help: "Leaderless time observed by this node: from losing a known leader to knowing the next.", labels: Object.freeze([]) }),
   Object.freeze({ name: "tenure_build_info", type: "gauge", help: "Always 1; the version label is the tenure runtime's version.", labels: Object.freeze(["version"]) }),
 ])

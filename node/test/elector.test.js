@@ -158,7 +158,7 @@ test('every bad input is a typed error naming the value, at construction', () =>
 
 test('start failures are typed: EADDRINUSE, state file missing dir, corrupt, locked', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-node-'))
-  const { electors } = await cluster(1)
+  const { electors } = await cluster(1, () => ({ minClusterSize: 1 }))
   try {
     await electors[0].start()
     const clash = new Elector({ id: electors[0].id, peers: ['127.0.0.1:9'], cluster: 'c' })

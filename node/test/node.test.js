@@ -398,9 +398,11 @@ test('wire: every message kind round-trips, with and without a key', () => {
   })
 })
 
-test('durableState text is the shared one-line format', () => {
-  assert.equal(durableState.encode({ term: 42, votedFor: '127.0.0.1:7001' }), '42 127.0.0.1:7001\n')
-  assert.equal(durableState.encode({ term: 0, votedFor: null }), '0 -\n')
+test('durableState text is the runtime state file format', () => {
+  assert.equal(durableState.encode({ term: 42, votedFor: '127.0.0.1:7001' }), '{"term":42,"voted_for":"127.0.0.1:7001"}\n')
+  assert.equal(durableState.encode({ term: 0, votedFor: null }), '{"term":0,"voted_for":null}\n')
+  // An id of "-" is a vote, not "no vote" (the old one-line format lost it).
+  assert.deepEqual(durableState.decode(durableState.encode({ term: 5, votedFor: '-' })), { term: 5, votedFor: '-' })
   assert.deepEqual(durableState.decode('42 127.0.0.1:7001\n'), { term: 42, votedFor: '127.0.0.1:7001' })
   assert.equal(durableState.decode('garbage'), null)
 })

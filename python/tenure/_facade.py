@@ -149,17 +149,25 @@ def _options(
         raise TypeError("pass key= inside config= when config= is given")
     fields = {f: getattr(config, f) for f in config.__dataclass_fields__}
     config = Config(**{**fields, "durable": False, "confirm_leader": True})
-    config.validate()
     bind_s = _bind_str(options.get("bind"))
     http = options.get("http")
     ready_when = options.get("ready_when", "node")
-    _native.check_addresses(config.id, list(config.bootstrap), bind_s, http, ready_when)
+    state_file = options.get("state_file")
+    key_file = options.get("key_file")
+    # Everything the runtime checks at start (the addresses, the key file, the options, then the
+    # core's configuration), checked now, in the runtime's order.
+    _native.validate_runtime(
+        config,
+        bind=bind_s,
+        state_file=os.fspath(state_file) if state_file is not None else None,
+        key_file=os.fspath(key_file) if key_file is not None else None,
+        http=http,
+        ready_when=ready_when,
+    )
     handover_timeout = options.get("handover_timeout")
     for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
-    state_file = options.get("state_file")
-    key_file = options.get("key_file")
     failure_policy = options.get("failure_policy")
     return _Options(
         config=config,

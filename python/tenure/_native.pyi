@@ -177,10 +177,12 @@ def spawn_runtime(
     ready_when: Optional[str] = None,
     failure_policy: Optional[Tuple[int, int, float, float]] = None,
 ) -> Runtime: ...
-def check_addresses(
-    id: str,
-    peers: List[str],
+def validate_runtime(
+    config: Config,
+    *,
     bind: Optional[str] = None,
+    state_file: Optional[str] = None,
+    key_file: Optional[str] = None,
     http: Optional[str] = None,
     ready_when: Optional[str] = None,
 ) -> None: ...

@@ -232,14 +232,16 @@ class DurableState:
     """Whom the node voted for in ``term``."""
 
     def encode(self) -> str:
-        """The state-file text shared by every runtime: ``"<term> <voted_for or ->\\n"``."""
+        """The runtime's state-file text: ``{"term":4,"voted_for":"ID"}`` (``null``: no vote) and a
+        newline. Every id round-trips, ``-`` included."""
         from . import _native
 
         return _native.encode_state(self.term, self.voted_for)
 
     @staticmethod
     def decode(text: str) -> Optional[DurableState]:
-        """Parses :meth:`encode`'s format; ``None`` for anything else."""
+        """Parses :meth:`encode`'s format (or the old one-line ``"<term> <voted_for or ->"``);
+        ``None`` for anything else."""
         from . import _native
 
         return _native.decode_state(text)

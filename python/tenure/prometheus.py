@@ -80,6 +80,26 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
         buckets = [(str(float(le)), n) for le, n in f["buckets"]] + [("+Inf", f["count"])]
         failover.add_metric([], buckets, f["sum_seconds"])
     yield failover
+    heard = GaugeMetricFamily(
+        "tenure_peer_last_heard_seconds",
+        _HELP["tenure_peer_last_heard_seconds"],
+        labels=["peer"],
+    )
+    for peer, ms in s.get("peer_last_heard_ms", {}).items():
+        if ms is not None:
+            heard.add_metric([peer], ms / 1000)
+    yield heard
+    acked = GaugeMetricFamily(
+        "tenure_peer_last_ack_seconds",
+        _HELP["tenure_peer_last_ack_seconds"],
+        labels=["peer"],
+    )
+    for peer, ms in s.get("peer_last_ack_ms", {}).items():
+        acked.add_metric([peer], ms / 1000)
+    yield acked
+    if m is None or s.get("quorum_slack") is not None:
+        yield gauge("tenure_quorum_slack", s.get("quorum_slack") or 0)
+        yield gauge("tenure_peers_silent", len(s.get("silent_peers", [])))
     build = GaugeMetricFamily("tenure_build_info", _HELP["tenure_build_info"], labels=["version"])
     if m is not None:
         build.add_metric([s["version"]], 1)

@@ -32,10 +32,12 @@ warning (with \"code\" and \"message\"), inspect, fatal, stopped, and with --htt
 http_listening (with \"addr\", the bound TCP address). SIGTERM or SIGINT stops the node
 gracefully (a leader hands leadership over first). Control lines on stdin: `transfer [PEER]` (a
 leader hands leadership to PEER, or to the peer heard from most recently), `inspect` (prints an
-`inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member).
+`inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member), `join PEER`
+(declares PEER a member), `leave PEER` (withdraws PEER from the view).
 
   --id HOST:PORT               this node's id: the address (IP or DNS name) peers send to (required)
-  --peer HOST:PORT             a peer (repeat; at least one)
+  --peer HOST:PORT             a peer (repeat; at least one, unless --min-cluster-size 1 or
+                               --admit-unknown-peers)
   --cluster NAME               the cluster id (required)
   --bind IP[:PORT]             the local address to listen on (default: the id's address; every
                                interface when the id is a DNS name)
@@ -170,6 +172,13 @@ where
     S: AsRef<str>,
 {
     let args: Vec<String> = args.into_iter().map(|s| s.as_ref().to_string()).collect();
+    // Every host hands its arguments over decoded lossily (Rust's `args_os`, Python's
+    // surrogate escapes, Node.js's own decoding all turn bytes that are not UTF-8 into U+FFFD):
+    // the replacement character marks an argument that was not UTF-8 (a literal one in an
+    // argument is refused too).
+    if let Some((n, bad)) = args.iter().enumerate().find(|(_, a)| a.contains('\u{FFFD}')) {
+        return Err(format!("argument {} (\"{}\") is not valid UTF-8", n + 1, bad.escape_debug()));
+    }
     let mut it = args.iter();
     match it.next().map(String::as_str) {
         Some("run") => {}
@@ -270,9 +279,6 @@ where
     }
     o.id = id.ok_or("--id HOST:PORT is required")?;
     o.cluster = cluster.ok_or("--cluster NAME is required")?;
-    if o.peers.is_empty() {
-        return Err("at least one --peer HOST:PORT is required".to_string());
-    }
     if let Some(url) = &o.app_health {
         crate::sidecar::app_health::parse_url(url)?;
     }
@@ -384,6 +390,10 @@ pub enum Control {
     Inspect,
     /// `broadcast TEXT` (UTF-8 bytes).
     Broadcast(Vec<u8>),
+    /// `join PEER`.
+    Join(String),
+    /// `leave PEER`.
+    Leave(String),
 }
 
 /// The warning code of a stdin line that is not a control line.
@@ -401,7 +411,13 @@ pub fn parse_control(line: &str) -> Result<Option<Control>, String> {
         ("transfer", "") => Ok(Some(Control::Transfer(None))),
         ("transfer", peer) if !peer.contains(char::is_whitespace) => Ok(Some(Control::Transfer(Some(peer.into())))),
         ("broadcast", text) => Ok(Some(Control::Broadcast(text.as_bytes().to_vec()))),
-        _ => Err(format!("unknown control line \"{line}\"; expected `transfer [PEER]`, `inspect` or `broadcast TEXT`")),
+        ("join", peer) if !peer.is_empty() && !peer.contains(char::is_whitespace) => Ok(Some(Control::Join(peer.into()))),
+        ("leave", peer) if !peer.is_empty() && !peer.contains(char::is_whitespace) => {
+            Ok(Some(Control::Leave(peer.into())))
+        }
+        _ => Err(format!(
+            "unknown control line \"{line}\"; expected `transfer [PEER]`, `inspect`, `broadcast TEXT`, `join PEER` or `leave PEER`"
+        )),
     }
 }
 
@@ -421,6 +437,8 @@ fn control(handle: &Handle, line: &str, runner: Option<&Runner>) {
         Ok(Some(Control::Inspect)) => handle.inspect().map(|state| emit(&inspect_line(wall_ms(), id, &state))),
         Ok(Some(Control::Transfer(peer))) => handover(runner, || handle.transfer(peer.as_deref())),
         Ok(Some(Control::Broadcast(payload))) => handle.broadcast(&payload),
+        Ok(Some(Control::Join(peer))) => crate::parse_peer(&peer).and_then(|_| handle.join(&peer)),
+        Ok(Some(Control::Leave(peer))) => handle.leave(&peer),
         Err(message) => {
             warn(BAD_CONTROL_LINE, &message);
             Ok(())

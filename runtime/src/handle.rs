@@ -242,6 +242,7 @@ impl Handle {
     pub fn metrics(&self) -> Metrics {
         let now = self.now_ms();
         let (leader_changes, elections, dropped, peers, failover) = self.shared.counters.read();
+        let (peer_last_heard_ms, peer_last_ack_ms, quorum_slack, silent_peers) = self.shared.counters.read_quorum(now);
         let role = self.role();
         Metrics {
             id: self.shared.id.clone(),
@@ -258,6 +259,10 @@ impl Handle {
             dropped,
             peers,
             failover,
+            peer_last_heard_ms,
+            peer_last_ack_ms,
+            quorum_slack,
+            silent_peers,
         }
     }
     /// The address the HTTP sidecar listens on, when [`crate::RuntimeConfig::http`] was set

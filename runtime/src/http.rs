@@ -213,6 +213,20 @@ impl Collector for Snapshot {
         for (state, n) in &m.peers {
             peers.encode_family(&[("state", *state)])?.encode_gauge(&as_i64(*n))?;
         }
+        let mut heard = family(&mut e, "tenure_peer_last_heard_seconds", MetricType::Gauge)?;
+        for (peer, ms) in &m.peer_last_heard_ms {
+            if let Some(ms) = ms {
+                heard.encode_family(&[("peer", peer.as_str())])?.encode_gauge(&(*ms as f64 / 1000.0))?;
+            }
+        }
+        let mut acked = family(&mut e, "tenure_peer_last_ack_seconds", MetricType::Gauge)?;
+        for (peer, ms) in &m.peer_last_ack_ms {
+            acked.encode_family(&[("peer", peer.as_str())])?.encode_gauge(&(*ms as f64 / 1000.0))?;
+        }
+        if let Some(slack) = m.quorum_slack {
+            gauge(&mut e, "tenure_quorum_slack", slack)?;
+            gauge(&mut e, "tenure_peers_silent", as_i64(m.silent_peers.len() as u64))?;
+        }
         // The encoder takes per-bucket counts and accumulates them itself.
         let mut previous = 0u64;
         let buckets: Vec<(f64, u64)> = m
@@ -261,6 +275,10 @@ mod tests {
             elections: 1,
             dropped: Default::default(),
             peers: Default::default(),
+            peer_last_heard_ms: [("b".to_string(), Some(1))].into(),
+            peer_last_ack_ms: [("b".to_string(), 1)].into(),
+            quorum_slack: Some(1),
+            silent_peers: Vec::new(),
             failover: crate::FailoverHistogram {
                 buckets: FAILOVER_BUCKETS_MS.iter().map(|b| (*b as f64 / 1000.0, 0)).collect(),
                 sum_seconds: 0.0,

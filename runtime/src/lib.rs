@@ -47,10 +47,14 @@
 //!
 //! ## Graceful stop
 //!
-//! [`Handle::stop`]: a leader hands leadership to the core's `transfer_target()` (the peer heard
-//! from most recently) and waits until another node is known to lead, at most `handover_timeout`
-//! (default `election_timeout_max`); a follower stops at once. While stopping it denies any
-//! confirmation, so it cannot become leader again. Then `Stopped` is delivered and the thread ends.
+//! [`Handle::stop`]: a leader hands leadership to the core's `transfer_target()` (of the peers
+//! that acknowledged one of its last two heartbeat rounds and are not reported refused, the one
+//! heard from most recently) and waits until another node is known to lead, at most
+//! `handover_timeout` (default `election_timeout_max`); a follower stops at once. While stopping
+//! it denies any confirmation, so it cannot become leader again. Last, it sends every peer a
+//! goodbye (one zero byte, docs/wire.md), which their runtimes report as `peer_down(refused)`: a
+//! leader stopped right after will not hand over to it. Then `Stopped` is delivered and the
+//! thread ends.
 //!
 //! ## DNS names
 //!
@@ -66,8 +70,10 @@
 //!
 //! One format, one writer: `{"term": 4, "voted_for": "127.0.0.1:7002"}` (`null` when no vote).
 //! The old one-line format `4 127.0.0.1:7002` (`-` for no vote) is read too and rewritten as JSON
-//! at start. The file `PATH.lock` next to it is locked exclusively for the runtime's lifetime, so
-//! two processes can never share one state file. The temporary file is `PATH.tmp`.
+//! at start. A symlinked path is resolved to the real file, which is the one written; the file
+//! `REAL.lock` next to it is locked exclusively for the runtime's lifetime, so two processes can
+//! never share one state file whatever paths name it, and removed when the runtime ends. The
+//! temporary file is `REAL.tmp`.
 //!
 //! ## HTTP sidecar and metrics
 //!
@@ -94,7 +100,8 @@
 //! warnings (`small_min_cluster_size`, `slow_heartbeat`), `dropped_<reason>` for each drop reason
 //! of the core (`dropped_wrong_cluster`: another cluster id; `dropped_bad_mac`: another key;
 //! `dropped_sender_mismatch`: the sender's id does not match its address, see `--bind`/NAT;
-//! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`,
+//! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`, `silent_peers`
+//! and `waiting_for_quorum` (see `quorum.rs` and `docs/http.md`), `duplicate_peer`,
 //! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `leader_work_failed`, `socket_error`,
 //! `handover_timeout`, `failure_detection_off` (the socket cannot report ICMP errors), and, from
 //! the command line, `bad_control_line`, the core's error codes for refused commands, and for the
@@ -122,6 +129,7 @@ pub mod metrics;
 mod policy;
 mod probe;
 mod process;
+mod quorum;
 mod resolve;
 mod runloop;
 mod sidecar;

@@ -71,6 +71,30 @@ pub const METRIC_FAMILIES: &[MetricFamily] = &[
         labels: &["state"],
     },
     MetricFamily {
+        name: "tenure_peer_last_heard_seconds",
+        kind: "gauge",
+        help: "Seconds since each peer's last valid message (peers never heard are absent). A follower hears its leader only.",
+        labels: &["peer"],
+    },
+    MetricFamily {
+        name: "tenure_peer_last_ack_seconds",
+        kind: "gauge",
+        help: "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.",
+        labels: &["peer"],
+    },
+    MetricFamily {
+        name: "tenure_quorum_slack",
+        kind: "gauge",
+        help: "How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_peers_silent",
+        kind: "gauge",
+        help: "Members not heard from within two election timeouts.",
+        labels: &[],
+    },
+    MetricFamily {
         name: "tenure_failover_seconds",
         kind: "histogram",
         help: "Leaderless time observed by this node: from losing a known leader to knowing the next.",
@@ -143,6 +167,18 @@ pub struct Metrics {
     pub peers: BTreeMap<&'static str, u64>,
     /// Leaderless time observed by this node.
     pub failover: FailoverHistogram,
+    /// Per peer in the view: milliseconds since its last valid message (`None`: never heard).
+    /// A follower hears its leader only; the leader hears every member.
+    pub peer_last_heard_ms: BTreeMap<String, Option<u64>>,
+    /// While leading, per peer: milliseconds since this node sent the newest heartbeat the peer
+    /// acknowledged in this leadership (peers that acknowledged none are absent).
+    pub peer_last_ack_ms: BTreeMap<String, u64>,
+    /// How many more members can fail before the quorum is lost (negative: it is lost), counting
+    /// members heard from within two election timeouts; `None` on a follower with a leader,
+    /// which cannot hear the other followers.
+    pub quorum_slack: Option<i64>,
+    /// Members not heard from within two election timeouts (empty on a follower with a leader).
+    pub silent_peers: Vec<String>,
 }
 
 impl Metrics {
@@ -150,7 +186,8 @@ impl Metrics {
     /// `{"id", "role", "term", "leader", "is_leader", "lease_remaining_ms", "running", "stopping",
     /// "loop_age_ms", "leader_changes", "elections", "dropped": {reason: n}, "peers": {state: n},
     /// "failover": {"buckets": [[le_seconds, cumulative], ...], "sum_seconds", "count"},
-    /// "version"}` (`null` for absent values).
+    /// "peer_last_heard_ms": {peer: ms or null}, "peer_last_ack_ms": {peer: ms}, "quorum_slack",
+    /// "silent_peers": [peer, ...], "version"}` (`null` for absent values).
     pub fn to_json(&self) -> String {
         serde_json::json!({
             "id": self.id,
@@ -171,6 +208,10 @@ impl Metrics {
                 "sum_seconds": self.failover.sum_seconds,
                 "count": self.failover.count,
             },
+            "peer_last_heard_ms": self.peer_last_heard_ms,
+            "peer_last_ack_ms": self.peer_last_ack_ms,
+            "quorum_slack": self.quorum_slack,
+            "silent_peers": self.silent_peers,
             "version": crate::VERSION,
         })
         .to_string()
@@ -194,6 +235,7 @@ struct Tally {
     last_campaign_term: Option<u64>,
     known_leader: bool,
     leader_lost_at: Option<u64>,
+    quorum: crate::quorum::QuorumView,
 }
 
 /// The runtime's counters (inside the handle's shared state).
@@ -272,6 +314,25 @@ impl Counters {
         drop(t);
         self.stopping.store(stopping, Ordering::Release);
         self.alive_at.store(now, Ordering::Release);
+    }
+
+    /// The latest assessment of the members' silence (see `quorum.rs`).
+    pub(crate) fn set_quorum(&self, v: crate::quorum::QuorumView) {
+        self.tally().quorum = v;
+    }
+
+    /// Per-peer ages at `now` (last heard, last acknowledgement), the slack and the silent
+    /// members, for a [`Metrics`] snapshot.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn read_quorum(
+        &self,
+        now: u64,
+    ) -> (BTreeMap<String, Option<u64>>, BTreeMap<String, u64>, Option<i64>, Vec<String>) {
+        let t = self.tally();
+        let q = &t.quorum;
+        let heard = q.peers.iter().map(|(p, h, _)| (p.clone(), h.map(|h| now.saturating_sub(h)))).collect();
+        let acked = q.peers.iter().filter_map(|(p, _, a)| a.map(|a| (p.clone(), now.saturating_sub(a)))).collect();
+        (heard, acked, q.slack, q.silent.clone())
     }
 
     /// The counted part of a [`Metrics`] snapshot.
@@ -364,6 +425,10 @@ mod tests {
             dropped,
             peers,
             failover,
+            peer_last_heard_ms: [("b".to_string(), Some(20)), ("c".to_string(), None)].into(),
+            peer_last_ack_ms: [("b".to_string(), 25)].into(),
+            quorum_slack: Some(0),
+            silent_peers: vec!["c".into()],
         };
         let v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
         assert_eq!(v["role"], "leader");
@@ -371,5 +436,8 @@ mod tests {
         assert_eq!(v["dropped"]["bad_mac"], 1);
         assert_eq!(v["failover"]["buckets"][4], serde_json::json!([0.15, 1]));
         assert_eq!(v["failover"]["count"], 1);
+        assert_eq!(v["peer_last_heard_ms"], serde_json::json!({"b": 20, "c": null}));
+        assert_eq!(v["peer_last_ack_ms"], serde_json::json!({"b": 25}));
+        assert_eq!((v["quorum_slack"].clone(), v["silent_peers"].clone()), (0.into(), serde_json::json!(["c"])));
     }
 }

@@ -25,6 +25,12 @@ pub(crate) const WAKER: Token = Token(1);
 /// Larger than any datagram the core accepts (`tenure::MAX_MESSAGE_SIZE`), so oversized input is
 /// seen whole and counted as such.
 pub(crate) const RECV_BUFFER: usize = 65_536;
+/// What a stopping runtime sends every peer (docs/wire.md, "Goodbyes"): one zero byte, shorter
+/// than any message. From a known peer it is reported to the engine as `peer_down(refused)`: the
+/// peer is no handover target until heard from again (a rolling stop must not hand leadership
+/// to the node stopped a moment before), and a follower of it stops waiting for it. As
+/// unauthenticated as the ICMP answer it stands in for, and as harmless: liveness only.
+pub(crate) const GOODBYE: [u8; 1] = [0];
 /// Datagrams handled per wake-up before timers and commands get their turn (a flood cannot
 /// starve the heartbeat timer); the rest are read on the next turn.
 const RECV_BATCH: usize = 256;
@@ -65,6 +71,14 @@ pub(crate) struct Loop<E, H> {
     pub(crate) heartbeat_interval: u64,
     /// The leader-work failure policy's counters.
     pub(crate) failures: FailureCounter,
+    /// The cluster key (to show what a dropped datagram claimed).
+    pub(crate) key: Option<Vec<u8>>,
+    /// When the members' silence is assessed next (see `quorum.rs`).
+    pub(crate) quorum_next: u64,
+    /// Since when no leader has been known (`None`: one is known).
+    pub(crate) leaderless_since: Option<u64>,
+    /// How long a member may go unheard before it counts as silent.
+    pub(crate) silent_after: u64,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -122,6 +136,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         if self.log {
             log::info!(target: "tenure", "{}: stopped in term {term}", self.id);
         }
+        self.say_goodbye();
         self.shared.snapshot.publish(Role::Follower, term, None, None);
         self.emit(RuntimeEvent::Stopped { term });
         self.shared.running.store(false, Ordering::Release);
@@ -175,15 +190,21 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                         // arrival is the answer; nothing to handle.
                         continue;
                     }
+                    if self.buf.get(..n) == Some(&GOODBYE[..]) {
+                        self.goodbye(&from, now);
+                        continue;
+                    }
                     let len = n.min(self.buf.len());
                     let result = self.engine.handle_message(now, &from, self.buf.get(..len).unwrap_or_default());
                     match result {
                         Ok(()) => {
                             if let Some(p) = self.peers.by_id.get_mut(&from) {
                                 p.down_reported = false;
+                                p.refused_reported = false;
+                                p.heard_at = Some(now);
                             }
                         }
-                        Err(reason) => self.dropped(reason, &from, source, now),
+                        Err(reason) => self.dropped(reason, &from, source, len, now),
                     }
                     self.drain();
                     self.after_round();
@@ -211,18 +232,43 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         true
     }
 
-    /// Reads the queued ICMP errors and reports a refused port to the engine only for the peer the
-    /// prober watches (the leader this follower listens to): the core acts on nothing else, and a
-    /// leader whose follower died would otherwise pass it one refusal per heartbeat.
+    /// A known peer said it is stopping: `peer_down(refused)` (see [`GOODBYE`]).
+    fn goodbye(&mut self, from: &str, now: u64) {
+        let Some(p) = self.peers.by_id.get_mut(from) else { return };
+        p.refused_reported = true;
+        if self.log {
+            log::info!(target: "tenure", "{}: peer {from} is stopping", self.id);
+        }
+        let _ = self.engine.peer_down(now, from, PeerDownReason::Refused);
+        self.drain();
+        self.after_round();
+    }
+
+    /// Sends [`GOODBYE`] to every peer with an address (best effort: a lost one costs what it
+    /// did before, a handover to a stopped peer that its election timeout repairs).
+    fn say_goodbye(&mut self) {
+        let dests: Vec<std::net::SocketAddr> = self.peers.by_id.keys().filter_map(|id| self.peers.dest(id)).collect();
+        for addr in dests {
+            let _ = self.socket.send_to(&GOODBYE, addr);
+        }
+    }
+
+    /// Reads the queued ICMP errors and reports a refused port to the engine: for the peer the
+    /// prober watches (the leader this follower listens to) every time, for any other peer once
+    /// until it is heard from again (the core then hands leadership to it no more; a leader whose
+    /// follower died would otherwise pass it one refusal per heartbeat).
     fn icmp_errors(&mut self) {
         let Some(prober) = &self.prober else { return };
         let refused = refused_destinations(&self.socket);
-        let watched: Vec<String> = refused
-            .into_iter()
-            .filter_map(|addr| self.peers.id_of(Family::source(addr)))
-            .filter(|peer| prober.watches(peer))
-            .map(str::to_string)
-            .collect();
+        let mut watched: Vec<String> = Vec::new();
+        for addr in refused {
+            let Some(peer) = self.peers.id_of(Family::source(addr)).map(str::to_string) else { continue };
+            let first =
+                self.peers.by_id.get_mut(&peer).is_some_and(|p| !std::mem::replace(&mut p.refused_reported, true));
+            if (prober.watches(&peer) || first) && !watched.contains(&peer) {
+                watched.push(peer);
+            }
+        }
         for peer in watched {
             let now = self.now();
             if self.log {
@@ -462,6 +508,11 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 }
             }
         }
+        if now >= self.quorum_next && self.exit.is_none() && self.stopping.is_none() {
+            // Once per heartbeat interval: `inspect` allocates.
+            self.quorum_next = now.saturating_add(self.heartbeat_interval);
+            self.assess_quorum(now, role, leader.is_some());
+        }
         if role == Role::Unclustered && self.exit.is_none() {
             let engine = &mut self.engine;
             let message = self.warner.note(now, "view_too_small", "", || {
@@ -474,6 +525,37 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             if let Some(m) = message {
                 self.emit_warning("view_too_small".into(), m);
             }
+        }
+    }
+
+    /// Publishes who is silent and the quorum's slack, and warns: a leader names its silent
+    /// members (`silent_peers`); a node that has known no leader for a while and hears too few
+    /// members to elect says so (`waiting_for_quorum`). Both rate-limited like every warning.
+    fn assess_quorum(&mut self, now: u64, role: Role, has_leader: bool) {
+        let i = self.engine.inspect();
+        let window = self.silent_after;
+        let peers = &self.peers;
+        let v = crate::quorum::assess(&i, |p| peers.by_id.get(p).and_then(|p| p.heard_at), now, window);
+        let since = match has_leader {
+            true => {
+                self.leaderless_since = None;
+                None
+            }
+            false => Some(*self.leaderless_since.get_or_insert(now)),
+        };
+        let silent = role == Role::Leader && !v.silent.is_empty();
+        let stuck = since.is_some_and(|s| now.saturating_sub(s) >= window)
+            && v.slack.is_some_and(|s| s < 0)
+            && role != Role::Unclustered;
+        let silent_message = silent.then(|| crate::quorum::silent_message(&v, window));
+        let waiting_message = stuck.then(|| crate::quorum::waiting_message(&v));
+        // Published first: a handler reading the metrics on the warning sees what it says.
+        self.shared.counters.set_quorum(v);
+        if let Some(m) = silent_message {
+            self.warn(now, "silent_peers", "", || m);
+        }
+        if let Some(m) = waiting_message {
+            self.warn(now, "waiting_for_quorum", "", || m);
         }
     }
 

@@ -111,6 +111,7 @@ fn config_errors() -> Vec<ConfigError> {
         ConfigError::ClockDriftTooLarge { max_clock_drift_ppm: 0 },
         ConfigError::LeaseOutOfRange { lease_duration: 0, heartbeat_interval: 0, election_timeout_min: 0 },
         ConfigError::TooManyPeers { peers: 0, max_peers: 0 },
+        ConfigError::DurationTooLarge { field: "election_timeout_max", value: 0 },
     ];
     for e in &all {
         match e {
@@ -125,7 +126,8 @@ fn config_errors() -> Vec<ConfigError> {
             | ConfigError::TimeoutSpreadTooSmall { .. }
             | ConfigError::ClockDriftTooLarge { .. }
             | ConfigError::LeaseOutOfRange { .. }
-            | ConfigError::TooManyPeers { .. } => {}
+            | ConfigError::TooManyPeers { .. }
+            | ConfigError::DurationTooLarge { .. } => {}
         }
     }
     all
@@ -185,6 +187,8 @@ fn runtime_errors() -> Vec<RuntimeError> {
         RuntimeError::NoTransferTarget,
         RuntimeError::OnRuntimeThread { method: "" },
         RuntimeError::Io { context: s(), message: s() },
+        RuntimeError::SameNode { first: s(), second: s(), addr: s(), is_self: true },
+        RuntimeError::SameNode { first: s(), second: s(), addr: s(), is_self: false },
     ];
     all.extend(config_errors().into_iter().map(RuntimeError::Config));
     all.extend(node_errors().into_iter().map(RuntimeError::Node));
@@ -213,7 +217,8 @@ fn runtime_errors() -> Vec<RuntimeError> {
             | RuntimeError::NoRandomness
             | RuntimeError::NoTransferTarget
             | RuntimeError::OnRuntimeThread { .. }
-            | RuntimeError::Io { .. } => {}
+            | RuntimeError::Io { .. }
+            | RuntimeError::SameNode { .. } => {}
         }
     }
     all

@@ -303,33 +303,27 @@ pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>, reexec: Option<Vec<Stri
     py.detach(|| tenure_runtime::cli::main_with(argv, native, reexec))
 }
 
-/// Checks an id, its peers and a bind address as the runtime will (typed errors naming the bad
-/// value), so that `tenure.Elector` refuses them at construction.
+/// Checks what `spawn_runtime` would be given, as the runtime checks it at start
+/// (`RuntimeConfig::validate`: id, peers, bind, key file, options, the core's configuration), so
+/// that the constructors raise where the bad value is given.
 #[pyfunction]
-#[pyo3(signature = (id, peers, bind=None, http=None, ready_when=None))]
-pub(crate) fn check_addresses(
+#[pyo3(signature = (config, *, bind=None, state_file=None, key_file=None, http=None, ready_when=None))]
+pub(crate) fn validate_runtime(
     py: Python<'_>,
-    id: &str,
-    peers: Vec<String>,
-    bind: Option<&str>,
-    http: Option<&str>,
-    ready_when: Option<&str>,
+    config: &Bound<'_, PyAny>,
+    bind: Option<String>,
+    state_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    http: Option<String>,
+    ready_when: Option<String>,
 ) -> PyResult<()> {
-    let check = || -> Result<(), RuntimeError> {
-        let addr = tenure_runtime::parse_id(id)?;
-        for p in &peers {
-            tenure_runtime::parse_peer(p)?;
-        }
-        if let Some(b) = bind {
-            tenure_runtime::parse_bind(b, addr.port)?;
-        }
-        if let Some(h) = http {
-            tenure_runtime::parse_http(h)?;
-        }
-        if let Some(w) = ready_when {
-            w.parse::<tenure_runtime::ReadyWhen>()?;
-        }
-        Ok(())
-    };
-    check().map_err(|e| runtime_error(py, &e))
+    let mut rc = RuntimeConfig::new(config_from(config)?);
+    rc.bind = bind;
+    rc.state_file = state_file;
+    rc.key_file = key_file;
+    rc.http = http;
+    if let Some(w) = ready_when {
+        rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
+    }
+    rc.validate().map(|_| ()).map_err(|e| runtime_error(py, &e))
 }

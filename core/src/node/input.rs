@@ -245,7 +245,12 @@ impl Node {
                     p.set_flag(SEND_FAILING, true);
                 }
             }
-            PeerDownReason::Refused => self.leader_refused(now, peer),
+            PeerDownReason::Refused => {
+                if let Some(p) = self.peers.get_mut(peer) {
+                    p.set_flag(REFUSED, true);
+                }
+                self.leader_refused(now, peer)
+            }
         }
         Ok(())
     }
