@@ -72,6 +72,23 @@ fn kill(sig: &str, target: String) {
     assert!(status.success(), "kill {sig} -- {target}");
 }
 
+/// Resumes and ends what a case leaves behind, whether it passed or not: a stopped supervisor
+/// (its own session) and a daemon would otherwise outlive the test and hold its output open.
+struct Cleanup {
+    groups: Vec<u64>,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for group in &self.groups {
+            let _ = std::process::Command::new("kill").args(["-CONT", "--", &format!("-{group}")]).status();
+        }
+        // Whatever still writes into the test's directory (a daemon that escaped a failed case).
+        let _ = std::process::Command::new("pkill").args(["-9", "-f", &self.dir.to_string_lossy()]).status();
+    }
+}
+
 /// What a case does to the leader's processes: (the runtime, whose pid is its group's id; the
 /// supervisor's pid; the guard's pid, which is the command's group's id).
 type Fault = fn(&mut Proc, u64, u64);
@@ -106,6 +123,8 @@ fn case(name: &str, fault: Fault, bound_ms: u64) -> (u64, Lines) {
     let p = procs.iter().position(|p| p.id == leader).unwrap();
     let runtime = procs[p].child.id() as u64;
     assert_eq!(parent(supervisor), runtime, "{name}: the supervisor is the runtime's child");
+    let _cleanup =
+        Cleanup { groups: procs.iter().map(|p| p.child.id() as u64).chain([supervisor]).collect(), dir: out.clone() };
     lines.collect(Duration::from_millis(200)); // both tickers run, leases renewed
     let at = wall_ms();
     fault(&mut procs[p], supervisor, guard);
@@ -122,9 +141,6 @@ fn case(name: &str, fault: Fault, bound_ms: u64) -> (u64, Lines) {
     let after = last.saturating_sub(at);
     eprintln!("{name}: last tick {after} ms after the fault (bound {bound_ms} ms)");
     assert!(after <= bound_ms, "{name}: the command's tree ticked {after} ms after the fault (bound {bound_ms})");
-    for group in procs.iter().map(|p| p.child.id() as u64).chain([supervisor]) {
-        let _ = std::process::Command::new("kill").args(["-CONT", "--", &format!("-{group}")]).status();
-    }
     procs.iter_mut().for_each(|p| {
         let _ = p.child.kill();
     });
