@@ -207,6 +207,18 @@ impl Collector for Snapshot {
             "Campaigns run by this node (terms in which it became candidate).",
             m.elections,
         )?;
+        counter(
+            &mut e,
+            "tenure_leader_work_failures",
+            "Failures of leader-only work (or of the -- CMD command) reported while this node led.",
+            m.leader_work_failures,
+        )?;
+        counter(
+            &mut e,
+            "tenure_leader_work_step_downs",
+            "Leaderships this node handed over because their work kept failing (the failure policy).",
+            m.leader_work_step_downs,
+        )?;
         let mut dropped = e.encode_descriptor(
             "tenure_messages_dropped",
             "Datagrams dropped by the core, by reason.",

@@ -70,6 +70,11 @@ pub struct Metrics {
     pub peers: BTreeMap<&'static str, u64>,
     /// Leaderless time observed by this node.
     pub failover: FailoverHistogram,
+    /// Failures of leader-only work (or of the `-- CMD` command) reported while this node led.
+    pub leader_work_failures: u64,
+    /// Leaderships this node handed over because their work kept failing (see
+    /// [`crate::FailurePolicy`]).
+    pub leader_work_step_downs: u64,
 }
 
 impl Metrics {
@@ -77,7 +82,7 @@ impl Metrics {
     /// `{"id", "role", "term", "leader", "is_leader", "lease_remaining_ms", "running", "stopping",
     /// "loop_age_ms", "leader_changes", "elections", "dropped": {reason: n}, "peers": {state: n},
     /// "failover": {"buckets": [[le_seconds, cumulative], ...], "sum_seconds", "count"},
-    /// "version"}` (`null` for absent values).
+    /// "leader_work_failures", "leader_work_step_downs", "version"}` (`null` for absent values).
     pub fn to_json(&self) -> String {
         serde_json::json!({
             "id": self.id,
@@ -98,6 +103,8 @@ impl Metrics {
                 "sum_seconds": self.failover.sum_seconds,
                 "count": self.failover.count,
             },
+            "leader_work_failures": self.leader_work_failures,
+            "leader_work_step_downs": self.leader_work_step_downs,
             "version": crate::VERSION,
         })
         .to_string()
@@ -130,6 +137,10 @@ pub(crate) struct Counters {
     /// Runtime-clock ms of the end of the loop's last round.
     pub(crate) alive_at: AtomicU64,
     pub(crate) stopping: AtomicBool,
+    /// See [`Metrics::leader_work_failures`].
+    pub(crate) leader_work_failures: AtomicU64,
+    /// See [`Metrics::leader_work_step_downs`].
+    pub(crate) leader_work_step_downs: AtomicU64,
 }
 
 impl Counters {
@@ -137,6 +148,14 @@ impl Counters {
         self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// One failure of leader work counted by the failure policy.
+    pub(crate) fn leader_work_failure(&self) {
+        self.leader_work_failures.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One leadership handed over because its work kept failing.
+    pub(crate) fn leader_work_step_down(&self) {
+        self.leader_work_step_downs.fetch_add(1, Ordering::Relaxed);
+    }
     /// One drop, as the core reported it.
     pub(crate) fn dropped(&self, reason: DropReason) {
         if let Some(c) = self.tally().dropped.get_mut(reason.index()) {
@@ -291,6 +310,8 @@ mod tests {
             dropped,
             peers,
             failover,
+            leader_work_failures: 2,
+            leader_work_step_downs: 1,
         };
         let v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
         assert_eq!(v["role"], "leader");
@@ -298,5 +319,6 @@ mod tests {
         assert_eq!(v["dropped"]["bad_mac"], 1);
         assert_eq!(v["failover"]["buckets"][4], serde_json::json!([0.15, 1]));
         assert_eq!(v["failover"]["count"], 1);
+        assert_eq!((v["leader_work_failures"].as_u64(), v["leader_work_step_downs"].as_u64()), (Some(2), Some(1)));
     }
 }

@@ -68,6 +68,10 @@ where
         node.key = Some(crate::cli::key_from_file(&bytes));
     }
     node.durable = state_file.is_some();
+    // The leadership gate is the runtime's, in every host: it asks the handler (which may defer
+    // to the application's confirm_leader) and denies on its own while stopping, so a stopping
+    // node cannot take leadership back.
+    node.confirm_leader = true;
     let valid = node.validate()?;
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let confirm_timeout = confirm_timeout.map_or(valid.election_timeout_min, ms);
@@ -179,7 +183,8 @@ where
         readable: false,
         prober: icmp.then(Prober::default),
         heartbeat_interval: valid.heartbeat_interval,
-        failures: FailureCounter::new(failure_policy),
+        failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
+        leader_pending: None,
     };
     #[cfg(feature = "http")]
     if let Some((server, _)) = sidecar {
