@@ -62,7 +62,7 @@ class InternalError extends TenureError {}
 class BindError extends TenureError {}
 /** A call on an elector that is not running (`stopped`). */
 class StoppedError extends TenureError {}
-/** Leader-only work failed in `maxLeaderFailures` leaderships in a row (`leader_work_failed`). */
+/** Leader work failed in `failurePolicy.maxStepDowns` leaderships in a row (`leader_work_failed`). */
 class LeaderWorkError extends TenureError {}
 
 for (const C of [TenureError, ConfigError, NodeError, DroppedError, StateFileError, UsageError, InternalError, BindError, StoppedError, LeaderWorkError]) {
