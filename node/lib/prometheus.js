@@ -39,6 +39,18 @@ const FAMILIES = [
     samples: (m) => [{ value: m.elections }],
   },
   {
+    name: 'tenure_leader_work_failures_total',
+    help: 'Failures of leader-only work (or of the -- CMD command) reported while this node led.',
+    type: 'counter',
+    samples: (m) => [{ value: m.leaderWorkFailures }],
+  },
+  {
+    name: 'tenure_leader_work_step_downs_total',
+    help: 'Leaderships this node handed over because their work kept failing (the failure policy).',
+    type: 'counter',
+    samples: (m) => [{ value: m.leaderWorkStepDowns }],
+  },
+  {
     name: 'tenure_messages_dropped_total',
     help: 'Datagrams dropped by the core, by reason.',
     type: 'counter',

@@ -178,7 +178,7 @@ def spawn_runtime(
     log: bool = False,
     http: Optional[str] = None,
     ready_when: Optional[str] = None,
-    failure_policy: Optional[Tuple[int, int, float, float]] = None,
+    failure_policy: Optional[Tuple[int, Optional[int], float, float]] = None,
 ) -> Runtime: ...
 def check_addresses(
     id: str,

@@ -64,6 +64,16 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
     yield counter(
         "tenure_elections", "Campaigns run by this node (terms in which it became candidate).", s.get("elections", 0)
     )
+    yield counter(
+        "tenure_leader_work_failures",
+        "Failures of leader-only work (or of the -- CMD command) reported while this node led.",
+        s.get("leader_work_failures", 0),
+    )
+    yield counter(
+        "tenure_leader_work_step_downs",
+        "Leaderships this node handed over because their work kept failing (the failure policy).",
+        s.get("leader_work_step_downs", 0),
+    )
     dropped = CounterMetricFamily(
         "tenure_messages_dropped", "Datagrams dropped by the core, by reason.", labels=["reason"]
     )

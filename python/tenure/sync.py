@@ -207,8 +207,9 @@ class SyncElector(_Facade):
             left = None if end is None else max(0.0, end - time.monotonic())
             with contextlib.suppress(LeadershipLost):  # lost before it held: wait for the next one
                 return lease if lease.wait_valid(left) else None
+            ended = lease.term
             with self._cond:  # do not spin on a term that already ended
-                self._cond.wait_for(lambda: self._leading != lease.term or self._stopped, left)
+                self._cond.wait_for(lambda ended=ended: self._leading != ended or self._stopped, left)  # type: ignore[misc]
 
     @contextlib.contextmanager
     def leading(self, timeout: Optional[float] = None) -> Iterator[SyncLease]:

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cluster import ROOT, free_udp_ports
 
 PYTHON_CHILD = """
@@ -92,7 +91,9 @@ def commands(host: str, tmp: Path) -> list[str]:
 
 
 def node_available() -> bool:
-    return shutil.which("node") is not None and any((ROOT / "node" / "native").glob("*.node"))
+    return shutil.which("node") is not None and any(
+        (ROOT / "node" / "native").glob("*.node")
+    )
 
 
 def run_scenario(host: str, limit: str, seconds: float) -> dict[str, Any]:
@@ -158,9 +159,13 @@ def test_failing_leader_work_ends_the_same_way_in_python_and_node(limit: str) ->
         assert o["warned_leader_work_failed"] or limit != "none", (host, o)
         assert o["stopped_by_signal_cleanly"], (host, o)
         if limit == "none":
-            assert o["all_alive_at_end"], f"{host}: a process gave up on failing leader work: {o}"
+            assert o["all_alive_at_end"], (
+                f"{host}: a process gave up on failing leader work: {o}"
+            )
         else:
             assert o["gave_up"] >= 2 and o["gave_up_nonzero"], f"{host}: {o}"
     # The same outcome in both hosts (leaderships counted differ with timing: left out).
-    same = [{k: v for k, v in o.items() if k != "leaderships"} for o in outcomes.values()]
+    same = [
+        {k: v for k, v in o.items() if k != "leaderships"} for o in outcomes.values()
+    ]
     assert same[0] == same[1], outcomes
