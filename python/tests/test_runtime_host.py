@@ -204,7 +204,7 @@ def test_sync_leading_hands_over_a_valid_lease_right_after_start() -> None:
         els = [sync(n, [p for p in nodes if p != n]) for n in nodes]
         results: List[str] = []
 
-        def lead(e: SyncElector) -> None:
+        def lead(e: SyncElector, results: List[str] = results) -> None:
             try:
                 with e.leading(timeout=5) as lease:
                     lease.check()
