@@ -142,11 +142,11 @@ pub(crate) fn ready(m: &Metrics, mode: ReadyWhen) -> (bool, serde_json::Value) {
                 Some(l) => format!("not the leader (the leader is {l})"),
                 None => "not the leader (no leader known)".to_string(),
             }),
-            ReadyWhen::Leader => match m.lease_remaining_ms {
-                Some(ms) if ms > 0 => None,
-                Some(_) => Some("leading, but the lease expired and was not renewed yet".to_string()),
-                None => Some("leading, but no quorum has acknowledged the lease yet".to_string()),
-            },
+            ReadyWhen::Leader if m.lease_valid() => None,
+            ReadyWhen::Leader => Some(match m.lease_remaining_ms {
+                Some(_) => "leading, but the lease expired and was not renewed yet".to_string(),
+                None => "leading, but no quorum has acknowledged the lease yet".to_string(),
+            }),
         }
     };
     let mode = mode.as_str();

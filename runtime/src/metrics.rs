@@ -78,6 +78,11 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// Whether this snapshot shows this node leading with a lease that held when it was taken
+    /// ([`crate::Handle::lease_valid`] at that instant).
+    pub fn lease_valid(&self) -> bool {
+        self.is_leader && self.lease_remaining_ms.is_some_and(|r| r > 0)
+    }
     /// The snapshot as one JSON object (what the Python and Node.js collectors read):
     /// `{"id", "role", "term", "leader", "is_leader", "lease_remaining_ms", "running", "stopping",
     /// "loop_age_ms", "leader_changes", "elections", "dropped": {reason: n}, "peers": {state: n},
