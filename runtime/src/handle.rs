@@ -25,9 +25,6 @@ pub(crate) enum Command {
     ConfirmLeader(u64, bool, Reply<()>),
     /// (term, the whole leadership failed).
     LeaderWorkFailed(u64, bool, Reply<LeaderWorkVerdict>),
-    /// The leader-only command failed in this term: hand leadership over through the core, outside
-    /// the [`crate::FailurePolicy`] (the command has its own restart backoff, docs/command.md).
-    LeaderCommandFailed(u64, Reply<()>),
     /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
     Stop(Option<u64>),
     /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
@@ -95,8 +92,6 @@ pub(crate) struct Shared {
     pub(crate) http_addr: Option<SocketAddr>,
     /// Run once when the runtime thread ends (the HTTP sidecar's shutdown).
     pub(crate) on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
-    /// The node's configuration as validated at `spawn` (derived timeouts included).
-    pub(crate) valid: tenure::ValidConfig,
 }
 
 /// A running runtime. Every method may be called from any thread. Dropping the last handle does
@@ -327,10 +322,10 @@ impl Handle {
         self.request(|r| Command::LeaderWorkFailed(term, true, r), LeaderWorkVerdict::Queued)
     }
 
-    /// The leader-only command of `term` failed: leadership is rolled back through the core
-    /// (`leader_handler_failed`), not counted by the [`crate::FailurePolicy`].
-    pub(crate) fn command_failed(&self, term: u64) -> Result<(), RuntimeError> {
-        self.request(|r| Command::LeaderCommandFailed(term, r), ())
+    /// The leader-only command of `term` failed: the same [`crate::FailurePolicy`] as any leader
+    /// work (docs/command.md).
+    pub(crate) fn command_failed(&self, term: u64) -> Result<LeaderWorkVerdict, RuntimeError> {
+        self.leader_work_failed(term)
     }
 
     /// Asks the runtime to stop gracefully (see the crate docs) without waiting.

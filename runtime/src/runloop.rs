@@ -325,10 +325,6 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 let result = self.leader_work_failed(now, term, at_once);
                 self.reply(r, result);
             }
-            Command::LeaderCommandFailed(term, r) => {
-                let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
-                self.reply(r, result);
-            }
             Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.handover_timeout)),
             Command::Resolved { name, result } => {
                 for (id, update) in self.peers.resolved(&name, result, now) {

@@ -147,7 +147,6 @@ where
         counters: Default::default(),
         http_addr,
         on_end: Mutex::new(Vec::new()),
-        valid: valid.clone(),
     });
     let mut runner = Loop {
         engine,
