@@ -120,27 +120,25 @@
 struct HostDocDoctests;
 
 pub mod cli;
-mod command;
+mod clock;
 mod config;
 mod engine;
 mod error;
 mod event;
-#[cfg(target_os = "linux")]
-mod guard;
 mod handle;
 #[cfg(feature = "http")]
 mod http;
 pub mod metrics;
 mod policy;
 mod probe;
+mod process;
 mod resolve;
 mod runloop;
+mod sidecar;
 mod start;
 pub mod state;
-mod supervisor;
 mod warn;
 
-pub use command::DEFAULT_KILL_GRACE;
 pub use config::{
     parse_address, parse_bind, parse_http, parse_id, parse_peer, Address, Host, ReadyWhen, RuntimeConfig,
     DEFAULT_RESOLVE_INTERVAL,
@@ -151,6 +149,7 @@ pub use event::{Confirm, Handler, RuntimeEvent};
 pub use handle::Handle;
 pub use metrics::{FailoverHistogram, Metrics};
 pub use policy::{FailurePolicy, LeaderWorkVerdict};
+pub use process::command::DEFAULT_KILL_GRACE;
 pub use start::spawn;
 
 use std::time::Instant;

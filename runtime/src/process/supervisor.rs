@@ -1,5 +1,5 @@
 //! The supervisor: a small process, in a session of its own, that runs the leader-only command
-//! under a [guard](crate::guard) and enforces the lease
+//! under a [guard](super::guard) and enforces the lease
 //! deadline, so that a paused (SIGSTOP) or killed (SIGKILL) runtime cannot leave the command
 //! running (see `docs/command.md`).
 //!
@@ -34,44 +34,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use crate::clock::ns_to_instant;
+
 use nix::sys::signal::{killpg, Signal};
-use nix::time::{clock_gettime, ClockId};
 use nix::unistd::Pid;
 
 /// The hidden subcommand that runs the supervisor.
 pub(crate) const SUBCOMMAND: &str = "__supervise";
-
-/// `CLOCK_MONOTONIC` now, in nanoseconds (the clock `Instant` reads on Linux).
-pub(crate) fn monotonic_ns() -> u64 {
-    clock_gettime(ClockId::CLOCK_MONOTONIC)
-        .map(|t| {
-            let secs = u64::try_from(t.tv_sec()).unwrap_or(0);
-            let nanos = u64::try_from(t.tv_nsec()).unwrap_or(0);
-            secs.saturating_mul(1_000_000_000).saturating_add(nanos)
-        })
-        .unwrap_or(0)
-}
-
-/// An `Instant` as absolute `CLOCK_MONOTONIC` nanoseconds, never later than the true value (the
-/// clock is read before the `Instant` it is compared with).
-pub(crate) fn instant_to_ns(at: Instant) -> u64 {
-    let mono = monotonic_ns();
-    let now = Instant::now();
-    match at.checked_duration_since(now) {
-        Some(ahead) => mono.saturating_add(u64::try_from(ahead.as_nanos()).unwrap_or(u64::MAX)),
-        None => mono.saturating_sub(u64::try_from(now.duration_since(at).as_nanos()).unwrap_or(u64::MAX)),
-    }
-}
-
-/// Absolute `CLOCK_MONOTONIC` nanoseconds as an `Instant`, never later than the true value.
-fn ns_to_instant(ns: u64) -> Instant {
-    let now = Instant::now();
-    let mono = monotonic_ns();
-    match ns.checked_sub(mono) {
-        Some(ahead) => now + Duration::from_nanos(ahead),
-        None => now.checked_sub(Duration::from_nanos(mono - ns)).unwrap_or(now),
-    }
-}
 
 enum Msg {
     Order(String),
@@ -125,17 +94,17 @@ fn status_text(status: ExitStatus) -> String {
     }
 }
 
-/// Spawns the command under a [guard](crate::guard) that ends its whole process tree if this
+/// Spawns the command under a [guard](super::guard) that ends its whole process tree if this
 /// supervisor dies.
 #[cfg(target_os = "linux")]
 fn guard_spawn(cmd: &mut std::process::Command) {
     let supervisor = nix::unistd::getpid().as_raw();
-    let end_tree = crate::guard::end_tree_signal();
+    let end_tree = super::guard::end_tree_signal();
     // SAFETY: `split` runs only async-signal-safe system calls in the forked child, which is what
     // `pre_exec` requires; the process group was set before pre_exec closures run.
     #[allow(unsafe_code)]
     unsafe {
-        cmd.pre_exec(move || crate::guard::split(supervisor, end_tree));
+        cmd.pre_exec(move || super::guard::split(supervisor, end_tree));
     }
 }
 
@@ -354,7 +323,7 @@ impl Supervisor {
         let cause = r.cause.map_or("exited", Cause::as_str);
         // The lease deadline it was held to, on the wall clock (for the event line).
         let now = Instant::now();
-        let wall = crate::cli::wall_ms();
+        let wall = crate::clock::wall_ms();
         let deadline_wall = match r.deadline.checked_duration_since(now) {
             Some(ahead) => wall.saturating_add(u64::try_from(ahead.as_millis()).unwrap_or(u64::MAX)),
             None => wall.saturating_sub(u64::try_from(now.duration_since(r.deadline).as_millis()).unwrap_or(u64::MAX)),

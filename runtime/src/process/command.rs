@@ -1,5 +1,5 @@
 //! The leader-only command of the command line (`tenure run ... -- CMD ARGS...`): the runtime's
-//! side. It starts a [supervisor](crate::supervisor) process once, then orders it to start the
+//! side. It starts a [supervisor](super::supervisor) process once, then orders it to start the
 //! command when this node leads with a lease, forwards every lease renewal as an absolute
 //! `CLOCK_MONOTONIC` deadline, orders a stop when leadership is lost, and hands leadership over
 //! through the core when the command fails. The rules are in `docs/command.md`.
@@ -10,14 +10,15 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::supervisor::{instant_to_ns, SUBCOMMAND};
+use super::supervisor::SUBCOMMAND;
+use crate::clock::{instant_to_ns, ns_to_instant};
 use crate::{Handle, Handler, LeaderWorkVerdict, RuntimeEvent};
 
 /// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
 pub const DEFAULT_KILL_GRACE: u64 = 1000;
 
-/// How often the runner reads the lease from the runtime's snapshot and forwards a renewal (a
-/// forwarded deadline is at most this late, which only shortens the command's lease).
+/// How often a handover re-checks whether the command is gone while it waits for the
+/// supervisor's report (a bound on a missed notification, not a poll of the runtime).
 const TICK: Duration = Duration::from_millis(5);
 
 /// The leader-only command: what to run and how to re-invoke this command line as its
@@ -43,7 +44,7 @@ const GUARD_GRACE: Duration = Duration::from_millis(10);
 /// Asks the command's guard (pid `guard`) to end the command's whole tree; whether it existed.
 fn end_tree(guard: u32) -> bool {
     #[cfg(target_os = "linux")]
-    return i32::try_from(guard).is_ok_and(crate::guard::ask_to_end_tree);
+    return i32::try_from(guard).is_ok_and(super::guard::ask_to_end_tree);
     #[cfg(not(target_os = "linux"))]
     return kill_group(guard);
 }
@@ -98,6 +99,9 @@ struct Inner {
     emit: Box<dyn Fn(String) + Send + Sync>,
     state: Mutex<State>,
     changed: Condvar,
+    /// Bumped by every [`Runner::wake`] (a leadership or lease change published by the runtime, a
+    /// report, a hold): [`Runner::follow`] sleeps until it moves or a deadline of its own comes.
+    pulse: (Mutex<u64>, Condvar),
     handle: OnceLock<Handle>,
 }
 
@@ -130,6 +134,7 @@ impl Runner {
                 emit: Box::new(emit),
                 state: Mutex::new(state),
                 changed: Condvar::new(),
+                pulse: (Mutex::new(0), Condvar::new()),
                 handle: OnceLock::new(),
             }),
         }
@@ -140,8 +145,11 @@ impl Runner {
     }
 
     fn line(&self, event: &str, rest: &str) {
-        let head =
-            format!("{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"", crate::cli::wall_ms(), json_str(&self.inner.id));
+        let head = format!(
+            "{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"",
+            crate::clock::wall_ms(),
+            json_str(&self.inner.id)
+        );
         (self.inner.emit)(format!("{head}{rest}}}"));
     }
 
@@ -153,6 +161,13 @@ impl Runner {
     /// Starts the supervisor process now (so the first leadership does not wait for it), then the
     /// thread that follows the runtime's leadership.
     pub(crate) fn start(&self, handle: Handle) {
+        // Renewals and leadership changes wake the runner as the runtime publishes them.
+        let weak = Arc::downgrade(&self.inner);
+        handle.shared.snapshot.watch(Box::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                Runner { inner }.wake();
+            }
+        }));
         let _ = self.inner.handle.set(handle);
         let mut st = self.lock();
         self.ensure_supervisor(&mut st);
@@ -216,8 +231,9 @@ impl Runner {
     /// Follows the runtime: start, renew, stop (see the module docs).
     fn follow(&self) {
         let Some(handle) = self.inner.handle.get().cloned() else { return };
-        let mut st = self.lock();
         loop {
+            let seen = self.pulse();
+            let mut st = self.lock();
             let term = handle.term();
             let lease = handle.lease_deadline();
             let leading = handle.is_leader() && handle.term() == term && handle.is_running();
@@ -254,7 +270,41 @@ impl Runner {
             if st.shutdown && st.active.is_none() {
                 return;
             }
-            st = self.inner.changed.wait_timeout(st, TICK).map_or_else(|p| p.into_inner().0, |(g, _)| g);
+            let next = Self::next_deadline(&st);
+            drop(st);
+            self.sleep(seen, next);
+        }
+    }
+
+    /// The next instant at which [`Runner::follow`] has something to do without being woken: the
+    /// end of a restart backoff, a retry of the supervisor, a backstop step.
+    fn next_deadline(st: &State) -> Option<Instant> {
+        let backstop = st.active.as_ref().filter(|a| a.pid.is_some()).map(|a| match a.backstop_ns {
+            None => ns_to_instant(a.deadline_ns.saturating_add(BACKSTOP.as_nanos() as u64)),
+            Some(at) => ns_to_instant(at.saturating_add(GUARD_GRACE.as_nanos() as u64)),
+        });
+        [st.not_before, st.retry_supervisor, backstop].into_iter().flatten().min()
+    }
+
+    fn pulse(&self) -> u64 {
+        *self.inner.pulse.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleeps until a [`Runner::wake`] after the pulse `seen`, or until `until`.
+    fn sleep(&self, seen: u64, until: Option<Instant>) {
+        let (lock, cvar) = &self.inner.pulse;
+        let mut pulse = lock.lock().unwrap_or_else(|p| p.into_inner());
+        while *pulse == seen {
+            pulse = match until {
+                Some(t) => {
+                    let left = t.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return;
+                    }
+                    cvar.wait_timeout(pulse, left).map_or_else(|p| p.into_inner().0, |(g, _)| g)
+                }
+                None => cvar.wait(pulse).unwrap_or_else(|p| p.into_inner()),
+            };
         }
     }
 
@@ -266,7 +316,7 @@ impl Runner {
     fn backstop(&self, st: &mut State) {
         let Some(a) = st.active.as_mut() else { return };
         let Some(pid) = a.pid else { return };
-        let now = crate::supervisor::monotonic_ns();
+        let now = crate::clock::monotonic_ns();
         match a.backstop_ns {
             None if now >= a.deadline_ns.saturating_add(BACKSTOP.as_nanos() as u64) => {
                 a.backstop_ns = Some(now);
@@ -356,7 +406,7 @@ impl Runner {
                 }
                 _ => {}
             }
-            self.inner.changed.notify_all();
+            self.wake();
         }
         // End of file: the supervisor is gone.
         let mut st = self.lock();
@@ -376,7 +426,7 @@ impl Runner {
             st.retry_supervisor = Some(Instant::now() + Duration::from_secs(1));
         }
         drop(st);
-        self.inner.changed.notify_all();
+        self.wake();
         if !shutdown {
             let status = status.map_or("unknown status".into(), |s| s.to_string());
             let spec = &self.inner.spec;
@@ -433,6 +483,9 @@ impl Runner {
     }
 
     fn wake(&self) {
+        let (lock, cvar) = &self.inner.pulse;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        cvar.notify_all();
         self.inner.changed.notify_all();
     }
 
