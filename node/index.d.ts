@@ -350,7 +350,7 @@ export class AddressInUseError extends BindError {
 export class StoppedError extends TenureError {
   readonly code: T.StoppedErrorCode
 }
-/** Leader-only work kept failing: the elector stopped (`leader_work_failed`). */
+/** Leader work failed in `failurePolicy.maxStepDowns` leaderships in a row: the elector stopped. */
 export class LeaderWorkError extends TenureError {
   readonly code: T.LeaderWorkErrorCode
 }
@@ -525,13 +525,31 @@ export interface ElectorOptions {
   /** Aborting it stops the elector (as {@link Elector.stop}). */
   signal?: AbortSignal
   /**
-   * Consecutive failed leaderships (a `'leader'` listener that throws or rejects, a
-   * {@link Elector.whileLeader} function that rejects — not because its signal aborted) after
-   * which the elector stops with a {@link LeaderWorkError}. Each failure before that steps the
-   * node down; the core backs off `electionTimeoutMax` × consecutive failures (at most × 20)
-   * before it campaigns again. Default 5.
+   * What happens when leader work keeps failing (a {@link Elector.whileLeader} function that
+   * rejects, a `'leader'` listener that throws or rejects — not because its signal aborted): the
+   * runtime's failure policy, the same as Python's `FailurePolicy` and `tenure run -- CMD`'s.
    */
-  maxLeaderFailures?: number
+  failurePolicy?: FailurePolicy
+}
+
+/**
+ * The runtime's failure policy for leader work. A failing `whileLeader` function runs again in
+ * the same leadership after `backoff` ms (doubling, at most `maxBackoff`); after `maxFailures`
+ * failures (a throwing `'leader'` listener: at once) the node hands leadership over and campaigns
+ * last for a while, with a `'warning'` `leader_work_failed`. By default it never gives up: it keeps
+ * participating and recovers by itself when the work succeeds again. With `maxStepDowns`, that
+ * many failed leaderships in a row stop the elector with a {@link LeaderWorkError} (thrown, so the
+ * process exits non-zero, unless an `'error'` listener takes it).
+ */
+export interface FailurePolicy {
+  /** Failures in one leadership before handing over. Default 3. */
+  maxFailures?: number
+  /** Failed leaderships in a row before the elector stops. Default: none (never stop). */
+  maxStepDowns?: number | null
+  /** First retry delay in ms. Default 100. */
+  backoff?: number
+  /** Longest retry delay in ms (and longest campaign hold). Default 5000. */
+  maxBackoff?: number
 }
 
 /** The `'leader'` event. */
@@ -595,7 +613,7 @@ export class Elector extends EventEmitter<ElectorEvents> {
   /**
    * Runs `fn(lease)` at the start of every leadership until the elector closes (or
    * `options.signal` aborts); resolves then. A rejection not caused by `lease.signal` is a
-   * failed leadership (see `maxLeaderFailures`).
+   * failure of leader work (see `failurePolicy`): run again after a backoff, then hand over.
    */
   whileLeader(fn: (lease: Lease) => unknown, options?: { signal?: AbortSignal }): Promise<void>
   /** Sends a payload to every member (they emit `'message'`). */
@@ -620,6 +638,8 @@ export class Elector extends EventEmitter<ElectorEvents> {
   readonly fencingToken: number | null
   /** While leading: milliseconds the lease still holds (0 once expired), else `null`. */
   readonly leaseRemaining: number | null
+  /** Whether this node leads `term` with a lease that holds now (what {@link Lease.valid} reads). */
+  leaseValid(term: number): boolean
   /** The signal of the current leadership, or `null`. */
   readonly leaderSignal: AbortSignal | null
 }
@@ -671,6 +691,10 @@ export interface Metrics {
   peers: Record<string, number>
   /** Leaderless time observed by this node: `[upper bound in seconds, cumulative count]` buckets. */
   failover: { buckets: Array<[number, number]>; sumSeconds: number; count: number }
+  /** Failures of leader work reported while this node led (the failure policy counts them). */
+  leaderWorkFailures: number
+  /** Leaderships handed over because their work kept failing. */
+  leaderWorkStepDowns: number
   /** The runtime's version. */
   version: string
 }

@@ -26,6 +26,8 @@ const SAMPLES = {
   tenure_role: (m) => ROLES.map((role) => ({ labels: { role }, value: m.role === role ? 1 : 0 })),
   tenure_leader_changes: (m) => [{ value: m.leaderChanges }],
   tenure_elections: (m) => [{ value: m.elections }],
+  tenure_leader_work_failures: (m) => [{ value: m.leaderWorkFailures }],
+  tenure_leader_work_step_downs: (m) => [{ value: m.leaderWorkStepDowns }],
   tenure_messages_dropped: (m) => Object.entries(m.dropped).map(([reason, value]) => ({ labels: { reason }, value })),
   tenure_peers: (m) => Object.entries(m.peers).map(([state, value]) => ({ labels: { state }, value })),
   tenure_failover_seconds: (m) => [

@@ -193,6 +193,8 @@ METRIC_FAMILIES: Tuple[Tuple[str, str, str, Tuple[str, ...]], ...] = (
     ("tenure_role", "gauge", "1 for the node's current role, 0 for the others.", ("role",)),
     ("tenure_leader_changes", "counter", "Leaderships observed: each (term, leader) pair this node learned of, once.", ()),
     ("tenure_elections", "counter", "Campaigns run by this node (terms in which it became candidate).", ()),
+    ("tenure_leader_work_failures", "counter", "Failures of leader-only work (or of the -- CMD command) reported while this node led.", ()),
+    ("tenure_leader_work_step_downs", "counter", "Leaderships this node handed over because their work kept failing (the failure policy).", ()),
     ("tenure_messages_dropped", "counter", "Datagrams dropped by the core, by reason.", ("reason",)),
     ("tenure_peers", "gauge", "Peers known to the runtime, by state (in_view, unreachable: in the view but sends fail, left).", ("state",)),
     ("tenure_peer_last_heard_seconds", "gauge", "Seconds since each peer's last valid message (peers never heard are absent). A follower hears its leader only.", ("peer",)),
@@ -219,7 +221,7 @@ DEFAULTS: Dict[str, object] = {
     "max_failures": 3,
     "max_id_len": 255,
     "max_peers": 64,
-    "max_step_downs": 3,
+    "max_step_downs": None,
     "min_cluster_size": 3,
     "pre_vote": True,
     "resolve_interval": 10000,
@@ -240,7 +242,7 @@ DEFAULT_MAX_CLOCK_DRIFT_PPM: int = 10000
 DEFAULT_MAX_FAILURES: int = 3
 DEFAULT_MAX_ID_LEN: int = 255
 DEFAULT_MAX_PEERS: int = 64
-DEFAULT_MAX_STEP_DOWNS: int = 3
+DEFAULT_MAX_STEP_DOWNS: int = None
 DEFAULT_MIN_CLUSTER_SIZE: int = 3
 DEFAULT_PRE_VOTE: bool = True
 DEFAULT_RESOLVE_INTERVAL: int = 10000

@@ -66,6 +66,8 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
     yield roles
     yield counter("tenure_leader_changes", s.get("leader_changes", 0))
     yield counter("tenure_elections", s.get("elections", 0))
+    yield counter("tenure_leader_work_failures", s.get("leader_work_failures", 0))
+    yield counter("tenure_leader_work_step_downs", s.get("leader_work_step_downs", 0))
     dropped = CounterMetricFamily("tenure_messages_dropped", _HELP["tenure_messages_dropped"], labels=["reason"])
     for reason, n in s.get("dropped", {}).items():
         dropped.add_metric([reason], n)

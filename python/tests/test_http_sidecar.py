@@ -30,6 +30,8 @@ EXPECTED_TYPES = {
     "tenure_role": "gauge",
     "tenure_leader_changes": "counter",
     "tenure_elections": "counter",
+    "tenure_leader_work_failures": "counter",
+    "tenure_leader_work_step_downs": "counter",
     "tenure_messages_dropped": "counter",
     "tenure_peers": "gauge",
     "tenure_failover_seconds": "histogram",

@@ -20,9 +20,9 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
     [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
-    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS]
-    [--app-health URL] [--app-health-interval MS] [--pod-label KEY] [--service-account DIR]
-    [-- CMD ARGS...]
+    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [--max-failures N]
+    [--max-step-downs N] [--app-health URL] [--app-health-interval MS] [--pod-label KEY]
+    [--service-account DIR] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -63,10 +63,14 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
                                --kill-grace) when it ends, SIGKILLed at the lease deadline when
                                renewals stop (even if this process is paused or killed), stopped
                                before a transfer or a graceful stop hands over. Its own exit:
-                               0 keeps leading without it; otherwise leadership is handed over and
-                               CMD starts again on this node only after election-timeout-max,
-                               doubling with each failure in a row. Events: command_started,
+                               0 keeps leading without it; otherwise it starts again after a
+                               backoff (100 ms, doubling, at most 5 s), and after --max-failures
+                               failures in one leadership this node hands leadership over and
+                               campaigns last for a while. Events: command_started,
                                command_stopped, command_exited.
+  --max-failures N             failures of CMD in one leadership before handing over (default 3)
+  --max-step-downs N           stop (exit 1) after N leaderships in a row handed over because CMD
+                               kept failing (default: never; keep trying and recover)
   --http IP:PORT               serve GET /leader, /healthz, /readyz and /metrics (Prometheus) on
                                this TCP address (port 0: any free port; an `http_listening` line
                                gives the address); see docs/http.md
@@ -125,6 +129,10 @@ pub struct RunOptions {
     pub max_peers: Option<u32>,
     /// `--kill-grace`.
     pub kill_grace: Option<u64>,
+    /// `--max-failures` (the failure policy's `max_failures`).
+    pub max_failures: Option<u32>,
+    /// `--max-step-downs` (the failure policy's `max_step_downs`).
+    pub max_step_downs: Option<u32>,
     /// `-- CMD ARGS...` (empty: none).
     pub command: Vec<String>,
     /// `--http`.
@@ -222,7 +230,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 20] = [
+        const KNOWN: [&str; 22] = [
             "--id",
             "--peer",
             "--cluster",
@@ -237,6 +245,8 @@ where
             "--key-file",
             "--max-peers",
             "--kill-grace",
+            "--max-failures",
+            "--max-step-downs",
             "--http",
             "--ready-when",
             "--app-health",
@@ -265,6 +275,8 @@ where
             "--state-file" => once(&mut o.state_file, name, value)?,
             "--max-peers" => once(&mut o.max_peers, name, number(name, &value)?)?,
             "--kill-grace" => once(&mut o.kill_grace, name, number(name, &value)?)?,
+            "--max-failures" => once(&mut o.max_failures, name, number(name, &value)?)?,
+            "--max-step-downs" => once(&mut o.max_step_downs, name, number(name, &value)?)?,
             "--http" => once(&mut o.http, name, value)?,
             "--ready-when" => once(&mut o.ready_when, name, value)?,
             "--app-health" => once(&mut o.app_health, name, value)?,
@@ -321,6 +333,10 @@ impl RunOptions {
         r.http = self.http.clone();
         r.failure_detection = !self.no_failure_detection;
         r.ready_when = self.ready_when.as_deref().and_then(|w| w.parse().ok()).unwrap_or_default();
+        if let Some(n) = self.max_failures {
+            r.failure_policy.max_failures = n;
+        }
+        r.failure_policy.max_step_downs = self.max_step_downs;
         r
     }
 }

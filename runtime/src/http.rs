@@ -145,11 +145,11 @@ pub(crate) fn ready(m: &Metrics, mode: ReadyWhen) -> (bool, serde_json::Value) {
                 Some(l) => format!("not the leader (the leader is {l})"),
                 None => "not the leader (no leader known)".to_string(),
             }),
-            ReadyWhen::Leader => match m.lease_remaining_ms {
-                Some(ms) if ms > 0 => None,
-                Some(_) => Some("leading, but the lease expired and was not renewed yet".to_string()),
-                None => Some("leading, but no quorum has acknowledged the lease yet".to_string()),
-            },
+            ReadyWhen::Leader if m.lease_valid() => None,
+            ReadyWhen::Leader => Some(match m.lease_remaining_ms {
+                Some(_) => "leading, but the lease expired and was not renewed yet".to_string(),
+                None => "leading, but no quorum has acknowledged the lease yet".to_string(),
+            }),
         }
     };
     let mode = mode.as_str();
@@ -205,6 +205,8 @@ impl Collector for Snapshot {
         }
         counter(&mut e, "tenure_leader_changes", m.leader_changes)?;
         counter(&mut e, "tenure_elections", m.elections)?;
+        counter(&mut e, "tenure_leader_work_failures", m.leader_work_failures)?;
+        counter(&mut e, "tenure_leader_work_step_downs", m.leader_work_step_downs)?;
         let mut dropped = family(&mut e, "tenure_messages_dropped", MetricType::Counter)?;
         for (reason, n) in &m.dropped {
             dropped.encode_family(&[("reason", *reason)])?.encode_counter::<NoLabelSet, _, u64>(n, None)?;
@@ -273,6 +275,8 @@ mod tests {
             loop_age_ms: 0,
             leader_changes: 1,
             elections: 1,
+            leader_work_failures: 0,
+            leader_work_step_downs: 0,
             dropped: Default::default(),
             peers: Default::default(),
             peer_last_heard_ms: [("b".to_string(), Some(1))].into(),

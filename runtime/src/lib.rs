@@ -88,10 +88,20 @@
 //! (retried after a backoff, up to `max_failures` times in one leadership) or
 //! [`Handle::leadership_failed`] (the whole leadership failed: an `on_leader` callback raised).
 //! The runtime counts and decides ([`FailurePolicy`], in [`RuntimeConfig::failure_policy`]): it
-//! answers with a [`LeaderWorkVerdict`], steps the node down (warning `leader_work_failed`), and
-//! after `max_step_downs` consecutive failed leaderships stops the node
-//! ([`RuntimeError::LeaderWorkFailed`] as `Fatal`, a leader handing over first). The hosts only
-//! run the work and convert.
+//! answers with a [`LeaderWorkVerdict`], hands leadership over and campaigns last for a while
+//! (rate-limited warning `leader_work_failed`, metrics `leader_work_failures` and
+//! `leader_work_step_downs`), and never gives up unless the user set `max_step_downs`: then that
+//! many consecutive failed leaderships stop the node ([`RuntimeError::LeaderWorkFailed`] as
+//! `Fatal`, a leader handing over first). The hosts only run the work and convert.
+//!
+//! ## Leadership and the lease
+//!
+//! [`RuntimeEvent::Leader`] is delivered once the lease holds (a quorum acknowledged a heartbeat
+//! of the term), so leader work in every host starts with a valid lease.
+//! [`Handle::lease_valid`] and [`Handle::lease_remaining_ms`] are the one computation of validity
+//! and remaining time (the bindings, the HTTP sidecar and the command runner read them). The core's
+//! confirm gate is always on: the runtime answers it (denying while stopping) and asks the
+//! [`Handler`] only when it defers.
 //!
 //! ## Warnings
 //!

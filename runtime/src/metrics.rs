@@ -59,6 +59,18 @@ pub const METRIC_FAMILIES: &[MetricFamily] = &[
         labels: &[],
     },
     MetricFamily {
+        name: "tenure_leader_work_failures",
+        kind: "counter",
+        help: "Failures of leader-only work (or of the -- CMD command) reported while this node led.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_leader_work_step_downs",
+        kind: "counter",
+        help: "Leaderships this node handed over because their work kept failing (the failure policy).",
+        labels: &[],
+    },
+    MetricFamily {
         name: "tenure_messages_dropped",
         kind: "counter",
         help: "Datagrams dropped by the core, by reason.",
@@ -179,15 +191,26 @@ pub struct Metrics {
     pub quorum_slack: Option<i64>,
     /// Members not heard from within two election timeouts (empty on a follower with a leader).
     pub silent_peers: Vec<String>,
+    /// Failures of leader-only work (or of the `-- CMD` command) reported while this node led.
+    pub leader_work_failures: u64,
+    /// Leaderships this node handed over because their work kept failing (see
+    /// [`crate::FailurePolicy`]).
+    pub leader_work_step_downs: u64,
 }
 
 impl Metrics {
+    /// Whether this snapshot shows this node leading with a lease that held when it was taken
+    /// ([`crate::Handle::lease_valid`] at that instant).
+    pub fn lease_valid(&self) -> bool {
+        self.is_leader && self.lease_remaining_ms.is_some_and(|r| r > 0)
+    }
     /// The snapshot as one JSON object (what the Python and Node.js collectors read):
     /// `{"id", "role", "term", "leader", "is_leader", "lease_remaining_ms", "running", "stopping",
     /// "loop_age_ms", "leader_changes", "elections", "dropped": {reason: n}, "peers": {state: n},
     /// "failover": {"buckets": [[le_seconds, cumulative], ...], "sum_seconds", "count"},
     /// "peer_last_heard_ms": {peer: ms or null}, "peer_last_ack_ms": {peer: ms}, "quorum_slack",
-    /// "silent_peers": [peer, ...], "version"}` (`null` for absent values).
+    /// "silent_peers": [peer, ...], "leader_work_failures", "leader_work_step_downs", "version"}`
+    /// (`null` for absent values).
     pub fn to_json(&self) -> String {
         serde_json::json!({
             "id": self.id,
@@ -212,6 +235,8 @@ impl Metrics {
             "peer_last_ack_ms": self.peer_last_ack_ms,
             "quorum_slack": self.quorum_slack,
             "silent_peers": self.silent_peers,
+            "leader_work_failures": self.leader_work_failures,
+            "leader_work_step_downs": self.leader_work_step_downs,
             "version": crate::VERSION,
         })
         .to_string()
@@ -245,6 +270,10 @@ pub(crate) struct Counters {
     /// Runtime-clock ms of the end of the loop's last round.
     pub(crate) alive_at: AtomicU64,
     pub(crate) stopping: AtomicBool,
+    /// See [`Metrics::leader_work_failures`].
+    pub(crate) leader_work_failures: AtomicU64,
+    /// See [`Metrics::leader_work_step_downs`].
+    pub(crate) leader_work_step_downs: AtomicU64,
 }
 
 impl Counters {
@@ -252,6 +281,14 @@ impl Counters {
         self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// One failure of leader work counted by the failure policy.
+    pub(crate) fn leader_work_failure(&self) {
+        self.leader_work_failures.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One leadership handed over because its work kept failing.
+    pub(crate) fn leader_work_step_down(&self) {
+        self.leader_work_step_downs.fetch_add(1, Ordering::Relaxed);
+    }
     /// One drop, as the core reported it.
     pub(crate) fn dropped(&self, reason: DropReason) {
         if let Some(c) = self.tally().dropped.get_mut(reason.index()) {
@@ -429,6 +466,8 @@ mod tests {
             peer_last_ack_ms: [("b".to_string(), 25)].into(),
             quorum_slack: Some(0),
             silent_peers: vec!["c".into()],
+            leader_work_failures: 2,
+            leader_work_step_downs: 1,
         };
         let v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
         assert_eq!(v["role"], "leader");
@@ -439,5 +478,6 @@ mod tests {
         assert_eq!(v["peer_last_heard_ms"], serde_json::json!({"b": 20, "c": null}));
         assert_eq!(v["peer_last_ack_ms"], serde_json::json!({"b": 25}));
         assert_eq!((v["quorum_slack"].clone(), v["silent_peers"].clone()), (0.into(), serde_json::json!(["c"])));
+        assert_eq!((v["leader_work_failures"].as_u64(), v["leader_work_step_downs"].as_u64()), (Some(2), Some(1)));
     }
 }

@@ -79,6 +79,9 @@ pub(crate) struct Loop<E, H> {
     pub(crate) leaderless_since: Option<u64>,
     /// How long a member may go unheard before it counts as silent.
     pub(crate) silent_after: u64,
+    /// A term this node leads whose `Leader` event waits for a valid lease (see
+    /// [`Loop::deliver_leadership`]).
+    pub(crate) leader_pending: Option<u64>,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -368,10 +371,6 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 let result = self.leader_work_failed(now, term, at_once);
                 self.reply(r, result);
             }
-            Command::LeaderCommandFailed(term, r) => {
-                let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
-                self.reply(r, result);
-            }
             Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.handover_timeout)),
             Command::Resolved { name, result } => {
                 for (id, update) in self.peers.resolved(&name, result, now) {
@@ -418,20 +417,28 @@ impl<E: Engine, H: Handler> Loop<E, H> {
 
     /// The failure policy (see `policy.rs`): count, then retry, step down or stop.
     fn leader_work_failed(&mut self, now: u64, term: u64, at_once: bool) -> Result<LeaderWorkVerdict, RuntimeError> {
-        match self.failures.failed(term, at_once) {
+        let decision = self.failures.failed(term, at_once);
+        if decision != Decision::NotLeading && decision != Decision::AlreadyFailed {
+            self.shared.counters.leader_work_failure();
+        }
+        match decision {
             Decision::Retry(after) => Ok(LeaderWorkVerdict::Retry { after }),
             Decision::AlreadyFailed => Ok(LeaderWorkVerdict::SteppedDown),
             Decision::NotLeading => Err(RuntimeError::Node(tenure::Error::NotLeaderInTerm { term })),
-            Decision::StepDown { failures, step_downs } => {
-                let _ = self.engine.leader_handler_failed(now, term);
-                let max = self.failures.policy().max_step_downs;
-                self.emit_warning(
-                    "leader_work_failed".into(),
+            Decision::StepDown { failures, step_downs, hold } => {
+                self.hand_over_failed(now, term, hold);
+                self.shared.counters.leader_work_step_down();
+                let limit = match self.failures.policy().max_step_downs {
+                    Some(max) => format!("{step_downs} of {max} failed leaderships in a row before the node stops"),
+                    None => format!("{step_downs} failed leadership(s) in a row; the node keeps participating"),
+                };
+                let hold = hold.as_millis();
+                self.warn(now, "leader_work_failed", "", || {
                     format!(
-                        "leader-only work failed {failures} time(s) in term {term}: stepping down \
-                         ({step_downs} of {max} failed leaderships in a row before the node stops)"
-                    ),
-                );
+                        "leader-only work failed {failures} time(s) in term {term}: handing leadership over and \
+                         campaigning last for {hold} ms ({limit})"
+                    )
+                });
                 Ok(LeaderWorkVerdict::SteppedDown)
             }
             Decision::Stop { step_downs } => {
@@ -446,6 +453,20 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 Ok(LeaderWorkVerdict::Stopping)
             }
         }
+    }
+
+    /// Leader work of `term` keeps failing: hand leadership to the peer the core picks (else roll
+    /// it back), and campaign last for `hold`, so that any other member that can lead does.
+    pub(crate) fn hand_over_failed(&mut self, now: u64, term: u64, hold: Duration) {
+        let handed = match self.engine.transfer_target() {
+            Some(target) => self.engine.transfer_leadership(now, &target).is_ok(),
+            None => false,
+        };
+        if !handed {
+            let _ = self.engine.leader_handler_failed(now, term);
+        }
+        let hold = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
+        self.engine.hold_campaigns(now, now.saturating_add(hold));
     }
 
     fn begin_stop(&mut self, now: u64, handover: u64) {
@@ -492,6 +513,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let (role, leader) = self.publish();
         let now = self.now();
         let term = self.engine.term();
+        self.deliver_leadership(now);
         let peers = self.peers.by_id.values().map(|p| (p.in_view, p.down_reported));
         self.shared.counters.after_round(now, role, term, leader.as_deref(), self.stopping.is_some(), peers);
         if let Some(deadline) = self.stopping {
@@ -556,6 +578,26 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
         if let Some(m) = waiting_message {
             self.warn(now, "waiting_for_quorum", "", || m);
+        }
+    }
+
+    /// Delivers the pending `Leader` event once this node's lease holds: leader work is handed a
+    /// lease only once it is valid, in every host (the core publishes leadership when it wins the
+    /// vote; the lease holds once a quorum acknowledged one of its heartbeats, a round trip later).
+    /// The failure policy counts the leadership from here.
+    fn deliver_leadership(&mut self, now: u64) {
+        let Some(term) = self.leader_pending else { return };
+        if self.engine.role() != Role::Leader || self.engine.term() != term {
+            self.leader_pending = None;
+            return;
+        }
+        if self.engine.lease_deadline().is_some_and(|d| d > now) && self.exit.is_none() {
+            self.leader_pending = None;
+            if self.log {
+                log::info!(target: "tenure", "{}: leader of term {term}", self.id);
+            }
+            self.failures.became_leader(term);
+            self.emit(RuntimeEvent::Leader { term });
         }
     }
 

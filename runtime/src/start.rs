@@ -66,6 +66,10 @@ where
         node.key = Some(crate::config::read_key_file(path)?);
     }
     node.durable = state_file.is_some();
+    // The leadership gate is the runtime's, in every host: it asks the handler (which may defer
+    // to the application's confirm_leader) and denies on its own while stopping, so a stopping
+    // node cannot take leadership back.
+    node.confirm_leader = true;
     let valid = node.validate()?;
     let repeated = crate::resolve::same_node(&node.id, &node.bootstrap)?;
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
@@ -143,7 +147,6 @@ where
         counters: Default::default(),
         http_addr,
         on_end: Mutex::new(Vec::new()),
-        valid: valid.clone(),
     });
     let mut runner = Loop {
         engine,
@@ -183,11 +186,12 @@ where
         readable: false,
         prober: icmp.then(Prober::default),
         heartbeat_interval: valid.heartbeat_interval,
-        failures: FailureCounter::new(failure_policy),
         key,
         quorum_next: 0,
         leaderless_since: None,
         silent_after: crate::quorum::silent_after(valid.election_timeout_max),
+        failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
+        leader_pending: None,
     };
     #[cfg(feature = "http")]
     if let Some((server, _)) = sidecar {

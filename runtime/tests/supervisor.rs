@@ -107,7 +107,11 @@ fn case(name: &str, fault: Fault, bound_ms: u64) -> (u64, Lines) {
     let mut procs: Vec<Proc> = ids
         .iter()
         .map(|id| {
-            let mut cmd = run_cmd(id, &ids, &["--kill-grace", "300", "--", "sh", &script, o]);
+            // `--max-failures 1`: a command tree that a fault ended hands leadership over at once
+            // instead of starting again in the same leadership, so "nothing of it runs any more"
+            // is about this leadership's tree alone.
+            let args = ["--kill-grace", "300", "--max-failures", "1", "--", "sh", &script, o];
+            let mut cmd = run_cmd(id, &ids, &args);
             cmd.process_group(0);
             start_cmd(id, cmd, &lines)
         })

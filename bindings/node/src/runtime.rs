@@ -47,8 +47,36 @@ const OPTION_KEYS: &[&str] = &[
     "deferConfirm",
     "http",
     "readyWhen",
-    "maxLeaderFailures",
+    "failurePolicy",
 ];
+
+const POLICY_KEYS: &[&str] = &["maxFailures", "maxStepDowns", "backoff", "maxBackoff"];
+
+/// `{ maxFailures, maxStepDowns, backoff, maxBackoff }` (durations in ms; each optional, the
+/// runtime's defaults for the rest) -> the runtime's `FailurePolicy`, checked by the runtime.
+fn failure_policy(env: &Env, v: &Unknown) -> Result<FailurePolicy> {
+    let o = object(env, v, "options.failurePolicy")?;
+    only_keys(env, &o, "options.failurePolicy", POLICY_KEYS)?;
+    let mut policy = FailurePolicy::default();
+    let count = |name: &str, what: &str| -> Result<Option<u32>> {
+        match prop(&o, name)? {
+            Some(v) if !is_nullish(&v)? => Ok(Some(u32::try_from(u64_arg(env, &v, what)?).unwrap_or(u32::MAX))),
+            _ => Ok(None),
+        }
+    };
+    if let Some(n) = count("maxFailures", "options.failurePolicy.maxFailures")? {
+        policy.max_failures = n;
+    }
+    policy.max_step_downs = count("maxStepDowns", "options.failurePolicy.maxStepDowns")?;
+    if let Some(d) = ms(env, prop(&o, "backoff")?, "options.failurePolicy.backoff")? {
+        policy.backoff = d;
+    }
+    if let Some(d) = ms(env, prop(&o, "maxBackoff")?, "options.failurePolicy.maxBackoff")? {
+        policy.max_backoff = d;
+    }
+    policy.validate().map_err(|e| runtime_error(env, &e))?;
+    Ok(policy)
+}
 
 /// A runtime configuration, validated when built (ids, peers, bind address, the core's
 /// configuration, option ranges) so that bad input fails at the `Elector`'s construction.
@@ -61,9 +89,9 @@ pub struct NativeRuntimeConfig {
 #[napi]
 impl NativeRuntimeConfig {
     /// `new NativeRuntimeConfig(nodeConfig, { bind, stateFile, keyFile, confirmTimeout,
-    /// handoverTimeout, resolveInterval, log, deferConfirm, http, readyWhen, maxLeaderFailures })`.
-    /// `maxLeaderFailures`: the runtime's failure policy with a step-down at the first failure of
-    /// a leadership and a stop after that many failed leaderships in a row.
+    /// handoverTimeout, resolveInterval, log, deferConfirm, http, readyWhen, failurePolicy })`.
+    /// `failurePolicy`: the runtime's `FailurePolicy` (`{ maxFailures, maxStepDowns, backoff,
+    /// maxBackoff }`, durations in ms).
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, node: Unknown, options: Unknown) -> Result<Self> {
         let node = config_from_js(&env, &node)?;
@@ -87,17 +115,15 @@ impl NativeRuntimeConfig {
             if let Some(v) = prop(&o, "log")? {
                 config.log = boolean(&env, &v, "options.log")?;
             }
-            if let Some(v) = prop(&o, "maxLeaderFailures")? {
+            if let Some(v) = prop(&o, "failurePolicy")? {
                 if !is_nullish(&v)? {
-                    let n = u64_arg(&env, &v, "options.maxLeaderFailures")?;
-                    config.failure_policy = FailurePolicy::new(1, u32::try_from(n).unwrap_or(u32::MAX));
+                    config.failure_policy = failure_policy(&env, &v)?;
                 }
             }
             if let Some(v) = prop(&o, "deferConfirm")? {
                 defer_confirm = boolean(&env, &v, "options.deferConfirm")?;
             }
         }
-        config.node.confirm_leader = config.node.confirm_leader || defer_confirm;
         config.validate().map_err(|e| runtime_error(&env, &e))?;
         Ok(NativeRuntimeConfig { config, defer_confirm })
     }
@@ -329,8 +355,12 @@ impl NativeRuntime {
     /// Milliseconds the lease has left (0 when expired), or `null` when not leading.
     #[napi(getter, catch_unwind)]
     pub fn lease_remaining(&self) -> Option<f64> {
-        let deadline = self.handle.lease_deadline_ms()?;
-        Some(num(deadline.saturating_sub(self.handle.now_ms())))
+        self.handle.lease_remaining_ms().map(num)
+    }
+    /// Whether this node leads `term` with a lease that holds now (the runtime's decision).
+    #[napi(catch_unwind, ts_args_type = "term: number")]
+    pub fn lease_valid(&self, env: Env, term: Unknown) -> Result<bool> {
+        Ok(self.handle.lease_valid(u64_arg(&env, &term, "term")?))
     }
 }
 

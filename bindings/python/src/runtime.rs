@@ -89,17 +89,25 @@ fn ms(seconds: Option<f64>, what: &str) -> PyResult<Option<Duration>> {
         .transpose()
 }
 
-/// `(max_failures, max_step_downs, backoff, max_backoff)` (seconds) -> the runtime's policy,
-/// checked by the runtime (a `ConfigError` naming the option).
-type PolicyArgs = (u32, u32, f64, f64);
+/// `(max_failures, max_step_downs, backoff, max_backoff)` (seconds; `None`: no limit) -> the
+/// runtime's policy, checked by the runtime (a `ConfigError` naming the option).
+type PolicyArgs = (u32, Option<u32>, f64, f64);
 
 fn failure_policy(py: Python<'_>, args: PolicyArgs) -> PyResult<FailurePolicy> {
     let (max_failures, max_step_downs, backoff, max_backoff) = args;
     let first = ms(Some(backoff), "backoff")?.unwrap_or_default();
     let max = ms(Some(max_backoff), "max_backoff")?.unwrap_or_default();
-    let policy = FailurePolicy::new(max_failures, max_step_downs).backoff(first, max);
+    let mut policy = FailurePolicy::new(max_failures).backoff(first, max);
+    policy.max_step_downs = max_step_downs;
     policy.validate().map_err(|e| runtime_error(py, &e))?;
     Ok(policy)
+}
+
+/// The runtime's default failure policy, as `PolicyArgs` (`tenure.FailurePolicy`'s defaults).
+#[pyfunction]
+pub(crate) fn failure_policy_defaults() -> PolicyArgs {
+    let d = FailurePolicy::default();
+    (d.max_failures, d.max_step_downs, d.backoff.as_secs_f64(), d.max_backoff.as_secs_f64())
 }
 
 /// Checks a failure policy as the runtime will (`tenure.FailurePolicy` calls it when built).
@@ -219,6 +227,15 @@ impl PyRuntime {
     #[getter]
     fn lease_deadline(&self) -> Option<u64> {
         self.handle.lease_deadline_ms()
+    }
+    /// Milliseconds the lease has left (0 once expired), or None when not leading.
+    #[getter]
+    fn lease_remaining_ms(&self) -> Option<u64> {
+        self.handle.lease_remaining_ms()
+    }
+    /// Whether this node leads `term` with a lease that holds now.
+    fn lease_valid(&self, term: u64) -> bool {
+        self.handle.lease_valid(term)
     }
     /// The runtime clock: monotonic milliseconds since the runtime started.
     fn now_ms(&self) -> u64 {

@@ -189,6 +189,12 @@ impl Node {
             self.times.set(ELECTION_DEADLINE, Some(self.promise_until()));
             return;
         }
+        if let Some(hold) = self.times.get(CAMPAIGN_HOLD).filter(|h| *h > now) {
+            // The host asked this node to let the others lead first (its leader work keeps
+            // failing): it still votes, and campaigns only if nobody else has led by then.
+            self.times.set(ELECTION_DEADLINE, Some(hold));
+            return;
+        }
         if self.pre_vote {
             self.start_pre_vote(now);
         } else {
@@ -317,6 +323,20 @@ impl Node {
         }
         self.deny(now);
         Ok(())
+    }
+
+    /// Asks this node to campaign last until `until` (runtime clock): it starts no campaign of its
+    /// own before then, not even when a leader hands leadership to it (that leader's peers then
+    /// elect one of themselves after their election timeout), but votes and follows as usual. A host
+    /// whose leader-only work keeps failing calls it after stepping down, so that any other member
+    /// that can lead does so first, and this node leads again only when nobody else has by then.
+    /// A later call replaces the instant (one at or before `now` ends the hold; an election
+    /// deadline it already moved stays).
+    pub fn hold_campaigns(&mut self, now: u64, until: u64) {
+        self.times.set(CAMPAIGN_HOLD, (until > now).then_some(until));
+        if until > now && self.role == Role::Follower && self.times.get(ELECTION_DEADLINE).is_some_and(|t| t < until) {
+            self.times.set(ELECTION_DEADLINE, Some(until));
+        }
     }
 
     /// Hands leadership to `peer`: it campaigns at once, and this node stops leading now. If no

@@ -353,12 +353,12 @@ impl AppWindows {
     }
 }
 
-/// Optional instants of a node, packed as seven `u64`s and a byte of presence bits instead of
-/// seven 16-byte `Option<u64>`s (indices: the constants below).
+/// Optional instants of a node, packed as eight `u64`s and a byte of presence bits instead of
+/// eight 16-byte `Option<u64>`s (indices: the constants below).
 #[derive(Debug, Clone, Copy, Default)]
 struct Times {
     present: u8,
-    values: [u64; 7],
+    values: [u64; 8],
 }
 
 /// Last time a leader of the current term was heard (leader stickiness).
@@ -375,6 +375,8 @@ const LAST_DENIED_AT: usize = 4;
 const HEARTBEAT_IN_LAST: usize = 5;
 /// When this node last sent heartbeats as leader.
 const HEARTBEAT_OUT_LAST: usize = 6;
+/// No campaign of this node's own before this instant (see [`Node::hold_campaigns`]).
+const CAMPAIGN_HOLD: usize = 7;
 
 impl Times {
     fn get(&self, i: usize) -> Option<u64> {

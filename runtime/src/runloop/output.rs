@@ -120,19 +120,19 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     pub(super) fn event(&mut self, e: Event) {
         match e {
             Event::BecameLeader { term } => {
-                if self.log {
-                    log::info!(target: "tenure", "{}: leader of term {term}", self.id);
-                }
-                self.failures.became_leader(term);
+                // Delivered once the lease holds (at once when it already does).
+                self.leader_pending = Some(term);
                 // The handler sees the handle's snapshot agree with the event.
                 self.publish();
-                self.emit(RuntimeEvent::Leader { term });
+                let now = self.now();
+                self.deliver_leadership(now);
             }
             Event::BecameFollower { term, leader } => {
                 if self.log {
                     log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
                 }
                 self.failures.leadership_ended();
+                self.leader_pending = None;
                 self.publish();
                 self.emit(RuntimeEvent::Follower { term, leader });
             }
