@@ -122,8 +122,11 @@ impl Node {
         // breaks ties toward the smaller id.
         let mut best: Option<(u64, &str)> = None;
         for (id, p) in self.peers.iter() {
-            let eligible = p.has(ANSWERED) && !p.has(REFUSED) && p.ghost_until().is_none();
-            if !eligible || !since.is_none_or(|s| p.ack_echo() >= Some(s)) {
+            let eligible = p.has(ANSWERED)
+                && !p.has(REFUSED)
+                && p.ghost_until().is_none()
+                && since.is_none_or(|s| p.ack_echo() >= Some(s));
+            if !eligible {
                 continue;
             }
             if let Some(t) = p.last_heard().filter(|t| best.is_none_or(|(b, _)| *t > b)) {
