@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-model-check test-python test-node test-component test-web test-docs test-e2e test-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -88,6 +88,7 @@ help:
 	@echo "  jepsen          SEEDS=N randomised seeded fault schedules in network namespaces (root)"
 	@echo "  bench-netns     leaderless/step-down times under kernel network faults (root)"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
+	@echo "  model-check     exhaustive bounded model checking of the real core (DEPTH=N for longer runs)"
 	@echo "  soak            the simulator's fault variants over SOAK_SEEDS=$(SOAK_SEEDS) seeds (per-invariant counts)"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
 	@echo "  clean           cargo clean"
@@ -216,6 +217,27 @@ test-sim: setup
 soak: setup
 	$(CARGO) build --release -q -p tenure-sim --bin tenure-sim
 	tests/sim/variants.sh $(SOAK_SEEDS) $(SIM_BIN)
+
+# Exhaustive, bounded model checking of the real core (tests/model, docs/model.md): every
+# interleaving of each scope's actions to its depth, every property on every state; prints the
+# distinct states explored and the depth per scope, then checks that every injected core bug is
+# caught within the same bounds. `make model-check DEPTH=N` explores every scope to depth N
+# instead (longer runs; `--bug` checks are skipped then). MODEL_THREADS defaults to 2.
+MODEL_BIN := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/model-check
+MODEL_THREADS ?= 2
+DEPTH ?=
+
+model-check: setup
+	@if [ ! -f tests/model/Cargo.toml ]; then echo "model-check: tests/model not present yet, skipping"; exit 0; fi; \
+	$(CARGO) build --release -q -p tenure-model --bin model-check && \
+	if [ -n "$(DEPTH)" ]; then \
+	  $(MODEL_BIN) --threads $(MODEL_THREADS) --depth $(DEPTH); \
+	else \
+	  $(MODEL_BIN) --threads $(MODEL_THREADS) && $(MODEL_BIN) --threads $(MODEL_THREADS) --bug all; \
+	fi
+
+test-model-check: model-check
+.PHONY: model-check test-model-check
 
 # Regenerates the cross-host test data (tests/scenarios/*.json, tests/vectors/*.json) from the
 # simulator. Only when the format or the protocol changes on purpose; the replay tests check that
