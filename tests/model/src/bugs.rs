@@ -37,6 +37,17 @@ pub fn name(bug: Bug) -> &'static str {
     }
 }
 
+/// The scope (see `crate::scopes`) whose faults reach the bug soonest: `--bug` tries it first,
+/// then the others.
+pub fn first_scope(bug: Bug) -> &'static str {
+    match bug {
+        Bug::DoubleVote | Bug::QuorumOffByOne => "election",
+        Bug::RefusedReleasesPromise => "host",
+        Bug::UnboundedTerm | Bug::StaleHeartbeatRefreshes | Bug::AnyMessageIsEvidence => "adversary",
+        _ => "partition",
+    }
+}
+
 /// The bug named `s`.
 pub fn parse(s: &str) -> Option<Bug> {
     ALL.into_iter().find(|b| name(*b) == s)

@@ -397,11 +397,26 @@ pub struct Report {
 /// Checks `opts` to `depth` (depth-first unless `bfs`) on `threads` threads, stopping at the
 /// first counterexample, and turns it into a trace and scenarios labelled `label`.
 pub fn check(opts: Opts, depth: usize, threads: usize, bfs: bool, label: &str) -> Report {
+    check_for(opts, depth, threads, bfs, label, None)
+}
+
+/// [`check`], stopping after `limit` if given (the report then covers what was explored).
+pub fn check_for(
+    opts: Opts,
+    depth: usize,
+    threads: usize,
+    bfs: bool,
+    label: &str,
+    limit: Option<std::time::Duration>,
+) -> Report {
     use stateright::{Checker, HasDiscoveries, Model};
     let model = model::TenureModel { opts };
     let t = std::time::Instant::now();
-    let builder =
+    let mut builder =
         model.clone().checker().threads(threads).target_max_depth(depth).finish_when(HasDiscoveries::AnyFailures);
+    if let Some(limit) = limit {
+        builder = builder.timeout(limit);
+    }
     let (states, generated, max_depth, discoveries) = if bfs {
         let c = builder.spawn_bfs().join();
         (c.unique_state_count(), c.state_count(), c.max_depth(), c.discoveries())

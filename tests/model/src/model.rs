@@ -35,7 +35,7 @@ pub enum Action {
     Report(u8, u8, PeerDownReason),
     /// A stranger asks the node for its vote in the next term.
     Stranger(u8),
-    /// A member's id on a pre-vote with the maximum term.
+    /// A member's id on a heartbeat with the maximum term.
     HugeTerm(u8),
     /// The adversary replays the datagram at this index of everything seen.
     Replay(usize),
@@ -145,7 +145,8 @@ impl TenureModel {
                 n.left.adversary -= 1;
                 let m = (usize::from(i) + 1) % opts.nodes;
                 let incarnation = n.hosts[m].node.as_ref().map_or(0, |r| r.node.incarnation());
-                let bytes = forge(IDS[m], MAX_TERM, incarnation, Message::PreVote);
+                // A heartbeat: a term the receiver would adopt (a pre-vote's term is never adopted).
+                let bytes = forge(IDS[m], MAX_TERM, incarnation, Message::Heartbeat { sent_at: 0 });
                 n.input(opts, usize::from(i), &Input::Message { from: IDS[m].to_string(), bytes }, true, rec).ok();
             }
             Action::Replay(k) => {
@@ -220,7 +221,7 @@ pub fn initial_recorded(opts: &Opts, start: Start, rates: &[i32], mut rec: Optio
                 s.hosts[i].node.as_ref().is_some_and(|r| r.node.is_leader() && r.node.lease_deadline().is_some())
             })
         };
-        crate::props::run_stable_tracked(opts, &mut s, until, rec.as_deref_mut(), leased);
+        crate::props::run_stable_tracked(opts, &mut s, until, rec, leased);
         s.check(opts);
     }
     s

@@ -74,6 +74,7 @@ fn set_broken(broken: &mut Option<Broken>, name: &'static str, why: String) {
 
 impl State {
     /// The checks after every step (new leaderships, check-quorum, leases).
+    #[allow(clippy::needless_range_loop)] // `i` indexes the hosts and the ghost's per-node arrays alike
     pub fn check(&mut self, opts: &Opts) {
         let now = self.now;
         for i in 0..self.hosts.len() {
@@ -207,7 +208,7 @@ pub fn probe(opts: &Opts, s: &State) -> Result<(), String> {
     }
     let start = s.now;
     let settle = start + SETTLE_BOUND_TIMEOUTS * cfg.election_timeout_max;
-    let Some(leader) = run_stable(opts, &mut s, settle, None, |s| settled(s)) else {
+    let Some(leader) = run_stable(opts, &mut s, settle, None, settled) else {
         return Err(format!(
             "no leader followed by every node {} ms after the network became stable at {start} ms",
             settle - start
@@ -264,6 +265,9 @@ fn settled(s: &State) -> Option<usize> {
         .then_some(l)
 }
 
+/// A datagram the adversary replays in the stable continuation: destination index and bytes.
+pub type Replayed = (u8, Vec<u8>);
+
 /// Runs the stable network until `done` names a node or real time passes `until`: in-flight
 /// datagrams arrive 1 ms after they were sent (the ones already in flight, 1 ms from now), timers
 /// fire on time, hosts grant every confirmation, `replay` datagrams (from the crashed node `gone`)
@@ -272,7 +276,7 @@ pub fn run_stable(
     opts: &Opts,
     s: &mut State,
     until: u64,
-    replay: Option<(usize, &[(u8, Vec<u8>)])>,
+    replay: Option<(usize, &[Replayed])>,
     done: impl Fn(&State) -> Option<usize>,
 ) -> Option<usize> {
     run_stable_with(opts, s, until, replay, false, None, done)
@@ -294,7 +298,7 @@ fn run_stable_with(
     opts: &Opts,
     s: &mut State,
     until: u64,
-    replay: Option<(usize, &[(u8, Vec<u8>)])>,
+    replay: Option<(usize, &[Replayed])>,
     track: bool,
     mut rec: Option<&mut Rec>,
     done: impl Fn(&State) -> Option<usize>,
@@ -324,7 +328,7 @@ fn run_stable_with(
             .min();
         let deliver = queue.front().map(|q| q.0);
         let rep = replay.filter(|r| !r.1.is_empty()).map(|_| next_replay);
-        let Some(next) = [timer, deliver, rep].into_iter().flatten().min() else { return None };
+        let next = [timer, deliver, rep].into_iter().flatten().min()?;
         if next > until {
             return None;
         }

@@ -61,7 +61,7 @@ pub fn action_text(s: &State, a: &Action) -> String {
         Action::Restart(i) => format!("{} restarts from durable state", name(*i)),
         Action::Report(i, p, r) => format!("{} host reports {} down ({})", name(*i), name(*p), r.as_str()),
         Action::Stranger(i) => format!("stranger asks {} for a vote", name(*i)),
-        Action::HugeTerm(i) => format!("forged max-term pre-vote to {}", name(*i)),
+        Action::HugeTerm(i) => format!("forged max-term heartbeat to {}", name(*i)),
         Action::Replay(k) => format!("replay {}", dg(&s.seen[*k])),
         Action::Cut(i) => format!("partition cuts {} off", name(*i)),
         Action::Heal => "partition heals".to_string(),

@@ -1,7 +1,7 @@
 //! The model checker's command line.
 //!
 //! ```text
-//! model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--out DIR]
+//! model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--timeout-s S] [--out DIR]
 //! ```
 //!
 //! Explores every interleaving of the real core up to depth N (default 12) and prints
@@ -13,15 +13,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tenure_model::{bugs, check, scopes, Opts};
+use tenure_model::{bugs, check_for, scopes, Opts};
 
-const USAGE: &str = "usage: model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--out DIR]";
+const USAGE: &str = "usage: model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--timeout-s S] [--out DIR]";
 
 fn main() -> ExitCode {
     let mut depth: Option<usize> = None;
     let mut scope = "all".to_string();
     let mut threads = 2usize;
     let mut bfs = false;
+    let mut limit = None;
     let mut bug: Option<String> = None;
     let mut out = PathBuf::from("target/model-check");
     let mut probe_every: Option<u64> = None;
@@ -33,6 +34,9 @@ fn main() -> ExitCode {
             "--scope" => scope = value("--scope"),
             "--threads" => threads = value("--threads").parse().expect("--threads T"),
             "--bfs" => bfs = true,
+            "--timeout-s" => {
+                limit = Some(std::time::Duration::from_secs(value("--timeout-s").parse().expect("--timeout-s S")))
+            }
             "--bug" => bug = Some(value("--bug")),
             "--probe-every" => probe_every = Some(value("--probe-every").parse().expect("--probe-every K")),
             "--out" => out = PathBuf::from(value("--out")),
@@ -73,7 +77,7 @@ fn main() -> ExitCode {
             let opts =
                 Opts { bugs: run.clone(), probe_every: probe_every.unwrap_or(sc.opts.probe_every), ..sc.opts.clone() };
             let depth = depth.unwrap_or(sc.depth);
-            let r = check(opts, depth, threads, bfs, &label);
+            let r = check_for(opts, depth, threads, bfs, &label, limit);
             total_states += r.states;
             total_generated += r.generated;
             total_s += r.seconds;
@@ -92,25 +96,20 @@ fn main() -> ExitCode {
             if !r.elected {
                 println!("model-check: warning: no state with a leader was reached (the bound is too small to be meaningful)");
             }
-            match (&r.violation, expect_violation) {
-                (Some((name, trace, scenarios)), _) => {
-                    caught = true;
-                    if !expect_violation {
-                        println!("counterexample for {name}:\n{trace}");
-                    }
-                    match tenure_model::trace::write(&out, scenarios) {
-                        Ok(paths) => {
-                            for p in paths {
-                                println!("  scenario: {}", p.display());
-                            }
+            if let Some((name, trace, scenarios)) = &r.violation {
+                caught = true;
+                println!("counterexample for {name}:\n{trace}");
+                match tenure_model::trace::write(&out, scenarios) {
+                    Ok(paths) => {
+                        for p in paths {
+                            println!("  scenario: {}", p.display());
                         }
-                        Err(e) => eprintln!("cannot write scenarios into {}: {e}", out.display()),
                     }
-                    if !expect_violation {
-                        failed = true;
-                    }
+                    Err(e) => eprintln!("cannot write scenarios into {}: {e}", out.display()),
                 }
-                (None, _) => {}
+                if !expect_violation {
+                    failed = true;
+                }
             }
             if caught {
                 break;
