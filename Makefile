@@ -379,7 +379,7 @@ test-netns: setup
 # and find a pod restarted under another IP. deploy/docker's Dockerfiles are parsed (PyPI dockerfile)
 # and checked, not built (no image registry here). The namespace part needs root and skips otherwise.
 test-deploy: setup python-dev
-	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(CARGO) build -q -p tenure-runtime --bin tenure --features kubernetes
 	mypy --strict deploy/kubernetes/python-app/app.py
 	python tests/deploy/manifests.py
 	python -m pytest -q -s -rs tests/deploy

@@ -543,7 +543,7 @@ export class Elector extends EventEmitter<ElectorEvents> {
    * `handoverTimeout`; `transfer: false`: no wait). Resolves after `'close'`.
    */
   stop(options?: { transfer?: boolean }): Promise<void>
-  /** `await using elector = ...`: {@link Elector.stop} at the end of the scope. */
+  /** {@link Elector.stop}; what `await using elector = ...` calls at the end of its scope (Node.js 24+). */
   [Symbol.asyncDispose](): Promise<void>
   /**
    * Runs `fn(lease)` at the start of every leadership until the elector closes (or

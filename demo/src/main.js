@@ -178,6 +178,23 @@ function wire() {
   };
   $('stage').addEventListener('keydown', nodeKeys);
   $('nodes').addEventListener('keydown', nodeKeys);
+  // The skip link after the ring lands on the selected node's first enabled action.
+  $('to-node-actions').addEventListener('click', (e) => {
+    e.preventDefault();
+    const first = [...$('node-controls').querySelectorAll('button, select, input')].find((c) => !c.disabled);
+    first?.focus();
+    first?.scrollIntoView({ block: 'nearest' });
+  });
+  // Crossing the narrow width redraws everything at once (nodes, messages and the timeline are
+  // drawn at another scale there), even while paused.
+  matchMedia('(max-width: 700px)').addEventListener('change', () => refresh(true));
+  // "How it works" at the top of the controls opens the explainer and brings it into view.
+  $('how-link').addEventListener('click', (e) => {
+    e.preventDefault();
+    $('explainer').open = true;
+    $('explainer').scrollIntoView({ block: 'start' });
+    $('explainer').querySelector('summary').focus({ preventScroll: true });
+  });
   // Dragging a node partitions: drop it on another node to join that node's group, or on empty
   // space to cut it off into a group of its own.
   const svgPoint = (e) => {

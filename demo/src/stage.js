@@ -59,9 +59,18 @@ export function positions(nodes) {
   return pos;
 }
 
+/** How much larger nodes are drawn on a narrow screen, where the stage itself is drawn at about
+ * two thirds of its size: without it their labels would be 8 px tall. */
+const NARROW_GROW = 1.4;
+
+/** The scale of a node's drawing: the layout's, grown on a narrow screen. */
+function nodeScale(count) {
+  return layout(count).k * (narrow.matches ? NARROW_GROW : 1);
+}
+
 /** The radius (in stage units) within which a point is on a node. */
 export function nodeRadius(count) {
-  return NODE_R * layout(count).k;
+  return NODE_R * nodeScale(count);
 }
 
 /** Font size for a node id so that it fits inside the circle (tab ids are 7 characters). */
@@ -132,7 +141,7 @@ function msgSvg(m, pos, cut, selectedMsg) {
   } else if (m.fate === 'delivered') {
     return '';
   }
-  const nr = NODE_R + 8;
+  const nr = NODE_R * (narrow.matches ? NARROW_GROW : 1) + 8;
   const dx = b.x - a.x;
   const dy = b.y - a.y;
   const len = Math.hypot(dx, dy) || 1;
@@ -151,7 +160,9 @@ function msgSvg(m, pos, cut, selectedMsg) {
   const fill = k.reply ? '#fff' : k.color;
   const stroke = k.reply ? k.color : '#222';
   const sel = selectedMsg !== null && m.seq === selectedMsg;
-  return `<g class="msg${k.reply ? ' reply' : ''}${dead ? ' dead' : ''}${sel ? ' selected' : ''}" data-seq="${esc(m.seq ?? '')}" data-kind="${m.kind}" transform="translate(${x.toFixed(1)},${y.toFixed(1)})"><circle class="hit" r="13"/>${sel ? '<circle class="msg-select" r="13"/>' : ''}<circle r="8.5" fill="${fill}" style="stroke:${stroke}"/><text fill="${m.kind === 'vote' || m.kind === 'heartbeat' ? '#fff' : '#111'}">${letter}</text></g>`;
+  // On a narrow screen the stage is drawn smaller: messages grow to stay readable.
+  const grow = narrow.matches ? ' scale(1.6)' : '';
+  return `<g class="msg${k.reply ? ' reply' : ''}${dead ? ' dead' : ''}${sel ? ' selected' : ''}" data-seq="${esc(m.seq ?? '')}" data-kind="${m.kind}" transform="translate(${x.toFixed(1)},${y.toFixed(1)})${grow}"><circle class="hit" r="13"/>${sel ? '<circle class="msg-select" r="13"/>' : ''}<circle r="8.5" fill="${fill}" style="stroke:${stroke}"/><text fill="${m.kind === 'vote' || m.kind === 'heartbeat' ? '#fff' : '#111'}">${letter}</text></g>`;
 }
 
 let layers = null;
@@ -162,7 +173,8 @@ const nodeEls = new Map();
 const narrow = matchMedia('(max-width: 700px)');
 const CROP = { x: 98, w: 524 };
 function fitStage() {
-  const box = narrow.matches ? `${CROP.x} 0 ${CROP.w} 540` : `0 0 ${W} 540`;
+  // (Grown nodes: the top node's term label reaches above y = 0.)
+  const box = narrow.matches ? `${CROP.x} -24 ${CROP.w} 564` : `0 0 ${W} 540`;
   setAttr($('stage'), 'viewBox', box);
   if (layers) setAttr(layers.clock, 'x', String(narrow.matches ? CROP.x + 4 : 10));
 }
@@ -179,8 +191,9 @@ function initStage() {
 }
 
 function renderNodes(view, selected, pos) {
-  const many = view.nodes.length >= 7;
-  const { k } = layout(view.nodes.length);
+  // With many nodes, or grown on a narrow screen, each fact gets a short line of its own.
+  const many = view.nodes.length >= 7 || narrow.matches;
+  const k = nodeScale(view.nodes.length);
   const seen = new Set();
   let prev = null;
   for (const n of view.nodes) {
@@ -189,7 +202,7 @@ function renderNodes(view, selected, pos) {
     if (!g) {
       g = document.createElementNS(SVG, 'g');
       g.dataset.id = n.id;
-      g.innerHTML = '<g class="hit" tabindex="0" role="button"></g><g class="labels" aria-hidden="true"></g>';
+      g.innerHTML = '<g class="hit" tabindex="-1" role="button"></g><g class="labels" aria-hidden="true"></g>';
       nodeEls.set(n.id, g);
     }
     // Keep the order of the view (append moves an existing element; focus survives a move only
@@ -204,6 +217,10 @@ function renderNodes(view, selected, pos) {
     setAttr(g, 'data-term', String(n.term));
     setAttr(g, 'transform', `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})${k !== 1 ? ` scale(${k})` : ''}`);
     const [hit, labels] = g.children;
+    // One Tab stop for the ring (the selected node, else the first): arrows move between nodes,
+    // so Tab leaves the ring at once, towards the controls.
+    const stop = view.nodes.some((x) => x.id === selected) ? isSel : n === view.nodes[0];
+    setAttr(hit, 'tabindex', stop ? '0' : '-1');
     setAttr(hit, 'aria-label', nodeLabel(n));
     setAttr(hit, 'aria-pressed', String(isSel));
     const inner = nodeInner(n, isSel, many);
@@ -263,11 +280,13 @@ export function renderTimeline(view) {
   const t1 = Math.max(view.now, span);
   const t0 = t1 - span;
   const laneH = 13;
-  const x = (t) => 48 + ((Math.max(t, t0) - t0) / span) * (W - 58);
+  // On a narrow screen the timeline is drawn in fewer units, so that its labels keep their size.
+  const TW = narrow.matches ? 380 : W;
+  const x = (t) => 48 + ((Math.max(t, t0) - t0) / span) * (TW - 58);
   let out = '';
   lanes.forEach((id, i) => {
     const y = 10 + i * laneH;
-    out += `<text class="lane-label" x="4" y="${y + 10}">${esc(id.length > 7 ? `…${id.slice(-6)}` : id)}</text><line x1="48" x2="${W - 10}" y1="${y + 6}" y2="${y + 6}" stroke="#eee"/>`;
+    out += `<text class="lane-label" x="4" y="${y + 10}">${esc(id.length > 7 ? `…${id.slice(-6)}` : id)}</text><line x1="48" x2="${TW - 10}" y1="${y + 6}" y2="${y + 6}" stroke="#eee"/>`;
   });
   for (const t of view.terms) {
     const end = t.end ?? view.now;
@@ -283,7 +302,7 @@ export function renderTimeline(view) {
     out += `<text class="axis" x="${x(s).toFixed(1)}" y="${ya}" text-anchor="middle">${s / 1000}s</text>`;
   }
   const svg = $('timeline');
-  setAttr(svg, 'viewBox', `0 0 ${W} ${ya + 4}`);
+  setAttr(svg, 'viewBox', `0 0 ${TW} ${ya + 4}`);
   setHtml(svg, out);
 }
 

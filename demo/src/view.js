@@ -19,7 +19,6 @@ function renderTable(view, selected) {
     if (!tr) {
       tr = document.createElement('tr');
       tr.dataset.id = n.id;
-      tr.tabIndex = 0;
       rowEls.set(n.id, tr);
     }
     const want = prev ? prev.nextSibling : body.firstChild;
@@ -38,6 +37,9 @@ function renderTable(view, selected) {
     setAttr(tr, 'data-leader', n.leader ?? '');
     setAttr(tr, 'data-group', n.group ?? 'A');
     setAttr(tr, 'class', n.id === selected ? 'selected' : '');
+    // One Tab stop for the whole table (the selected row, else the first); arrows move.
+    const stop = view.nodes.some((x) => x.id === selected) ? n.id === selected : n === view.nodes[0];
+    if (tr.tabIndex !== (stop ? 0 : -1)) tr.tabIndex = stop ? 0 : -1;
     if (n.id === selected) setAttr(tr, 'aria-current', 'true');
     else if (tr.hasAttribute('aria-current')) tr.removeAttribute('aria-current');
     setHtml(tr, `<th scope="row">${esc(n.id)}</th><td><span class="role-badge ${n.role}">${ROLE_LABEL[n.role] ?? n.role}</span></td>
@@ -70,13 +72,14 @@ function renderLog(log, until) {
 let lastMembers = '';
 function renderMemberControls(view, selected) {
   const ids = view.nodes.map((n) => n.id);
-  const key = `${ids.join(',')}|${selected}`;
+  // A node cannot hand leadership to itself, nor to a node that is down: the target list offers
+  // the other running nodes only, and follows crashes and restarts.
+  const targets = view.nodes.filter((n) => n.id !== selected && !n.crashed && n.role !== 'gone').map((n) => n.id);
+  const key = `${ids.join(',')}|${selected}|${targets.join(',')}`;
   if (key === lastMembers) return;
   const membersChanged = lastMembers.split('|')[0] !== ids.join(',');
   lastMembers = key;
   const opts = (list, sel) => list.map((i) => `<option value="${esc(i)}"${i === sel ? ' selected' : ''}>${esc(i)}</option>`).join('');
-  // A node cannot hand leadership to itself: the target list leaves the selected node out.
-  const targets = ids.filter((i) => i !== selected);
   const cur = $('transfer-to').value;
   $('transfer-to').innerHTML = opts(targets, targets.includes(cur) ? cur : targets[0]);
   if (!membersChanged) return;

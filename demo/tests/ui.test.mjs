@@ -431,3 +431,112 @@ test('axe-core finds no serious or critical violation', async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// ----- a first visit (issue: the first hour without surprises) -----------------------------------
+
+test('transfer: the target list offers running nodes only, never one that has just crashed', async () => {
+  const context = await browser.newContext();
+  const page = await open(context, `${url}?seed=7&paused=1`, errors);
+  await advance(page, 8000);
+  const all = await rows(page);
+  const leader = leadersOf(all)[0].id;
+  const victim = all.find((r) => r.role !== 'leader').id;
+  await page.evaluate((id) => tenureDemo.select(id), leader);
+  const offered = () => page.$$eval('#transfer-to option', (os) => os.map((o) => o.value));
+  assert.ok((await offered()).includes(victim));
+  // The leader stays selected while a follower crashes (the keyboard's c, a click elsewhere...).
+  await page.evaluate((id) => {
+    tenureDemo.source.crash(id);
+    tenureDemo.render();
+  }, victim);
+  assert.equal((await rows(page)).find((r) => r.id === victim).role, 'crashed');
+  assert.ok(!(await offered()).includes(victim), `${victim} crashed but is still offered: ${await offered()}`);
+  assert.equal((await offered()).length, all.length - 2, 'every other running node is offered');
+  await page.evaluate((id) => {
+    tenureDemo.source.restart(id, true);
+    tenureDemo.render();
+  }, victim);
+  assert.ok((await offered()).includes(victim), 'offered again once restarted');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+/** Key presses from the focused element until `target` has the focus: Tab, or Enter on a link. */
+async function pressesTo(page, target, limit = 40) {
+  for (let n = 1; n <= limit; n++) {
+    const onLink = await page.evaluate(() => document.activeElement?.tagName === 'A' && document.activeElement.classList.contains('skip'));
+    await page.keyboard.press(onLink ? 'Enter' : 'Tab');
+    if (await page.evaluate((sel) => document.activeElement === document.querySelector(sel), target)) return n;
+  }
+  return Infinity;
+}
+
+test('keyboard: from a node to its transfer control in a few key presses', async () => {
+  const context = await browser.newContext();
+  const page = await open(context, `${url}?seed=7&paused=1`, errors);
+  await advance(page, 8000);
+  const leader = leadersOf(await rows(page))[0].id;
+  await page.evaluate((id) => tenureDemo.select(id), leader);
+  await page.focus(`#stage .node[data-id="${leader}"] [role="button"]`);
+  await page.keyboard.press('Enter');
+  const presses = await pressesTo(page, '#transfer');
+  assert.ok(presses <= 5, `${presses} key presses from the selected node to Transfer`);
+  // And back: the nodes are one Tab stop (arrows move between them), so Shift+Tab from the stage's
+  // end does not wade through every node.
+  const stops = await page.$$eval('#stage [role="button"]', (bs) => bs.filter((b) => b.tabIndex >= 0).length);
+  assert.equal(stops, 1, 'one Tab stop for the whole ring');
+  const rowStops = await page.$$eval('#nodes tbody tr', (trs) => trs.filter((t) => t.tabIndex >= 0).length);
+  assert.equal(rowStops, 1, 'one Tab stop for the table (arrows move)');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('400 px wide: the node table fits its panel and the diagram labels stay readable', async () => {
+  const context = await browser.newContext();
+  const page = await open(context, `${url}?seed=7&paused=1`, errors);
+  await page.setViewportSize({ width: 400, height: 900 });
+  await advance(page, 8000);
+  await page.click('#split');
+  const fit = await page.evaluate(() => {
+    const panel = document.querySelector('#table-panel');
+    const table = document.querySelector('#nodes');
+    const pad = parseFloat(getComputedStyle(panel).paddingLeft) + parseFloat(getComputedStyle(panel).paddingRight);
+    return { table: table.getBoundingClientRect().width, inner: panel.clientWidth - pad };
+  });
+  assert.ok(fit.table <= fit.inner + 0.5, `table ${fit.table} px in a panel ${fit.inner} px wide`);
+  const boxes = (await labelBoxes(page)).filter((b) => b.w > 0 && b.cls !== 'ngroup');
+  const smallest = Math.min(...boxes.map((b) => b.h));
+  assert.ok(smallest >= 11, `node labels at least 11 px tall at 400 px (${smallest.toFixed(1)})`);
+  for (const a of boxes) for (const b of boxes) if (a.id < b.id) assert.ok(!overlap(a, b), `${a.id} "${a.text}" overlaps ${b.id} "${b.text}"`);
+  const lanes = await page.$$eval('#timeline text', (ts) => ts.map((t) => t.getBoundingClientRect().height).filter((h) => h > 0));
+  assert.ok(Math.min(...lanes) >= 10, `timeline labels at least 10 px (${Math.min(...lanes).toFixed(1)})`);
+  const letters = await page.$$eval('#stage .msg text', (ts) => ts.map((t) => t.getBoundingClientRect().height).filter((h) => h > 0));
+  assert.ok(letters.length > 0 && Math.min(...letters) >= 10, `message letters at least 10 px (${Math.min(...letters)})`);
+  await page.screenshot({ path: `${OUT}first-visit-400px.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('1280×900: "How it works" is in view on arrival, or a visible link leads to it', async () => {
+  const context = await browser.newContext();
+  const page = await open(context, `${url}?seed=7&paused=1`, errors);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.evaluate(() => scrollTo(0, 0));
+  const inView = (sel) =>
+    page.$eval(sel, (el) => {
+      const r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight && getComputedStyle(el).visibility !== 'hidden';
+    });
+  const summary = await inView('#explainer summary');
+  const link = (await page.$('a[href="#explainer"]')) !== null && (await inView('a[href="#explainer"]'));
+  assert.ok(summary || link, 'the explainer (or a link to it) is above the fold');
+  if (link) {
+    await page.click('a[href="#explainer"]');
+    assert.ok(await page.$eval('#explainer', (d) => d.open), 'following the link opens the explainer');
+    assert.ok(await inView('#explainer summary'), 'and scrolls it into view');
+  }
+  await page.evaluate(() => scrollTo(0, 0));
+  await page.screenshot({ path: `${OUT}first-visit-1280.png` });
+  assert.deepEqual(errors, []);
+  await context.close();
+});

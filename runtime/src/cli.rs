@@ -11,9 +11,8 @@
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::command::{handover, CommandSpec, Runner, WithCommand};
+use crate::process::command::{handover, CommandSpec, Runner, WithCommand};
 use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, RuntimeEvent};
 
 /// The `--help` text after `usage: PROG `.
@@ -21,7 +20,9 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
     [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
-    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [-- CMD ARGS...]
+    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS]
+    [--app-health URL] [--app-health-interval MS] [--pod-label KEY] [--service-account DIR]
+    [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -69,6 +70,16 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
                                gives the address); see docs/http.md
   --ready-when node|leader     /readyz is 200 while the node runs (node, the default) or only
                                while it leads with a valid lease (leader)
+  --app-health URL             GET this http:// URL (the application beside this node) every
+                               --app-health-interval MS (default 1000); after 3 answers in a row
+                               that are not 2xx, a leader steps down (warning app_unhealthy) and
+                               does so again whenever it is elected until the URL answers
+  --pod-label KEY              Kubernetes: label this node's own pod KEY=true while it leads and
+                               KEY=false otherwise (a Service selecting KEY=true follows the
+                               leader); needs POD_NAME, POD_NAMESPACE and a service account
+                               allowed to patch the pod (builds with the kubernetes feature)
+  --service-account DIR        the token and ca.crt for --pod-label (default
+                               /var/run/secrets/kubernetes.io/serviceaccount)
   --help, --version
 
 Exit status: 0 stopped by a signal, 1 fatal error while running, 2 usage error or bad value,
@@ -118,6 +129,14 @@ pub struct RunOptions {
     pub http: Option<String>,
     /// `--ready-when`.
     pub ready_when: Option<String>,
+    /// `--app-health`.
+    pub app_health: Option<String>,
+    /// `--app-health-interval`.
+    pub app_health_interval: Option<u64>,
+    /// `--pod-label`.
+    pub pod_label: Option<String>,
+    /// `--service-account`.
+    pub service_account: Option<String>,
 }
 
 /// What the command line asked for.
@@ -194,7 +213,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 16] = [
+        const KNOWN: [&str; 20] = [
             "--id",
             "--peer",
             "--cluster",
@@ -211,6 +230,10 @@ where
             "--kill-grace",
             "--http",
             "--ready-when",
+            "--app-health",
+            "--app-health-interval",
+            "--pod-label",
+            "--service-account",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -235,6 +258,10 @@ where
             "--kill-grace" => once(&mut o.kill_grace, name, number(name, &value)?)?,
             "--http" => once(&mut o.http, name, value)?,
             "--ready-when" => once(&mut o.ready_when, name, value)?,
+            "--app-health" => once(&mut o.app_health, name, value)?,
+            "--app-health-interval" => once(&mut o.app_health_interval, name, number(name, &value)?)?,
+            "--pod-label" => once(&mut o.pod_label, name, value)?,
+            "--service-account" => once(&mut o.service_account, name, value)?,
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -245,6 +272,15 @@ where
     o.cluster = cluster.ok_or("--cluster NAME is required")?;
     if o.peers.is_empty() {
         return Err("at least one --peer HOST:PORT is required".to_string());
+    }
+    if let Some(url) = &o.app_health {
+        crate::sidecar::app_health::parse_url(url)?;
+    }
+    if o.app_health_interval == Some(0) || (o.app_health_interval.is_some() && o.app_health.is_none()) {
+        return Err("--app-health-interval expects a positive number of ms and needs --app-health URL".into());
+    }
+    if o.service_account.is_some() && o.pod_label.is_none() {
+        return Err("--service-account applies to --pod-label KEY".into());
     }
     if o.kill_grace.is_some() && o.command.is_empty() {
         return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
@@ -283,11 +319,7 @@ impl RunOptions {
     }
 }
 
-/// The key in a key file: its bytes with trailing whitespace (a final newline) removed.
-pub fn key_from_file(contents: &[u8]) -> Vec<u8> {
-    let end = contents.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
-    contents.get(..end).unwrap_or_default().to_vec()
-}
+pub use crate::config::key_from_file;
 
 /// The exit status for an error that stopped the command line (see the module docs).
 pub fn exit_code(e: &RuntimeError) -> i32 {
@@ -308,10 +340,7 @@ fn head(ts_ms: u64, id: &str, event: &str) -> String {
     format!("{{\"ts_ms\":{ts_ms},\"id\":{},\"event\":\"{event}\"", json_str(id))
 }
 
-/// Wall-clock milliseconds (for `ts_ms`, so that lines of several processes can be merged).
-pub fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0))
-}
+pub use crate::clock::wall_ms;
 
 /// The JSON line for an event (without the newline).
 pub fn event_line(ts_ms: u64, id: &str, event: &RuntimeEvent) -> String {
@@ -440,8 +469,8 @@ where
         .next()
         .map(|p| std::path::Path::new(&p).file_name().map_or(p.clone(), |f| f.to_string_lossy().into_owned()));
     let prog = prog.unwrap_or_else(|| "tenure".into());
-    if args.peek().map(String::as_str) == Some(crate::supervisor::SUBCOMMAND) {
-        return crate::supervisor::main(&args.skip(1).collect::<Vec<_>>());
+    if args.peek().map(String::as_str) == Some(crate::process::supervisor::SUBCOMMAND) {
+        return crate::process::supervisor::main(&args.skip(1).collect::<Vec<_>>());
     }
     let options = match parse_args(args) {
         Ok(Command::Run(o)) => o,
@@ -468,14 +497,29 @@ where
         let reexec = reexec.unwrap_or_else(|| {
             vec![std::env::current_exe().map_or_else(|_| "tenure".into(), |p| p.to_string_lossy().into_owned())]
         });
-        let kill_grace = options.kill_grace.unwrap_or(crate::command::DEFAULT_KILL_GRACE);
+        let kill_grace = options.kill_grace.unwrap_or(crate::process::command::DEFAULT_KILL_GRACE);
         let spec = CommandSpec { argv: options.command.clone(), kill_grace, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))
     });
+    // --app-health and --pod-label (the pod label is cleared from here on).
+    let warn_id = id.clone();
+    let warn = move |code: &str, message: &str| {
+        let warning = RuntimeEvent::Warning { code: code.into(), message: message.into() };
+        emit(&event_line(wall_ms(), &warn_id, &warning));
+    };
+    let sidecar = match crate::sidecar::Sidecar::new(&options, warn) {
+        Ok(s) => std::sync::Arc::new(s),
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return 2;
+        }
+    };
     // `started` is the first line: control lines (answered on the stdin thread) wait for it.
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let events_sidecar = sidecar.clone();
     let on_event = move |event: RuntimeEvent| {
         emit(&event_line(wall_ms(), &id, &event));
+        events_sidecar.on_event(&event);
         if matches!(event, RuntimeEvent::Started { .. }) {
             let _ = started_tx.send(());
         }
@@ -485,9 +529,11 @@ where
         Ok(h) => h,
         Err(e) => {
             eprintln!("{prog}: {e}");
+            sidecar.finish();
             return exit_code(&e);
         }
     };
+    sidecar.start(&handle);
     if let Some(addr) = handle.http_addr() {
         let addr = json_str(&addr.to_string());
         emit(&format!("{},\"addr\":{addr}}}", head(wall_ms(), handle.id(), "http_listening")));
@@ -535,6 +581,7 @@ where
     if let Some(r) = runner {
         r.shutdown();
     }
+    sidecar.finish();
     match handle.fatal_error() {
         Some(_) => 1,
         None => 0,

@@ -356,6 +356,12 @@ pub fn parse_bind(s: &str, default_port: u16) -> Result<SocketAddr, RuntimeError
     a.socket_addr().ok_or(invalid(AddressProblem::BadHost))
 }
 
+/// The key in a key file: its bytes with trailing whitespace (a final newline) removed.
+pub fn key_from_file(contents: &[u8]) -> Vec<u8> {
+    let end = contents.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+    contents.get(..end).unwrap_or_default().to_vec()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,9 @@ pub(crate) struct Snapshot {
     pub(crate) term: AtomicU64,
     pub(crate) lease: AtomicU64,
     pub(crate) leader: Mutex<Option<String>>,
+    /// Called on the runtime thread when the role, the term or the lease changed, and when the
+    /// runtime ends: threads that follow leadership wait for these instead of polling.
+    watchers: Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
 }
 
 pub(crate) fn role_code(r: Role) -> u8 {
@@ -63,15 +66,30 @@ impl Snapshot {
             term: AtomicU64::new(term),
             lease: AtomicU64::new(NO_LEASE),
             leader: Mutex::new(None),
+            watchers: Mutex::new(Vec::new()),
         }
     }
     pub(crate) fn publish(&self, role: Role, term: u64, leader: Option<String>, lease: Option<u64>) {
-        self.role.store(role_code(role), Ordering::Release);
-        self.term.store(term, Ordering::Release);
-        self.lease.store(lease.unwrap_or(NO_LEASE), Ordering::Release);
+        let role = role_code(role);
+        let lease = lease.unwrap_or(NO_LEASE);
+        let changed = (self.role.swap(role, Ordering::AcqRel) != role)
+            | (self.term.swap(term, Ordering::AcqRel) != term)
+            | (self.lease.swap(lease, Ordering::AcqRel) != lease);
         let mut l = self.leader.lock().unwrap_or_else(|p| p.into_inner());
         if *l != leader {
             *l = leader;
+        }
+        drop(l);
+        if changed {
+            self.notify();
+        }
+    }
+    pub(crate) fn watch(&self, f: Box<dyn Fn() + Send + Sync>) {
+        self.watchers.lock().unwrap_or_else(|p| p.into_inner()).push(f);
+    }
+    pub(crate) fn notify(&self) {
+        for f in self.watchers.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            f();
         }
     }
 }
@@ -144,6 +162,7 @@ impl Drop for EndGuard {
         let (lock, cvar) = &self.0.ended;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cvar.notify_all();
+        self.0.snapshot.notify();
     }
 }
 

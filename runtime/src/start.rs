@@ -65,7 +65,7 @@ where
     if let Some(path) = &key_file {
         let bytes =
             std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.clone(), message: e.to_string() })?;
-        node.key = Some(crate::cli::key_from_file(&bytes));
+        node.key = Some(crate::config::key_from_file(&bytes));
     }
     node.durable = state_file.is_some();
     let valid = node.validate()?;
@@ -111,7 +111,7 @@ where
     let seed = tenure::os_seed()
         .map_err(|e| RuntimeError::Io { context: "seeding the election timers".into(), message: e.to_string() })?;
     // Wall-clock milliseconds: incarnations grow across restarts (the core's freshness rule).
-    node.incarnation = node.incarnation.or(Some(crate::cli::wall_ms()));
+    node.incarnation = node.incarnation.or(Some(crate::clock::wall_ms()));
     let engine = engine_factory(EngineInit { config: node, seed, restored, now: clock.now() })?;
 
     let poll = Poll::new().map_err(io_err("creating the event loop"))?;

@@ -199,7 +199,7 @@ def build_component(out: Path, version: str, component: Path) -> Path:
     with open(ROOT / "Cargo.toml", "rb") as f:
         ws = tomllib.load(f)["workspace"]["package"]
     run(["wasm-tools", "metadata", "add", "--name", "tenure", "--version", version,
-         "--licenses", ws["license"], "--source", ws["repository"],
+         "--licenses", ws["license"],
          "--description", "tenure: leader election (the tenure:election WIT world)",
          str(component), "-o", str(dest)])
     run(["wasm-tools", "validate", str(dest)])

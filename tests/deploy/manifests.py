@@ -23,9 +23,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
 VARIANTS = ("sidecar", "python-app")
+APP = KUBERNETES / "python-app" / "app.py"
 # The Kubernetes version the manifests are written for (kubernetes-validate's newest bundled schemas).
 KUBERNETES_VERSION = "1.37"
-CLUSTER_DOMAIN = "svc.cluster.local"
+# The default cluster domain: it must appear nowhere (clusters use others); names are relative.
+CLUSTER_DOMAIN = "cluster.local"
+# The Prometheus annotations of annotation-based pod discovery.
+SCRAPE = "prometheus.io/scrape"
 
 Doc = dict[str, Any]
 
@@ -139,14 +143,23 @@ class Pod:
             http = flag_values(self.args, "--http")
             self.http_port = int(http[0].rsplit(":", 1)[1]) if http else None
             modes = flag_values(self.args, "--ready-when")
-            self.ready_when = modes[0] if modes else None
+            self.ready_when = modes[0] if modes else "node"
+            labels = flag_values(self.args, "--pod-label")
+            self.pod_label = labels[0] if labels else None
+            health = flag_values(self.args, "--app-health")
+            self.app_health = health[0] if health else None
+            accounts = flag_values(self.args, "--service-account")
+            self.service_account = accounts[0] if accounts else "/var/run/secrets/kubernetes.io/serviceaccount"
         else:
             self.args = []
             self.id = self.env.get("TENURE_ID", "")
             self.peers = [p for p in self.env.get("TENURE_PEERS", "").split(",") if p]
             self.state_file = self.env.get("TENURE_STATE_FILE")
             self.http_port = int(self.env.get("TENURE_HTTP", "0.0.0.0:8080").rsplit(":", 1)[1])
-            self.ready_when = "leader"  # app.py: Elector(ready_when="leader")
+            m = re.search(r'ready_when="(\w+)"', APP.read_text())
+            self.ready_when = m.group(1) if m else "node"  # app.py: Elector(ready_when=...)
+            self.pod_label = self.app_health = None
+            self.service_account = ""
 
 
 def port_number(container: Doc, port: Any, protocol: str = "TCP") -> int | None:
@@ -202,12 +215,22 @@ def tenure_problems(docs: list[Doc]) -> list[str]:
             )
         if not selects(headless["spec"].get("selector", {})):
             problems.append("headless Service does not select the StatefulSet's pods")
-    leader_svc = one(docs, "Service", lambda d: d["spec"].get("clusterIP") != "None")
-    if leader_svc is None or not selects(leader_svc["spec"].get("selector", {})):
-        problems.append("expected one non-headless Service selecting the pods (routes to the ready pod: the leader)")
+    services = [d for d in docs if d.get("kind") == "Service" and d["spec"].get("clusterIP") != "None"]
+    if not any(selects({k: v for k, v in d["spec"].get("selector", {}).items() if k in labels}) for d in services):
+        problems.append("expected a non-headless Service selecting the pods (the serving pods, or the leader's)")
+    replicas = int(spec.get("replicas", 1))
+    quorum = replicas // 2 + 1
     pdb = one(docs, "PodDisruptionBudget")
     if pdb is None or not selects(pdb["spec"].get("selector", {}).get("matchLabels", {})):
         problems.append("expected one PodDisruptionBudget selecting the pods")
+    else:
+        budget = pdb["spec"]
+        keeps = replicas - int(budget["maxUnavailable"]) if "maxUnavailable" in budget else int(budget.get("minAvailable", 0))
+        if keeps < quorum:
+            problems.append(
+                f"PodDisruptionBudget keeps {keeps} of {replicas} pods: evictions could take the quorum ({quorum}); "
+                "readiness means serving, so the budget counts members"
+            )
     for policy in docs:
         if policy.get("kind") != "NetworkPolicy" or "Ingress" not in policy["spec"].get("policyTypes", ["Ingress"]):
             continue
@@ -219,18 +242,20 @@ def tenure_problems(docs: list[Doc]) -> list[str]:
                 "UDP to the election port from the StatefulSet's pods"
             )
     if spec.get("podManagementPolicy") != "Parallel":
-        problems.append("podManagementPolicy must be Parallel (OrderedReady waits for tenure-0 to be ready: to lead)")
-    if spec.get("updateStrategy", {}).get("type", "RollingUpdate") != "OnDelete":
-        problems.append("updateStrategy must be OnDelete (RollingUpdate waits for each pod to be ready: to lead)")
+        problems.append("podManagementPolicy must be Parallel (the first election should not wait for pods one by one)")
+    if spec.get("updateStrategy", {}).get("type", "RollingUpdate") != "RollingUpdate":
+        problems.append("updateStrategy must be RollingUpdate (pods are Ready when serving; a stopping leader hands over)")
+    template = spec["template"]["spec"]
+    if template.get("terminationGracePeriodSeconds", 30) < 10:
+        problems.append("terminationGracePeriodSeconds under 10 s: the app's stop and the handover may not fit")
 
-    replicas = int(spec.get("replicas", 1))
     try:
         pods = [Pod(sts, i) for i in range(replicas)]
     except ValueError as e:
         return [*problems, str(e)]
     c = pods[0].container
     service = spec.get("serviceName")
-    want_ids = [f"{p.name}.{service}.default.{CLUSTER_DOMAIN}" for p in pods]
+    want_ids = [f"{p.name}.{service}" for p in pods]
     election = [p for p in c.get("ports", []) if p.get("name") == "election"]
     if len(election) != 1 or election[0].get("protocol") != "UDP":
         problems.append(f"container {c['name']}: expected one UDP port named election")
@@ -238,11 +263,16 @@ def tenure_problems(docs: list[Doc]) -> list[str]:
     port = int(election[0]["containerPort"])
     for pod, host in zip(pods, want_ids):
         if pod.id != f"{host}:{port}":
-            problems.append(f"{pod.name}: id {pod.id!r}, expected {host}:{port} (its stable DNS name)")
+            problems.append(
+                f"{pod.name}: id {pod.id!r}, expected {host}:{port} (its stable DNS name, relative to the namespace)"
+            )
     all_ids = {f"{h}:{port}" for h in want_ids}
     for pod in pods:
         if set(pod.peers) | {pod.id} != all_ids:
             problems.append(f"{pod.name}: peers {sorted(pod.peers)} are not the {replicas} members {sorted(all_ids)}")
+    values = [*pods[0].args, *pods[0].env.values()]
+    if any(CLUSTER_DOMAIN in v for v in values):
+        problems.append(f"container {c['name']}: a hard-coded cluster domain ({CLUSTER_DOMAIN}); use names relative to the namespace")
     if pods[0].state_file is None:
         problems.append(f"container {c['name']}: no state file (a restarted member could vote twice in a term)")
     else:
@@ -250,14 +280,96 @@ def tenure_problems(docs: list[Doc]) -> list[str]:
         mounts = [m for m in c.get("volumeMounts", []) if m["name"] in claims]
         if not any(pods[0].state_file.startswith(m["mountPath"].rstrip("/") + "/") for m in mounts):
             problems.append(f"state file {pods[0].state_file} is not on a volumeClaimTemplates volume")
-    if pods[0].ready_when != "leader":
-        problems.append(f"container {c['name']}: readiness must be leader mode (--ready-when leader)")
+    if pods[0].ready_when != "node":
+        problems.append(
+            f"container {c['name']}: readiness must mean serving (--ready-when node), not {pods[0].ready_when}: "
+            "followers serve, and rollouts wait for Ready pods"
+        )
     for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
         get = c.get(probe, {}).get("httpGet")
         if get is None or get.get("path") != path:
             problems.append(f"container {c['name']}: {probe} must GET {path}")
         elif port_number(c, get.get("port")) != pods[0].http_port:
             problems.append(f"container {c['name']}: {probe} port is not the HTTP port {pods[0].http_port}")
+    notes = spec["template"]["metadata"].get("annotations", {})
+    if notes.get(SCRAPE) != "true" or notes.get("prometheus.io/port") != str(pods[0].http_port) or notes.get(
+        "prometheus.io/path"
+    ) != "/metrics":
+        problems.append(f"pod template: Prometheus annotations must scrape /metrics on port {pods[0].http_port}")
+    if template.get("automountServiceAccountToken") is not False:
+        problems.append("pod template: automountServiceAccountToken must be false (no API token for the app)")
+    others = [x for x in [*template.get("initContainers", []), *template.get("containers", [])] if x is not c]
+    if pods[0].how == "cli" and others:
+        problems.extend(sidecar_problems(docs, pods, c, others, labels))
+    return problems
+
+
+def sidecar_problems(docs: list[Doc], pods: list[Pod], c: Doc, apps: list[Doc], labels: dict[str, str]) -> list[str]:
+    """A tenure sidecar beside an app: native sidecar, the app's health, the leader label and its
+    least-privilege token."""
+    problems: list[str] = []
+    sts = one(docs, "StatefulSet")
+    assert sts is not None
+    template = sts["spec"]["template"]["spec"]
+    if c not in template.get("initContainers", []) or c.get("restartPolicy") != "Always":
+        problems.append(f"container {c['name']}: must be a native sidecar (stopped after the app, so it hands over last)")
+    app_ports = {int(p["containerPort"]) for a in apps for p in a.get("ports", [])}
+    health = pods[0].app_health
+    m = re.fullmatch(r"http://(127\.0\.0\.1|localhost|\[::1\]):(\d+)(/.*)?", health or "")
+    if m is None or int(m.group(2)) not in app_ports:
+        problems.append(
+            f"container {c['name']}: --app-health must poll the app beside it (http://127.0.0.1:APP_PORT/...), "
+            f"got {health!r}: otherwise a leader whose app is down keeps leading"
+        )
+    key = pods[0].pod_label
+    if key is None:
+        return [*problems, f"container {c['name']}: no --pod-label: no Service can follow the leader"]
+    leader_svc = [
+        d
+        for d in docs
+        if d.get("kind") == "Service"
+        and d["spec"].get("selector", {}).get(key) == "true"
+        and all(labels.get(k) == v for k, v in d["spec"]["selector"].items() if k != key)
+    ]
+    if len(leader_svc) != 1:
+        problems.append(f"expected one Service selecting the pods and {key}: \"true\" (the leader Service)")
+    else:
+        targets = {p.get("targetPort") for p in leader_svc[0]["spec"].get("ports", [])}
+        names = {p.get("name") for a in apps for p in a.get("ports", [])}
+        if not targets or not targets <= names | app_ports:
+            problems.append(f"leader Service/{leader_svc[0]['metadata']['name']}: targetPort {targets} is not the app's")
+    # The token: projected, in the tenure container only, at the --service-account directory.
+    projected = {
+        v["name"]
+        for v in template.get("volumes", [])
+        if any("serviceAccountToken" in src for src in v.get("projected", {}).get("sources", []))
+    }
+    mine = [m for m in c.get("volumeMounts", []) if m["name"] in projected]
+    if not any(m["mountPath"].rstrip("/") == pods[0].service_account.rstrip("/") for m in mine):
+        problems.append(f"container {c['name']}: no projected service-account token at {pods[0].service_account}")
+    for a in apps:
+        if any(m["name"] in projected for m in a.get("volumeMounts", [])):
+            problems.append(f"container {a['name']}: mounts the API token (token only in the tenure container)")
+    account = template.get("serviceAccountName", "default")
+    if one(docs, "ServiceAccount", lambda d: d["metadata"]["name"] == account) is None:
+        problems.append(f"ServiceAccount/{account} (the pods' serviceAccountName) is not in the manifests")
+    granted = []
+    for binding in docs:
+        if binding.get("kind") != "RoleBinding" or not any(
+            s.get("kind") == "ServiceAccount" and s.get("name") == account for s in binding.get("subjects", [])
+        ):
+            continue
+        ref = binding["roleRef"]
+        role = one(docs, ref["kind"], lambda d, name=ref["name"]: d["metadata"]["name"] == name)
+        if role is None:
+            problems.append(f"RoleBinding/{binding['metadata']['name']}: its {binding['roleRef']['kind']} is not in the manifests")
+            continue
+        granted.extend(role.get("rules", []))
+    names = sorted(p.name for p in pods)
+    least = [{"apiGroups": [""], "resources": ["pods"], "resourceNames": names, "verbs": ["patch"]}]
+    normal = [{k: sorted(v) for k, v in r.items()} for r in granted]
+    if normal != least:
+        problems.append(f"RBAC of ServiceAccount/{account}: expected exactly {least} (least privilege), got {granted}")
     return problems
 
 

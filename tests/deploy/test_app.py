@@ -27,8 +27,9 @@ def test_settings_from_the_manifests_environment() -> None:
     assert sts is not None
     pod = Pod(sts, 1, "shop")
     s = app.settings_from_env(pod.env)
-    assert s.id == "tenure-py-1.tenure-py.shop.svc.cluster.local:7946"
-    assert s.peers == [f"tenure-py-{i}.tenure-py.shop.svc.cluster.local:7946" for i in range(3)]
+    # Relative names: the pod's DNS search path adds the namespace and the cluster's domain.
+    assert s.id == "tenure-py-1.tenure-py:7946"
+    assert s.peers == [f"tenure-py-{i}.tenure-py:7946" for i in range(3)]
     assert (s.cluster, s.state_file, s.http) == ("tenure-py", "/var/lib/tenure/state.json", "0.0.0.0:8080")
     elector = app.make_elector(s)  # every value accepted (not started: nothing is bound)
     assert elector.id == s.id and not elector.running

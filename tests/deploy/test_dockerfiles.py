@@ -92,6 +92,9 @@ def test_the_sidecar_image_builds_the_tenure_binary() -> None:
     )
     bins = {(p["name"], t["name"]) for p in meta["packages"] for t in p["targets"] if "bin" in t["kind"]}
     assert (package, binary) in bins, f"cargo build -p {package} --bin {binary}: no such binary target"
+    features = {f for p in meta["packages"] if p["name"] == package for f in p["features"]}
+    asked = words[words.index("--features") + 1].split(",") if "--features" in words else []
+    assert set(asked) <= features, f"cargo build -p {package} --features {asked}: {package} has {sorted(features)}"
     entry = next(c.value for c in final_stage(cmds) if c.cmd == "ENTRYPOINT")
     copied = [c.value[-1] for c in final_stage(cmds) if c.cmd == "COPY"]
     assert entry[0] in copied, f"ENTRYPOINT {entry[0]} is not what the final stage copies ({copied})"

@@ -32,7 +32,11 @@ def rendered(request: pytest.FixtureRequest) -> list[Doc]:
 
 def test_every_variant_validates_and_fits_tenure(rendered: list[Doc]) -> None:
     kinds = sorted(d["kind"] for d in rendered)
-    assert kinds == ["NetworkPolicy", "PodDisruptionBudget", "Service", "Service", "StatefulSet"]
+    assert kinds in (
+        ["NetworkPolicy", "PodDisruptionBudget", "Service", "Service", "StatefulSet"],
+        ["NetworkPolicy", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "Service", "Service",
+         "ServiceAccount", "StatefulSet"],
+    ), kinds
     for d in rendered:
         assert schema_errors(d) == [], kind_name(d)
     assert tenure_problems(rendered) == []
@@ -100,8 +104,8 @@ def ordered(docs: list[Doc]) -> None:
     sts(docs)["spec"]["podManagementPolicy"] = "OrderedReady"
 
 
-def rolling(docs: list[Doc]) -> None:
-    sts(docs)["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+def on_delete(docs: list[Doc]) -> None:
+    sts(docs)["spec"]["updateStrategy"] = {"type": "OnDelete"}
 
 
 def wrong_service_name(docs: list[Doc]) -> None:
@@ -133,18 +137,82 @@ def liveness_on_readyz(docs: list[Doc]) -> None:
     tenure_container(docs)["livenessProbe"]["httpGet"]["path"] = "/readyz"
 
 
-def ready_when_node(docs: list[Doc]) -> None:
+def ready_when_leader(docs: list[Doc]) -> None:
     c = tenure_container(docs)
-    c["args"] = [("--ready-when=node" if a.startswith("--ready-when") else a) for a in c["args"]]
+    c["args"] = [("--ready-when=leader" if a.startswith("--ready-when") else a) for a in c["args"]]
 
 
-def id_without_namespace(docs: list[Doc]) -> None:
+def full_cluster_domain(docs: list[Doc]) -> None:
     c = tenure_container(docs)
     if "args" in c:
-        c["args"] = [(a.replace(".$(POD_NAMESPACE)", "") if a.startswith("--id") else a) for a in c["args"]]
+        c["args"] = [(a.replace(".tenure:", ".tenure.$(POD_NAMESPACE).svc.cluster.local:")) for a in c["args"]]
+    else:
+        for e in c["env"]:
+            if e["name"] in ("TENURE_ID", "TENURE_PEERS"):
+                e["value"] = e["value"].replace(".tenure-py:", ".tenure-py.$(POD_NAMESPACE).svc.cluster.local:")
+
+
+def automount(docs: list[Doc]) -> None:
+    sts(docs)["spec"]["template"]["spec"].pop("automountServiceAccountToken")
+
+
+def no_scrape_annotations(docs: list[Doc]) -> None:
+    sts(docs)["spec"]["template"]["metadata"].pop("annotations")
+
+
+def budget_of_two(docs: list[Doc]) -> None:
+    next(d for d in docs if d["kind"] == "PodDisruptionBudget")["spec"]["maxUnavailable"] = 2
+
+
+def app(docs: list[Doc]) -> Doc:
+    return next(c for c in sts(docs)["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
+
+
+def token_in_the_app(docs: list[Doc]) -> None:
+    app(docs).setdefault("volumeMounts", []).append(
+        {"name": "kube-api", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}
+    )
+
+
+def wider_rbac(docs: list[Doc]) -> None:
+    role = next(d for d in docs if d["kind"] == "Role")
+    role["rules"][0]["verbs"] = ["get", "list", "patch"]
+
+
+def any_pod_rbac(docs: list[Doc]) -> None:
+    next(d for d in docs if d["kind"] == "Role")["rules"][0].pop("resourceNames")
+
+
+def leader_service_without_label(docs: list[Doc]) -> None:
+    svc = next(d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "tenure-leader")
+    svc["spec"]["selector"].pop("tenure/leader")
+
+
+def no_pod_label(docs: list[Doc]) -> None:
+    c = tenure_container(docs)
+    c["args"] = [a for a in c["args"] if not a.startswith("--pod-label")]
+
+
+def no_app_health(docs: list[Doc]) -> None:
+    c = tenure_container(docs)
+    c["args"] = [a for a in c["args"] if not a.startswith("--app-health")]
+
+
+def sidecar_as_a_container(docs: list[Doc]) -> None:
+    spec = sts(docs)["spec"]["template"]["spec"]
+    c = spec.pop("initContainers")[0]
+    c.pop("restartPolicy")
+    spec["containers"].append(c)
+
+
+def id_without_service(docs: list[Doc]) -> None:
+    """`$(POD_NAME):7946`: a pod's bare name resolves to nothing (the Service's subdomain is missing)."""
+    c = tenure_container(docs)
+    if "args" in c:
+        c["args"] = [(a.replace("$(POD_NAME).tenure:", "$(POD_NAME):") if a.startswith("--id") else a) for a in c["args"]]
     else:
         e = next(e for e in c["env"] if e["name"] == "TENURE_ID")
-        e["value"] = e["value"].replace(".$(POD_NAMESPACE)", "")
+        e["value"] = e["value"].replace("$(POD_NAME).tenure-py:", "$(POD_NAME):")
 
 
 def policy_tcp_only(docs: list[Doc]) -> None:
@@ -156,19 +224,35 @@ TENURE_BREAKS: dict[str, Callable[[list[Doc]], None]] = {
     "NetworkPolicy": policy_tcp_only,
     "publishNotReadyAddresses": rm_publish,
     "podManagementPolicy": ordered,
-    "updateStrategy": rolling,
+    "updateStrategy": on_delete,
     "serviceName": wrong_service_name,
     "peers": two_peers,
     "members": four_replicas,
     "volumeClaimTemplates": state_off_volume,
     "livenessProbe": liveness_on_readyz,
-    "leader mode": ready_when_node,
-    "stable DNS name": id_without_namespace,
+    "serving": ready_when_leader,
+    "cluster domain": full_cluster_domain,
+    "automountServiceAccountToken": automount,
+    "Prometheus": no_scrape_annotations,
+    "PodDisruptionBudget": budget_of_two,
+    "stable DNS name": id_without_service,
 }
 
 
-# app.py's readiness is always leader mode: nothing to break there.
-TENURE_CASES = [(v, n) for v in VARIANTS for n in TENURE_BREAKS if (v, n) != ("python-app", "leader mode")]
+# Only the sidecar variant has these (python-app: app.py's readiness is in its code; no API access).
+SIDECAR_BREAKS: dict[str, Callable[[list[Doc]], None]] = {
+    "token only in the tenure container": token_in_the_app,
+    "RBAC (verbs)": wider_rbac,
+    "RBAC (any pod)": any_pod_rbac,
+    "leader Service": leader_service_without_label,
+    "--pod-label": no_pod_label,
+    "--app-health": no_app_health,
+    "native sidecar": sidecar_as_a_container,
+}
+TENURE_BREAKS.update(SIDECAR_BREAKS)
+TENURE_CASES = [
+    (v, n) for v in VARIANTS for n in TENURE_BREAKS if v == "sidecar" or n not in (*SIDECAR_BREAKS, "serving")
+]
 
 
 @pytest.mark.parametrize(("variant", "name"), TENURE_CASES)
@@ -178,7 +262,8 @@ def test_the_tenure_checks_fail_on_a_schema_valid_mistake(variant: str, name: st
     assert [e for d in docs for e in schema_errors(d)] == [], "the mistake should be schema-valid"
     problems = tenure_problems(docs)
     assert problems, f"{name}: the tenure checks passed a broken manifest"
-    assert any(word in p for p in problems for word in (name, "id ", "peers", "state file", "readiness")), problems
+    words = (name.split(" (")[0], "id ", "peers", "state file", "readiness", "RBAC", "token", "Service")
+    assert any(word in p for p in problems for word in words), problems
 
 
 def test_the_command_line_fails_on_a_broken_file(tmp_path: Any) -> None:
@@ -207,4 +292,19 @@ def test_validation_needs_no_network() -> None:
 
 def test_check_reports_schema_and_tenure_problems_together() -> None:
     docs, problems = check(KUBERNETES / "sidecar")
-    assert problems == [] and len(docs) == 5
+    assert problems == [] and len(docs) == 9
+
+
+def test_the_podmonitor_scrapes_every_variants_metrics_port() -> None:
+    """deploy/kubernetes/monitoring (Prometheus Operator; its CRD has no bundled schema): the
+    PodMonitor selects each variant's pods and names a port those pods serve /metrics on."""
+    [monitor] = render(KUBERNETES / "monitoring")
+    assert (monitor["apiVersion"], monitor["kind"]) == ("monitoring.coreos.com/v1", "PodMonitor")
+    [expr] = monitor["spec"]["selector"]["matchExpressions"]
+    endpoints = {e["port"]: e["path"] for e in monitor["spec"]["podMetricsEndpoints"]}
+    for v in VARIANTS:
+        template = sts(render(KUBERNETES / v))["spec"]["template"]
+        assert expr["operator"] == "In" and template["metadata"]["labels"][expr["key"]] in expr["values"], v
+        containers = [*template["spec"].get("initContainers", []), *template["spec"]["containers"]]
+        served = [p["name"] for c in containers for p in c.get("ports", []) if p["name"] in endpoints]
+        assert served and all(endpoints[p] == "/metrics" for p in served), (v, served)

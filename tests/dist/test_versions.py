@@ -4,6 +4,7 @@ version` in Cargo.toml. Needs no build."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tomllib
 
@@ -50,3 +51,22 @@ def test_every_package_json_of_ours_has_the_workspace_version() -> None:
 def test_pyproject_has_the_workspace_version() -> None:
     project = tomllib.loads((ROOT / "python" / "pyproject.toml").read_text())["project"]
     assert project.get("version") == VERSION or "version" in project.get("dynamic", [])
+
+
+# Hosts that can never be a project's real address (RFC 2606 / RFC 6761 reserved names).
+PLACEHOLDER_HOST = re.compile(r"https?://(?:[\w.-]+\.)?(?:example|invalid|test|localhost)(?:\.[a-z]+)?(?:[:/\"']|$)")
+
+
+def test_no_manifest_publishes_a_placeholder_address() -> None:
+    """Package metadata (the wheel's Project-URL, npm's repository, Cargo's repository) names a real
+    address or none: a reserved placeholder like example.invalid sends users nowhere. No public
+    repository address is recorded in this repository, so there is none."""
+    manifests = [*tracked("Cargo.toml"), *tracked("package.json"), "python/pyproject.toml", *tracked("README.md")]
+    wrong = []
+    for path in manifests:
+        for n, line in enumerate((ROOT / path).read_text().splitlines(), 1):
+            if PLACEHOLDER_HOST.search(line):
+                wrong.append(f"{path}:{n}: {line.strip()}")
+    assert not wrong, wrong
+    urls = tomllib.loads((ROOT / "python" / "pyproject.toml").read_text())["project"].get("urls", {})
+    assert all(not PLACEHOLDER_HOST.search(u) for u in urls.values()), urls

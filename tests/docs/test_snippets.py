@@ -18,6 +18,7 @@ without one. The kinds:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
@@ -40,6 +41,8 @@ CLUSTER_TIMEOUT = 30.0
 NODE_SCRIPT_GRACE = 3.0
 # Snippets print to a pipe here: unbuffered, so a line is seen before the process is stopped.
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+# docs/component.md's host loads the built component from here (as tenure-wasmtime does).
+ENV.setdefault("TENURE_COMPONENT", str(ROOT / "target" / "component" / "tenure.wasm"))
 
 
 def kind(block: Block) -> str:
@@ -211,6 +214,41 @@ def run_script(cmd: list[str], cwd: Path, grace: float | None) -> None:
     assert p.returncode == 0, f"exit {p.returncode}\nstdout: {out}\nstderr: {err}"
 
 
+SHELL_TIMEOUT = 120.0
+
+
+def run_shell(block: Block, tmp: Path) -> None:
+    """A shell walk-through (`run shell`): `bash -euo pipefail` in `tmp`, with this checkout's
+    `tenure` on PATH; in a network namespace of its own (loopback only) when root can make one, so
+    its fixed ports cannot meet another test's. Everything it started is killed afterwards."""
+    tenure = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "tenure"
+    if not tenure.is_file():
+        if os.environ.get("TENURE_DOCS_REQUIRE_ARTEFACTS"):
+            pytest.fail(f"{block}: needs {tenure} (cargo build -p tenure-runtime --bin tenure)")
+        pytest.skip(f"{tenure} is not built")
+    script = tmp / "walkthrough.sh"
+    script.write_text(block.code)
+    cmd = ["bash", "-euo", "pipefail", str(script)]
+    if os.geteuid() == 0 and shutil.which("unshare") and shutil.which("ip"):
+        cmd = ["unshare", "-n", "bash", "-c", 'ip link set lo up && exec "$@"', "-", *cmd]
+    env = {**ENV, "PATH": f"{tenure.parent}:{os.environ.get('PATH', '')}", "TENURE_LOG": "warn"}
+    p = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=SHELL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        pytest.fail(f"{block}: still running after {SHELL_TIMEOUT} s\n{out}")
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    logs = "".join(f"\n--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(tmp.glob("*.log")))
+    assert p.returncode == 0, f"{block}: exit {p.returncode}\n{out}{logs}"
+
+
 def run_block(block: Block, tmp: Path) -> None:
     assert block.marker is not None
     m = re.fullmatch(r'run (\S+)(?: until "([^"]+)")?', block.marker)
@@ -230,8 +268,49 @@ def run_block(block: Block, tmp: Path) -> None:
         run_script([interpreter, script.name], tmp, None)
     elif harness == "node-script":
         run_script([interpreter, script.name], tmp, NODE_SCRIPT_GRACE)
+    elif harness == "shell":
+        run_shell(block, tmp)
     else:
         pytest.fail(f"{block}: unknown harness {harness!r}")
+
+
+def node_minimum_major() -> int:
+    """The oldest Node.js major version the package supports (`engines.node` in node/package.json)."""
+    engines = json.loads((ROOT / "node" / "package.json").read_text())["engines"]["node"]
+    m = re.fullmatch(r">=\s*(\d+)(?:\.\d+)*", engines.strip())
+    assert m, f"node/package.json engines.node {engines!r}: expected >=N"
+    return int(m.group(1))
+
+
+def node_major(node: str) -> int:
+    out = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout
+    return int(out.strip().lstrip("v").split(".")[0])
+
+
+JS_BLOCKS = [b for b in BLOCKS if b.lang in ("js", "javascript", "mjs", "cjs")]
+
+
+@pytest.mark.parametrize("block", JS_BLOCKS, ids=_id)
+def test_js_blocks_parse_on_the_oldest_supported_node(block: Block, tmp_path: Path) -> None:
+    """Every JavaScript block of the docs, run or not, parses on the Node.js version the package
+    says it supports (`await using`, for one, is a syntax error before Node.js 24)."""
+    node = shutil.which("node") or "node"
+    if node_major(node) != node_minimum_major():
+        pytest.skip(f"node on PATH is v{node_major(node)}, the stated minimum is {node_minimum_major()}")
+    cjs = "require(" in block.code and not re.search(r"^import ", block.code, re.MULTILINE)
+    script = tmp_path / ("block.cjs" if cjs else "block.mjs")
+    script.write_text(block.code)
+    r = subprocess.run([node, "--check", str(script)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, f"{block}: does not parse on Node.js {node_minimum_major()}:\n{r.stderr}"
+
+
+def test_await_using_is_caught_on_the_oldest_node(tmp_path: Path) -> None:
+    [b] = blocks(
+        "<!-- snippet: run node-script -->\n```js\nawait using e = { [Symbol.asyncDispose]: async () => {} }\n```\n",
+        "x.md",
+    )
+    with pytest.raises(AssertionError, match="does not parse"):
+        test_js_blocks_parse_on_the_oldest_supported_node(b, tmp_path)
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.marker and kind(b) == "run"], ids=_id)
@@ -245,6 +324,12 @@ def test_a_broken_snippet_fails(tmp_path: Path) -> None:
         "x.md",
     )
     with pytest.raises(AssertionError, match="NameError: name 'run_batch'"):
+        run_block(b, tmp_path)
+
+
+def test_a_failing_step_of_a_shell_walkthrough_fails(tmp_path: Path) -> None:
+    [b] = blocks("<!-- snippet: run shell -->\n```sh\necho step one\ntest -e no-such-file\necho never\n```\n", "x.md")
+    with pytest.raises(AssertionError, match="exit 1"):
         run_block(b, tmp_path)
 
 

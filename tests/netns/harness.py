@@ -18,6 +18,7 @@ Standard library only. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN for `ip netns`).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shlex
@@ -406,8 +407,11 @@ class Net:
         cmd = self.command(n)
         n.spawn_wall_ms, n.spawn_mono_ms = now_ms(), time.monotonic_ns() // 1_000_000
         stderr = open(self.tmp / f"{n.name}.stderr", "ab")  # noqa: SIM115 (owned by the process)
+        # A process group of its own, as under a shell or a process manager, so a schedule can
+        # signal the runtime's whole group (`kill -- -PGID`) without reaching the harness.
         n.popen = subprocess.Popen(
             ["ip", "netns", "exec", n.ns, *cmd],
+            start_new_session=True,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -501,25 +505,36 @@ class Net:
             except (BrokenPipeError, OSError, ValueError):
                 pass
 
-    def kill(self, n: Node) -> int:
-        t = self.note(n, "sigkill")
+    def _signal(self, n: Node, sig: signal.Signals, group: bool) -> None:
+        if n.popen is None:
+            return
+        if group:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(n.popen.pid, sig)
+        else:
+            n.popen.send_signal(sig)
+
+    def kill(self, n: Node, group: bool = False) -> int:
+        """SIGKILL of the runtime's pid, or with `group` of its whole process group (a process
+        manager's group kill: its leader-only command's supervisor is in a session of its own and
+        must outlive it to end the command)."""
+        t = self.note(n, "sigkill group" if group else "sigkill")
         if n.popen is not None:
-            n.popen.kill()
+            self._signal(n, signal.SIGKILL, group)
             n.popen.wait()
         n.role, n.paused = "down", False
         return t
 
-    def stop(self, n: Node) -> int:
-        t = self.note(n, "sigstop")
-        if n.popen is not None:
-            n.popen.send_signal(signal.SIGSTOP)
+    def stop(self, n: Node, group: bool = False) -> int:
+        """SIGSTOP of the runtime's pid, or with `group` of its process group (Ctrl-Z)."""
+        t = self.note(n, "sigstop group" if group else "sigstop")
+        self._signal(n, signal.SIGSTOP, group)
         n.paused = True
         return t
 
-    def cont(self, n: Node) -> int:
-        t = self.note(n, "sigcont")
-        if n.popen is not None:
-            n.popen.send_signal(signal.SIGCONT)
+    def cont(self, n: Node, group: bool = False) -> int:
+        t = self.note(n, "sigcont group" if group else "sigcont")
+        self._signal(n, signal.SIGCONT, group)
         n.paused = False
         return t
 

@@ -260,10 +260,12 @@ def flapping_link(net: Net, rng: random.Random, res: Result) -> None:
     res.number("flapping link", "leader changes while flapping (3 s)", len(changes))
 
 
-def resume_and_follow(net: Net, res: Result, ld: Node, fault: str) -> None:
+def resume_and_follow(
+    net: Net, res: Result, ld: Node, fault: str, group: bool = False
+) -> None:
     """SIGCONT of a frozen old leader: it must stop claiming leadership within 3 s; records how
     long it took to follow."""
-    tc = net.cont(ld)
+    tc = net.cont(ld, group=group)
     if not net.wait_for(lambda: ld.role != "leader", 3.0):
         res.fail(f"{fault}: {ld.name} still claims leadership 3 s after SIGCONT")
     ln = checks.first_after(net.snapshot(), ld.name, ("follower",), tc)
@@ -300,6 +302,33 @@ def sigstop_leader(net: Net, rng: random.Random, res: Result) -> None:
     expect_new_leader(net, res, t, term0, "SIGSTOP of the leader", others(net, ld))
     time.sleep(0.5)  # both commands would tick here if the frozen one were not killed
     resume_and_follow(net, res, ld, "SIGSTOP of the leader")
+
+
+def sigstop_leader_group(net: Net, rng: random.Random, res: Result) -> None:
+    """Ctrl-Z, or `kill -STOP -- -PGID`, of the leader's runtime process group: the runtime
+    freezes, and its command's supervisor (a session of its own) must not freeze with it, so the
+    command is killed at the lease deadline (checks.py sees the commands) while the others elect."""
+    ld = net.wait_leader()
+    term0 = ld.term
+    time.sleep(0.3)
+    t = net.stop(ld, group=True)
+    expect_new_leader(net, res, t, term0, "SIGSTOP of the leader's group", others(net, ld))
+    time.sleep(0.5)  # both commands would tick here if the frozen one were not killed
+    resume_and_follow(net, res, ld, "SIGSTOP of the leader's group", group=True)
+
+
+def sigkill_leader_group(net: Net, rng: random.Random, res: Result) -> None:
+    """`kill -9 -- -PGID` of the leader's runtime process group (a process manager's group kill):
+    the supervisor outlives the runtime and ends the command, which must not tick beside the next
+    leader's (checks.py); the others elect and the node restarts."""
+    ld = net.wait_leader()
+    term0 = ld.term
+    time.sleep(0.3)
+    t = net.kill(ld, group=True)
+    expect_new_leader(net, res, t, term0, "SIGKILL of the leader's group", others(net, ld))
+    time.sleep(0.5)
+    net.restart(ld)
+    net.wait_leader()
 
 
 def sigkill_restart(net: Net, rng: random.Random, res: Result) -> None:
@@ -360,6 +389,8 @@ SCHEDULES: dict[str, Callable[[Net, random.Random, Result], None]] = {
     "flapping-link": flapping_link,
     "sigstop-during-partition": sigstop_during_partition,
     "sigstop-leader": sigstop_leader,
+    "sigstop-leader-group": sigstop_leader_group,
+    "sigkill-leader-group": sigkill_leader_group,
     "sigkill-restart": sigkill_restart,
     "restart-new-address": restart_new_address,
     "refused-sends-past-ghost-ttl": refused_sends_past_ghost_ttl,
@@ -404,15 +435,17 @@ def random_schedule(net: Net, rng: random.Random, res: Result) -> None:
         elif op == "kill":
             n = nodes[0]
             if n.alive:
-                net.kill(n)
+                # the runtime's pid, or its whole process group (a process manager's kill)
+                net.kill(n, group=rng.random() < 0.5)
             time.sleep(rng.uniform(0.0, 0.5))
             net.restart(n)
         elif op == "stop":
             n = nodes[0]
             if n.running:
-                net.stop(n)
+                group = rng.random() < 0.5  # the pid, or the group (Ctrl-Z)
+                net.stop(n, group=group)
                 time.sleep(rng.uniform(0.05, 0.8))
-                net.cont(n)
+                net.cont(n, group=group)
         else:
             net.heal()
         time.sleep(rng.uniform(0.1, 1.2))

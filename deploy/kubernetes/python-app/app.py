@@ -2,12 +2,13 @@
 
 Configured from the environment the StatefulSet in this directory sets:
 
-- ``TENURE_ID``: this pod's ``HOST:PORT`` (``$(POD_NAME).<service>.<namespace>.svc.cluster.local:7946``)
+- ``TENURE_ID``: this pod's ``HOST:PORT`` (``$(POD_NAME).<service>:7946``, completed by the pod's DNS
+  search path)
 - ``TENURE_PEERS``: every member's ``HOST:PORT``, comma-separated (this pod's own id may be listed:
   it is skipped, so every pod gets the same list)
 - ``TENURE_CLUSTER``: the cluster id; ``TENURE_STATE_FILE``: the state file on the pod's volume
 - ``TENURE_HTTP``: where the runtime serves the sidecar's endpoints (default ``0.0.0.0:8080``):
-  ``/readyz`` (200 only while this node leads with a valid lease: ``ready_when="leader"``),
+  ``/readyz`` (200 while the node runs, leader or not: ``ready_when="node"``; every pod serves),
   ``/healthz``, ``/leader`` and ``/metrics``, exactly as ``tenure run --http`` (docs/http.md)
 
 Every election event is printed as one JSON line on stdout (``{"ts_ms", "id", "event", ...}``, the
@@ -71,7 +72,7 @@ def make_elector(settings: Settings) -> tenure.Elector:
         cluster=settings.cluster,
         state_file=settings.state_file,
         http=settings.http,
-        ready_when="leader",
+        ready_when="node",
         on_leader=lambda term: log(node_id, "leader", term=term),
         on_follower=lambda term, leader: log(node_id, "follower", term=term, leader=leader),
         on_peer_joined=lambda peer: log(node_id, "peer_joined", peer=peer),

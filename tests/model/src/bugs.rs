@@ -6,7 +6,7 @@
 use tenure::Bug;
 
 /// Every bug, in the core's declaration order.
-pub const ALL: [Bug; 11] = [
+pub const ALL: [Bug; 13] = [
     Bug::DoubleVote,
     Bug::NoStepDown,
     Bug::IgnoreHigherTerm,
@@ -18,6 +18,8 @@ pub const ALL: [Bug; 11] = [
     Bug::UnboundedTerm,
     Bug::StaleHeartbeatRefreshes,
     Bug::RefusedReleasesPromise,
+    Bug::RepeatedVoteRestartsTimer,
+    Bug::UncheckedLeadershipStart,
 ];
 
 /// The bug's kebab-case name (as `tenure-sim --bug` spells it).
@@ -34,6 +36,8 @@ pub fn name(bug: Bug) -> &'static str {
         Bug::UnboundedTerm => "unbounded-term",
         Bug::StaleHeartbeatRefreshes => "stale-heartbeat-refreshes",
         Bug::RefusedReleasesPromise => "refused-releases-promise",
+        Bug::RepeatedVoteRestartsTimer => "repeated-vote-restarts-timer",
+        Bug::UncheckedLeadershipStart => "unchecked-leadership-start",
     }
 }
 
@@ -43,7 +47,11 @@ pub fn first_scope(bug: Bug) -> &'static str {
     match bug {
         Bug::DoubleVote | Bug::QuorumOffByOne => "election",
         Bug::RefusedReleasesPromise => "host",
-        Bug::UnboundedTerm | Bug::StaleHeartbeatRefreshes | Bug::AnyMessageIsEvidence => "adversary",
+        Bug::UnboundedTerm
+        | Bug::StaleHeartbeatRefreshes
+        | Bug::AnyMessageIsEvidence
+        | Bug::RepeatedVoteRestartsTimer => "adversary",
+        Bug::UncheckedLeadershipStart => "host",
         _ => "partition",
     }
 }

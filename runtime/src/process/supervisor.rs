@@ -1,4 +1,5 @@
-//! The supervisor: a small process that runs the leader-only command and enforces the lease
+//! The supervisor: a small process, in a session of its own, that runs the leader-only command
+//! under a [guard](super::guard) and enforces the lease
 //! deadline, so that a paused (SIGSTOP) or killed (SIGKILL) runtime cannot leave the command
 //! running (see `docs/command.md`).
 //!
@@ -33,44 +34,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use crate::clock::ns_to_instant;
+
 use nix::sys::signal::{killpg, Signal};
-use nix::time::{clock_gettime, ClockId};
 use nix::unistd::Pid;
 
 /// The hidden subcommand that runs the supervisor.
 pub(crate) const SUBCOMMAND: &str = "__supervise";
-
-/// `CLOCK_MONOTONIC` now, in nanoseconds (the clock `Instant` reads on Linux).
-pub(crate) fn monotonic_ns() -> u64 {
-    clock_gettime(ClockId::CLOCK_MONOTONIC)
-        .map(|t| {
-            let secs = u64::try_from(t.tv_sec()).unwrap_or(0);
-            let nanos = u64::try_from(t.tv_nsec()).unwrap_or(0);
-            secs.saturating_mul(1_000_000_000).saturating_add(nanos)
-        })
-        .unwrap_or(0)
-}
-
-/// An `Instant` as absolute `CLOCK_MONOTONIC` nanoseconds, never later than the true value (the
-/// clock is read before the `Instant` it is compared with).
-pub(crate) fn instant_to_ns(at: Instant) -> u64 {
-    let mono = monotonic_ns();
-    let now = Instant::now();
-    match at.checked_duration_since(now) {
-        Some(ahead) => mono.saturating_add(u64::try_from(ahead.as_nanos()).unwrap_or(u64::MAX)),
-        None => mono.saturating_sub(u64::try_from(now.duration_since(at).as_nanos()).unwrap_or(u64::MAX)),
-    }
-}
-
-/// Absolute `CLOCK_MONOTONIC` nanoseconds as an `Instant`, never later than the true value.
-fn ns_to_instant(ns: u64) -> Instant {
-    let now = Instant::now();
-    let mono = monotonic_ns();
-    match ns.checked_sub(mono) {
-        Some(ahead) => now + Duration::from_nanos(ahead),
-        None => now.checked_sub(Duration::from_nanos(mono - ns)).unwrap_or(now),
-    }
-}
 
 enum Msg {
     Order(String),
@@ -124,6 +94,51 @@ fn status_text(status: ExitStatus) -> String {
     }
 }
 
+/// Spawns the command under a [guard](super::guard) that ends its whole process tree if this
+/// supervisor dies.
+#[cfg(target_os = "linux")]
+fn guard_spawn(cmd: &mut std::process::Command) {
+    let supervisor = nix::unistd::getpid().as_raw();
+    let end_tree = super::guard::end_tree_signal();
+    // SAFETY: `split` runs only async-signal-safe system calls in the forked child, which is what
+    // `pre_exec` requires; the process group was set before pre_exec closures run.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || super::guard::split(supervisor, end_tree));
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn guard_spawn(_cmd: &mut std::process::Command) {}
+
+/// Makes this process the subreaper of the command's tree, so that what escapes the guard's reach
+/// (a guard killed alone, while the command had daemonised) is handed here and ended by
+/// [`kill_orphans`], not to init.
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+}
+
+/// SIGKILLs and reaps every child this supervisor has: called only when no command runs, so every
+/// child is an orphan of a command tree handed to this subreaper.
+fn kill_orphans() {
+    #[cfg(target_os = "linux")]
+    for _ in 0..64 {
+        let mut any = false;
+        for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for pid in children.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+                any = true;
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+                let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), None);
+            }
+        }
+        if !any {
+            return;
+        }
+    }
+}
+
 /// Runs the supervisor; `args` are the arguments after the subcommand: `GRACE_MS -- CMD ARGS...`.
 /// Returns the exit status.
 pub(crate) fn main(args: &[String]) -> i32 {
@@ -137,6 +152,7 @@ pub(crate) fn main(args: &[String]) -> i32 {
     // Signals meant for the runtime's process group (Ctrl-C, a service manager's SIGTERM) must not
     // end the supervisor before the command: it stops the command when the runtime orders it or
     // goes away. Registering a flag replaces the default action (termination).
+    become_subreaper();
     let ignored = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         let _ = signal_hook::flag::register(sig, Arc::clone(&ignored));
@@ -266,6 +282,7 @@ impl Supervisor {
             .env("TENURE_LEADER_ID", leader)
             .stdin(Stdio::null())
             .process_group(0);
+        guard_spawn(&mut cmd);
         match cmd.spawn() {
             Ok(mut child) => {
                 let pid = child.id();
@@ -299,12 +316,14 @@ impl Supervisor {
 
     fn exited(&mut self, pid: u32, status: ExitStatus) {
         let Some(r) = self.running.take_if(|r| r.pid == pid) else { return };
-        // Whatever the command left in its process group goes with it.
+        // Whatever the command left in its process group goes with it, and whatever left the group
+        // and was handed to this subreaper when the guard died before it could end them.
         signal_group(pid, Signal::SIGKILL);
+        kill_orphans();
         let cause = r.cause.map_or("exited", Cause::as_str);
         // The lease deadline it was held to, on the wall clock (for the event line).
         let now = Instant::now();
-        let wall = crate::cli::wall_ms();
+        let wall = crate::clock::wall_ms();
         let deadline_wall = match r.deadline.checked_duration_since(now) {
             Some(ahead) => wall.saturating_add(u64::try_from(ahead.as_millis()).unwrap_or(u64::MAX)),
             None => wall.saturating_sub(u64::try_from(now.duration_since(r.deadline).as_millis()).unwrap_or(u64::MAX)),

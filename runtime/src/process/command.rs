@@ -1,5 +1,5 @@
 //! The leader-only command of the command line (`tenure run ... -- CMD ARGS...`): the runtime's
-//! side. It starts a [supervisor](crate::supervisor) process once, then orders it to start the
+//! side. It starts a [supervisor](super::supervisor) process once, then orders it to start the
 //! command when this node leads with a lease, forwards every lease renewal as an absolute
 //! `CLOCK_MONOTONIC` deadline, orders a stop when leadership is lost, and hands leadership over
 //! through the core when the command fails. The rules are in `docs/command.md`.
@@ -10,14 +10,15 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::supervisor::{instant_to_ns, SUBCOMMAND};
+use super::supervisor::SUBCOMMAND;
+use crate::clock::{instant_to_ns, ns_to_instant};
 use crate::{Handle, Handler, RuntimeEvent};
 
 /// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
 pub const DEFAULT_KILL_GRACE: u64 = 1000;
 
-/// How often the runner reads the lease from the runtime's snapshot and forwards a renewal (a
-/// forwarded deadline is at most this late, which only shortens the command's lease).
+/// How often a handover re-checks whether the command is gone while it waits for the
+/// supervisor's report (a bound on a missed notification, not a poll of the runtime).
 const TICK: Duration = Duration::from_millis(5);
 
 /// After the f-th failure in a row the command starts again no sooner than
@@ -38,12 +39,49 @@ pub struct CommandSpec {
     pub reexec: Vec<String>,
 }
 
+/// How long past the command's lease deadline the runtime waits for the supervisor's report
+/// before it ends the command's process group itself (see [`Runner::backstop`]).
+const BACKSTOP: Duration = Duration::from_millis(20);
+
+/// How long the guard has to end the command's tree before the runtime SIGKILLs its group.
+const GUARD_GRACE: Duration = Duration::from_millis(10);
+
+/// Asks the command's guard (pid `guard`) to end the command's whole tree; whether it existed.
+fn end_tree(guard: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    return i32::try_from(guard).is_ok_and(super::guard::ask_to_end_tree);
+    #[cfg(not(target_os = "linux"))]
+    return kill_group(guard);
+}
+
+/// SIGKILLs process group `pgid`; whether it existed.
+fn kill_group(pgid: u32) -> bool {
+    i32::try_from(pgid).is_ok_and(|p| {
+        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL).is_ok()
+    })
+}
+
+/// Runs the spawned process in a session of its own (`setsid`).
+fn new_session(cmd: &mut std::process::Command) {
+    // SAFETY: `setsid` is async-signal-safe, as `pre_exec` requires (and a freshly forked child
+    // is never a process group leader, so it cannot fail with EPERM).
+    #[allow(unsafe_code)]
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(cmd, || {
+            nix::unistd::setsid().map(drop).map_err(std::io::Error::from)
+        });
+    }
+}
+
 /// What the supervisor currently runs (or was ordered to start) for this node.
 struct Active {
     term: u64,
     deadline_ns: u64,
     pid: Option<u32>,
     stopping: bool,
+    /// When the runtime began ending the command itself (the supervisor did not by the deadline):
+    /// `CLOCK_MONOTONIC` ns.
+    backstop_ns: Option<u64>,
 }
 
 struct State {
@@ -67,6 +105,9 @@ struct Inner {
     emit: Box<dyn Fn(String) + Send + Sync>,
     state: Mutex<State>,
     changed: Condvar,
+    /// Bumped by every [`Runner::wake`] (a leadership or lease change published by the runtime, a
+    /// report, a hold): [`Runner::follow`] sleeps until it moves or a deadline of its own comes.
+    pulse: (Mutex<u64>, Condvar),
     handle: OnceLock<Handle>,
 }
 
@@ -100,6 +141,7 @@ impl Runner {
                 emit: Box::new(emit),
                 state: Mutex::new(state),
                 changed: Condvar::new(),
+                pulse: (Mutex::new(0), Condvar::new()),
                 handle: OnceLock::new(),
             }),
         }
@@ -110,8 +152,11 @@ impl Runner {
     }
 
     fn line(&self, event: &str, rest: &str) {
-        let head =
-            format!("{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"", crate::cli::wall_ms(), json_str(&self.inner.id));
+        let head = format!(
+            "{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"",
+            crate::clock::wall_ms(),
+            json_str(&self.inner.id)
+        );
         (self.inner.emit)(format!("{head}{rest}}}"));
     }
 
@@ -123,6 +168,13 @@ impl Runner {
     /// Starts the supervisor process now (so the first leadership does not wait for it), then the
     /// thread that follows the runtime's leadership.
     pub(crate) fn start(&self, handle: Handle) {
+        // Renewals and leadership changes wake the runner as the runtime publishes them.
+        let weak = Arc::downgrade(&self.inner);
+        handle.shared.snapshot.watch(Box::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                Runner { inner }.wake();
+            }
+        }));
         let _ = self.inner.handle.set(handle);
         let mut st = self.lock();
         self.ensure_supervisor(&mut st);
@@ -143,14 +195,18 @@ impl Runner {
             let Some(program) = spec.reexec.first() else {
                 return Err(std::io::Error::other("no command line to re-invoke as the supervisor"));
             };
-            let child = std::process::Command::new(program)
-                .args(&spec.reexec[1..])
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(&spec.reexec[1..])
                 .arg(SUBCOMMAND)
                 .arg(spec.kill_grace.to_string())
                 .arg("--")
                 .args(&spec.argv)
-                .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
-                .spawn()?;
+                .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+            // Its own session: a signal to the runtime's process group (Ctrl-Z, `kill -STOP --
+            // -PGID`, `kill -9 -- -PGID`, a process manager's group kill) must not pause or kill the
+            // supervisor together with the runtime; it outlives the runtime to end the command.
+            new_session(&mut cmd);
+            let child = cmd.spawn()?;
             Ok((ours, child))
         });
         match result {
@@ -182,8 +238,9 @@ impl Runner {
     /// Follows the runtime: start, renew, stop (see the module docs).
     fn follow(&self) {
         let Some(handle) = self.inner.handle.get().cloned() else { return };
-        let mut st = self.lock();
         loop {
+            let seen = self.pulse();
+            let mut st = self.lock();
             let term = handle.term();
             let lease = handle.lease_deadline();
             let leading = handle.is_leader() && handle.term() == term && handle.is_running();
@@ -195,7 +252,8 @@ impl Runner {
                     if let (true, Some(lease)) = (want, lease.filter(|l| *l > Instant::now())) {
                         if self.ensure_supervisor(&mut st) {
                             let deadline_ns = instant_to_ns(lease);
-                            st.active = Some(Active { term, deadline_ns, pid: None, stopping: false });
+                            st.active =
+                                Some(Active { term, deadline_ns, pid: None, stopping: false, backstop_ns: None });
                             self.order(&mut st, &format!("start {term} {deadline_ns} {}", self.inner.id));
                         }
                     }
@@ -215,10 +273,78 @@ impl Runner {
                 }
                 Some(_) => {}
             }
+            self.backstop(&mut st);
             if st.shutdown && st.active.is_none() {
                 return;
             }
-            st = self.inner.changed.wait_timeout(st, TICK).map_or_else(|p| p.into_inner().0, |(g, _)| g);
+            let next = Self::next_deadline(&st);
+            drop(st);
+            self.sleep(seen, next);
+        }
+    }
+
+    /// The next instant at which [`Runner::follow`] has something to do without being woken: the
+    /// end of a restart backoff, a retry of the supervisor, a backstop step.
+    fn next_deadline(st: &State) -> Option<Instant> {
+        let backstop = st.active.as_ref().filter(|a| a.pid.is_some()).map(|a| match a.backstop_ns {
+            None => ns_to_instant(a.deadline_ns.saturating_add(BACKSTOP.as_nanos() as u64)),
+            Some(at) => ns_to_instant(at.saturating_add(GUARD_GRACE.as_nanos() as u64)),
+        });
+        [st.not_before, st.retry_supervisor, backstop].into_iter().flatten().min()
+    }
+
+    fn pulse(&self) -> u64 {
+        *self.inner.pulse.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleeps until a [`Runner::wake`] after the pulse `seen`, or until `until`.
+    fn sleep(&self, seen: u64, until: Option<Instant>) {
+        let (lock, cvar) = &self.inner.pulse;
+        let mut pulse = lock.lock().unwrap_or_else(|p| p.into_inner());
+        while *pulse == seen {
+            pulse = match until {
+                Some(t) => {
+                    let left = t.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return;
+                    }
+                    cvar.wait_timeout(pulse, left).map_or_else(|p| p.into_inner().0, |(g, _)| g)
+                }
+                None => cvar.wait(pulse).unwrap_or_else(|p| p.into_inner()),
+            };
+        }
+    }
+
+    /// The supervisor holds the command to its lease deadline, but a supervisor that is stopped
+    /// (SIGSTOP of its pid or its session) holds nothing. So the runtime, while it runs, ends the
+    /// command's process group itself once the last deadline it sent is [`BACKSTOP`] past with no
+    /// report that the command ended. The group's leader is the supervisor's unreaped child until
+    /// the supervisor reports it, so its id cannot have been reused.
+    fn backstop(&self, st: &mut State) {
+        let Some(a) = st.active.as_mut() else { return };
+        let Some(pid) = a.pid else { return };
+        let now = crate::clock::monotonic_ns();
+        match a.backstop_ns {
+            None if now >= a.deadline_ns.saturating_add(BACKSTOP.as_nanos() as u64) => {
+                a.backstop_ns = Some(now);
+                let term = a.term;
+                // First the guard, which also reaches what left the group; then, a moment later,
+                // the group itself (a guard that is stopped too).
+                if end_tree(pid) {
+                    self.warn(
+                        "command_failed",
+                        &format!(
+                            "the supervisor did not end the command of term {term} by its lease deadline (is it \
+                             stopped?): ending its process group {pid}"
+                        ),
+                    );
+                }
+            }
+            Some(at) if now >= at.saturating_add(GUARD_GRACE.as_nanos() as u64) => {
+                a.pid = None;
+                kill_group(pid);
+            }
+            _ => {}
         }
     }
 
@@ -294,18 +420,27 @@ impl Runner {
                 }
                 _ => {}
             }
-            self.inner.changed.notify_all();
+            self.wake();
         }
         // End of file: the supervisor is gone.
         let mut st = self.lock();
         let status = st.supervisor.take().and_then(|(_, mut child)| child.wait().ok());
         let lost = st.active.take();
+        // The guard ends the command's tree when the supervisor dies; this is the backstop for a
+        // guard that could not. The guard was the supervisor's child and may be reaped by init
+        // from now on, so this runs once, at once.
+        if let Some(pid) = lost.as_ref().and_then(|a| a.pid) {
+            // The guard first: a group kill would end the guard before it ends what left the group.
+            end_tree(pid);
+            std::thread::sleep(GUARD_GRACE);
+            kill_group(pid);
+        }
         let shutdown = st.shutdown;
         if !shutdown {
             st.retry_supervisor = Some(Instant::now() + Duration::from_secs(1));
         }
         drop(st);
-        self.inner.changed.notify_all();
+        self.wake();
         if !shutdown {
             let status = status.map_or("unknown status".into(), |s| s.to_string());
             let spec = &self.inner.spec;
@@ -346,6 +481,9 @@ impl Runner {
     }
 
     fn wake(&self) {
+        let (lock, cvar) = &self.inner.pulse;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        cvar.notify_all();
         self.inner.changed.notify_all();
     }
 
@@ -379,7 +517,8 @@ impl Runner {
     fn wait_idle<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         self.wake();
         let limit = Instant::now() + Duration::from_millis(self.inner.spec.kill_grace) + Duration::from_millis(500);
-        while st.active.is_some() && st.supervisor.is_some() {
+        // A command the runtime ended itself is gone, whatever a stopped supervisor reports later.
+        while st.active.as_ref().is_some_and(|a| a.backstop_ns.is_none()) && st.supervisor.is_some() {
             let left = limit.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
