@@ -109,6 +109,13 @@ pub struct Scope {
     pub depth: usize,
 }
 
+/// The depth of the injected-bug runs: depth-first, they reach this depth at once and stop at the
+/// first counterexample (or after [`BUG_STATE_CAP`] distinct states).
+pub const BUG_DEPTH: usize = 16;
+
+/// At most this many distinct states per injected-bug run and scope.
+pub const BUG_STATE_CAP: usize = 2_000_000;
+
 /// The scopes of `make model-check`, each sized to explore about a million distinct states.
 pub fn scopes() -> Vec<Scope> {
     let rho = tenure::DEFAULT_MAX_CLOCK_DRIFT_PPM as i32;
@@ -416,6 +423,9 @@ pub fn check_for(
         model.clone().checker().threads(threads).target_max_depth(depth).finish_when(HasDiscoveries::AnyFailures);
     if let Some(limit) = limit {
         builder = builder.timeout(limit);
+    }
+    if !model.opts.bugs.is_empty() {
+        builder = builder.target_state_count(BUG_STATE_CAP);
     }
     let (states, generated, max_depth, discoveries) = if bfs {
         let c = builder.spawn_bfs().join();

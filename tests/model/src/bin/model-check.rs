@@ -76,7 +76,7 @@ fn main() -> ExitCode {
             };
             let opts =
                 Opts { bugs: run.clone(), probe_every: probe_every.unwrap_or(sc.opts.probe_every), ..sc.opts.clone() };
-            let depth = depth.unwrap_or(sc.depth);
+            let depth = depth.unwrap_or(if run.is_empty() { sc.depth } else { tenure_model::BUG_DEPTH });
             let r = check_for(opts, depth, threads, bfs, &label, limit);
             total_states += r.states;
             total_generated += r.generated;
