@@ -61,7 +61,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-model-check test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -88,6 +88,7 @@ help:
 	@echo "  jepsen          SEEDS=N randomised seeded fault schedules in network namespaces (root)"
 	@echo "  bench-netns     leaderless/step-down times under kernel network faults (root)"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
+	@echo "  model-check     exhaustive bounded model checking of the real core (DEPTH=N for longer runs)"
 	@echo "  soak            the simulator's fault variants over SOAK_SEEDS=$(SOAK_SEEDS) seeds (per-invariant counts)"
 	@echo "  tables          regenerate the hosts' tables (error classes, unions, metrics, defaults) from the Rust definitions"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
@@ -226,6 +227,29 @@ test-sim: setup
 soak: setup
 	$(CARGO) build --release -q -p tenure-sim --bin tenure-sim
 	tests/sim/variants.sh $(SOAK_SEEDS) $(SIM_BIN)
+
+# Exhaustive, bounded model checking of the real core (tests/model, docs/model.md): every
+# interleaving of each scope's actions to its depth, every property on every state; prints the
+# distinct states explored and the depth per scope. `make model-check DEPTH=N` explores every
+# scope to depth N instead (longer runs). `make model-check-bugs` runs every injected core bug
+# (depth-first to depth 16, at most two million states per scope) and fails on one not caught:
+# not in TEST_SUITES while some bugs escape its bound (BENCHMARKS.md, reliability section).
+# MODEL_THREADS defaults to 2.
+MODEL_BIN := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/model-check
+MODEL_THREADS ?= 2
+DEPTH ?=
+
+model-check: setup
+	@if [ ! -f tests/model/Cargo.toml ]; then echo "model-check: tests/model not present yet, skipping"; exit 0; fi; \
+	$(CARGO) build --release -q -p tenure-model --bin model-check && \
+	$(MODEL_BIN) --threads $(MODEL_THREADS) $(if $(DEPTH),--depth $(DEPTH))
+
+model-check-bugs: setup
+	$(CARGO) build --release -q -p tenure-model --bin model-check
+	$(MODEL_BIN) --threads $(MODEL_THREADS) --bug all
+
+test-model-check: model-check
+.PHONY: model-check model-check-bugs test-model-check
 
 # The hosts' generated tables (python/tenure/_tables.py, node/lib/tables.js, node/tables.d.ts:
 # error code -> class, TypeScript unions and Python Literals, metric families and help texts, event
