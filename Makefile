@@ -232,10 +232,11 @@ test-python: setup python-dev
 	python -m pytest -q tests
 
 # The npm package's native addon (node/native/tenure.node), built from source (bindings/node) by
-# @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed.
-node-addon: setup
+# @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed. The
+# supervisor helper goes beside it (node/native/tenure-supervise), as in the per-platform packages.
+node-addon: setup supervise-helper
 	@if [ ! -f node/package.json ]; then echo "node-addon: node/package.json not present yet, skipping"; exit 0; fi; \
-	cd node && npm run --silent build
+	cd node && npm run --silent build && install -m 755 "$(SUPERVISE_HELPER)" native/tenure-supervise
 
 test-node: setup node-addon
 	@if [ ! -f node/package.json ]; then echo "test-node: node/package.json not present yet, skipping"; exit 0; fi; \
@@ -316,9 +317,18 @@ quotes:
 # `cargo test` already built, and the component it hosts is optimised either way).
 TENURE_WASMTIME := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/debug/tenure-wasmtime
 export TENURE_WASMTIME
-.PHONY: python-dev runtimes
-python-dev: setup
+# The leader-only command's supervisor for the Python and Node.js command lines (tenure-supervise,
+# runtime/src/bin): python-dev and node-addon copy it next to the extension and the addon. The same
+# release settings as the npm addon (node/package.json `build`) and scripts/dist/build.py.
+SUPERVISE_HELPER := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure-supervise
+.PHONY: python-dev runtimes supervise-helper
+supervise-helper:
+	CARGO_PROFILE_RELEASE_LTO=true CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_STRIP=symbols \
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise
+
+python-dev: setup supervise-helper
 	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet
+	install -m 755 "$(SUPERVISE_HELPER)" python/tenure/tenure-supervise
 
 runtimes: python-dev node-addon component
 	$(CARGO) build -q -p tenure-runtime --bin tenure
