@@ -34,8 +34,9 @@ export DEBIAN_FRONTEND := noninteractive
 # ---------------------------------------------------------------------------------------------------
 
 RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
-# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI).
-DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
+# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI); the
+# aarch64 musl one is for the static supervisor helper (tenure-supervise) shipped in both.
+DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 RUSTUP_COMPONENTS ?= rustfmt clippy
 # Debian packages. python3-venv and a C toolchain are added automatically when missing.
 APT_PACKAGES ?= chromium

@@ -116,11 +116,26 @@ def zig_target(target: str) -> str:
     return f"{target}.{GLIBC_FLOOR}" if target.endswith("-gnu") else target
 
 
+def helper_target(target: str) -> str:
+    """The Rust target `tenure-supervise` is built for to go with an artefact for `target`: the
+    same CPU, musl, linked statically. A static executable needs no C library on the machine, so
+    one binary serves the glibc and the musl packages alike, and it maps no shared library: its
+    idle memory is the program alone (docs/command.md)."""
+    return f"{target.split('-')[0]}-unknown-linux-musl"
+
+
 def build_helper(target: str, env: dict[str, str]) -> Path:
-    """`tenure-supervise` for `target` (cargo keeps it: the wheel and the npm package share it)."""
+    """`tenure-supervise` for an artefact for `target` (cargo keeps it: the wheels and the npm
+    packages of one CPU share it)."""
+    rust_target = helper_target(target)
+    flags = f"CARGO_TARGET_{rust_target.upper().replace('-', '_')}_RUSTFLAGS"
+    # Its own target dir: static linking (+crt-static, musl's default, which build_env turns off
+    # for the addons) would otherwise rebuild the addons' dependencies at every switch.
+    target_dir = Path(env["CARGO_TARGET_DIR"]) / "helper"
+    env = dict(env, **RELEASE_SETTINGS, CARGO_TARGET_DIR=str(target_dir), **{flags: "-C target-feature=+crt-static"})
     run(["cargo", "zigbuild", "--release", "--locked", "-p", "tenure-runtime", "--bin", HELPER,
-         "--target", zig_target(target)], env=dict(env, **RELEASE_SETTINGS))
-    return Path(env["CARGO_TARGET_DIR"]) / target / "release" / HELPER
+         "--target", rust_target], env=env)
+    return target_dir / rust_target / "release" / HELPER
 
 
 def add_to_wheel(wheel: Path, arcname: str, path: Path) -> None:

@@ -2,7 +2,7 @@
 library floor its tag claims (auditwheel for the wheels; the ELF headers and symbol versions, as
 `readelf -h -V` shows them, for every native binary), with the one version, licenses and project
 URLs; every wheel and platform package carries the supervisor helper `tenure-supervise` for its
-target; the npm packages have the napi-rs layout; the prepack checks refuse to pack without a binary;
+target (static); the npm packages have the napi-rs layout; the prepack checks refuse to pack without a binary;
 the sdist builds; the component carries its name and version."""
 
 from __future__ import annotations
@@ -45,16 +45,15 @@ def elf_facts(data: bytes) -> tuple[str, tuple[int, ...] | None, list[str]]:
     return elf["e_machine"], highest, needed
 
 
-def check_helper(data: bytes, mode: int, arch: str, libc: str) -> None:
-    """The supervisor helper `tenure-supervise`: an executable for the artefact's architecture
-    with the artefact's C library floor."""
+def check_helper(data: bytes, mode: int, arch: str) -> None:
+    """The supervisor helper `tenure-supervise`: an executable for the artefact's architecture,
+    statically linked (no C library needed, glibc or musl alike; no interpreter, no DT_NEEDED)."""
     assert mode & 0o111, f"tenure-supervise has mode {mode:o}: not executable"
     machine, glibc, needed = elf_facts(data)
     assert machine == EM[arch]
-    if libc == "glibc":
-        assert glibc is not None and glibc <= GLIBC_FLOOR, f"tenure-supervise needs GLIBC_{glibc}"
-    else:
-        assert glibc is None and needed == ["libc.so"], needed
+    assert glibc is None and needed == [], f"tenure-supervise is not static: needs {needed}, GLIBC_{glibc}"
+    elf = ELFFile(io.BytesIO(data))
+    assert not [s for s in elf.iter_segments() if s["p_type"] == "PT_INTERP"], "tenure-supervise has an interpreter"
 
 
 def wheel_so(wheel: Path) -> bytes:
@@ -105,7 +104,7 @@ def test_wheel(pattern: str, tag: str | None, arch: str, libc: str) -> None:
         meta = z.read(f"tenure-{VERSION}.dist-info/METADATA").decode()
         helper = z.getinfo("tenure/tenure-supervise")
         record = z.read(f"tenure-{VERSION}.dist-info/RECORD").decode()
-        check_helper(z.read(helper), helper.external_attr >> 16, arch, libc)
+        check_helper(z.read(helper), helper.external_attr >> 16, arch)
     assert "\ntenure/tenure-supervise,sha256=" in record  # pip checks what it installs against RECORD
     for f in ("tenure/py.typed", "tenure/_native.pyi", *(f"tenure-{VERSION}.dist-info/licenses/LICENSE-{k}"
                                                          for k in ("MIT", "APACHE"))):
@@ -176,7 +175,7 @@ def test_npm_platform_package(platform: str) -> None:
         assert glibc is None and needed == ["libc.so"], needed
     assert "tenure-supervise" in files
     check_helper(files["tenure-supervise"], tgz_modes(artefact(f"npm/tenure-{platform}-{VERSION}.tgz"))[
-        "tenure-supervise"], arch, libc)
+        "tenure-supervise"], arch)
 
 
 def test_npm_main_package() -> None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 import os
 import venv
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from conftest import (
     DIST,
