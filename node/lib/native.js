@@ -1,9 +1,10 @@
 'use strict'
-const fs = require('node:fs')
-const path = require('node:path')
 // Loads the napi-rs addon: a source build (native/tenure.node: `npm run build` or `make node-addon`)
 // if there is one, else the prebuilt per-platform package that npm installed through
 // optionalDependencies (tenure-linux-x64-gnu, ...; see npm/ and scripts/dist in the repository).
+
+const fs = require('node:fs')
+const path = require('node:path')
 
 /** The per-platform package for this machine, napi-rs style: tenure-linux-x64-gnu, ... */
 function platformPackage() {

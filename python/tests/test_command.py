@@ -95,16 +95,24 @@ def test_the_command_runs_on_the_leader_and_dies_with_its_runtime(helper: bool) 
                 drain.start()
                 drains.append(drain)
             started = wait_for("command_started")
+            # `pid` is the guard the supervisor forked; the command, which names its record after
+            # its own pid (`$$`), is the guard's child.
             pid = started["pid"]
-            record = Path(tmp) / str(pid)
+
+            def record_line() -> str:
+                records = list(Path(tmp).iterdir())
+                return records[0].read_text() if len(records) == 1 else ""
+
             deadline = time.monotonic() + 5
             # `>` creates the file before `echo` writes it: wait for the whole line, not the file.
-            while not (record.exists() and record.read_text().endswith("\n")) and time.monotonic() < deadline:
+            while not record_line().endswith("\n") and time.monotonic() < deadline:
                 time.sleep(0.01)
-            assert record.read_text().split() == [str(started["term"]), started["id"]]
+            assert record_line().split() == [str(started["term"]), started["id"]]
+            (record,) = Path(tmp).iterdir()
+            command = int(record.name)
+            assert parent(command) == pid
             leader = procs[started["id"]]
-            # `pid` is the guard the supervisor forked; the supervisor is its parent, a child of
-            # the runtime's process.
+            # The supervisor is the guard's parent, a child of the runtime's process.
             assert Path(f"/proc/{pid}/comm").read_text().strip() == "tenure-guard"
             supervisor = parent(pid)
             assert parent(supervisor) == leader.pid
@@ -115,9 +123,10 @@ def test_the_command_runs_on_the_leader_and_dies_with_its_runtime(helper: bool) 
                 assert Path(exe) == Path(sys.executable).resolve(), f"supervised by {exe}"
             os.kill(leader.pid, signal.SIGKILL)  # the runtime's pid alone
             deadline = time.monotonic() + 2
-            while alive(pid) and time.monotonic() < deadline:
+            while (alive(pid) or alive(command)) and time.monotonic() < deadline:
                 time.sleep(0.01)
-            assert not alive(pid), "the command outlived its SIGKILLed runtime"
+            assert not alive(command), "the command outlived its SIGKILLed runtime"
+            assert not alive(pid), "the guard outlived its SIGKILLed runtime"
         finally:
             for proc in procs.values():
                 proc.kill()
