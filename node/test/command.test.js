@@ -52,22 +52,26 @@ for (const helper of [true, false]) {
     procs.forEach((p, i) => p.stderr?.on('data', (d) => { stderr[i] += d }))
     try {
       const started = /** @type {any} */ (await until((l) => l.event === 'command_started', 15000))
-      const record = path.join(dir, String(started.pid))
+      // `started.pid` is the guard the supervisor forked; the command, which names its record
+      // after its own pid (`$$`), is the guard's child.
+      const records = () => fs.readdirSync(dir)
       // `>` creates the file before `echo` writes it: wait for the whole line, not the file.
-      const line = () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8') : '')
+      const line = () => (records().length === 1 ? fs.readFileSync(path.join(dir, records()[0]), 'utf8') : '')
       for (let i = 0; i < 500 && !line().endsWith('\n'); i++) await sleep(10)
       assert.deepEqual(line().trim().split(' '), [String(started.term), started.id])
+      const command = Number(records()[0])
+      assert.equal(parent(command), started.pid)
       const leader = procs[ids.indexOf(started.id)]
-      // `started.pid` is the guard the supervisor forked; the supervisor is its parent, a child of
-      // the runtime's process.
+      // The supervisor is the guard's parent, a child of the runtime's process.
       assert.equal(fs.readFileSync(`/proc/${started.pid}/comm`, 'utf8').trim(), 'tenure-guard')
       const supervisor = parent(started.pid)
       assert.equal(parent(supervisor), leader.pid)
       const exe = fs.readlinkSync(`/proc/${supervisor}/exe`)
       assert.equal(exe, fs.realpathSync(helper ? native.supervisorHelper : process.execPath), `supervised by ${exe}`)
       leader.kill('SIGKILL') // the runtime's pid alone
-      for (let i = 0; i < 200 && alive(started.pid); i++) await sleep(10)
-      assert.ok(!alive(started.pid), 'the command outlived its SIGKILLed runtime')
+      for (let i = 0; i < 200 && (alive(started.pid) || alive(command)); i++) await sleep(10)
+      assert.ok(!alive(command), 'the command outlived its SIGKILLed runtime')
+      assert.ok(!alive(started.pid), 'the guard outlived its SIGKILLed runtime')
     } finally {
       for (const p of procs) p.kill('SIGKILL')
       fs.rmSync(dir, { recursive: true, force: true })

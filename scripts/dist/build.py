@@ -149,14 +149,15 @@ def add_to_wheel(wheel: Path, arcname: str, path: Path) -> None:
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
         (record,) = [n for n in src.namelist() if n.endswith(".dist-info/RECORD")]
         for item in src.infolist():
-            if item.filename == record:
+            # A copy maturin may have taken from the source tree (a development build) is replaced.
+            if item.filename in (record, arcname):
                 continue
             dst.writestr(item, src.read(item.filename))
         info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
         info.external_attr = 0o100755 << 16  # a regular file, rwxr-xr-x: pip keeps the x bit
         info.compress_type = zipfile.ZIP_DEFLATED
         dst.writestr(info, data)
-        lines = src.read(record).decode().splitlines()
+        lines = [line for line in src.read(record).decode().splitlines() if not line.startswith(arcname + ",")]
         lines.insert(len(lines) - 1 if lines[-1].startswith(record + ",") else len(lines),
                      f"{arcname},sha256={digest},{len(data)}")
         dst.writestr(src.getinfo(record), "\n".join(lines) + "\n")
