@@ -594,3 +594,101 @@ fn a_minority_leader_steps_down_while_the_majority_elects() {
     h.leader();
     assert!(h.leaders_by_term().values().all(|s| s.len() == 1));
 }
+
+/// The failover bound L1 of docs/protocol.md for this harness (1 ms one way, no drift): five
+/// election rounds of `election_timeout_max` plus a pre-vote and a vote round trip.
+const L1_FAILOVER_MS: u64 = 1 + 5 * (300 + 2 * 2);
+
+#[test]
+fn a_repeated_vote_grant_restarts_no_election_timer_so_replayed_requests_cannot_hold_a_cluster_leaderless() {
+    // Three nodes with a key, default timings. The leader dies silently at 1000 ms; a recorder
+    // that kept its genuine `Vote` requests of the term it leads sends them again, byte for byte,
+    // to each follower every 50 ms. Each follower voted for it in that term, so it grants them
+    // again — and a grant that restarted the election timer would keep every follower from ever
+    // timing out.
+    let mut h = Harness::with(3, |c| c.key(b"cluster secret".to_vec()));
+    h.run_until(1_000);
+    let dead = h.leader();
+    let term = h.nodes[&dead].term();
+    let requests: Vec<(String, Vec<u8>)> = h
+        .wire
+        .iter()
+        .filter(|(_, from, _, bytes)| {
+            *from == dead
+                && matches!(h.nodes[&dead].decode_message(bytes), Ok(e) if e.term == term && matches!(e.message, Message::Vote { .. }))
+        })
+        .map(|(_, _, to, bytes)| (to.clone(), bytes.clone()))
+        .collect();
+    assert_eq!(requests.len(), 2, "the leader's campaign asked both followers");
+    h.down.insert(dead.clone());
+    let crash = h.now;
+    for k in 1..=60 {
+        for (to, bytes) in &requests {
+            h.in_flight.push((crash + 50 * k, dead.clone(), to.clone(), bytes.clone()));
+        }
+    }
+    let mut elected = None;
+    for t in crash + 1..=crash + 3_000 {
+        h.run_until(t);
+        if let Some(l) = h.leaders().into_iter().find(|l| *l != dead) {
+            elected = Some((t, l));
+            break;
+        }
+    }
+    let (at, new) = elected.expect("a new leader despite the replayed vote requests");
+    assert!(at - crash <= L1_FAILOVER_MS, "{new} leads {} ms after the crash (bound {L1_FAILOVER_MS})", at - crash);
+    assert!(h.nodes[&new].term() > term);
+    // The replays were granted (same candidate, same term) until the followers moved on: the
+    // vote itself is unchanged; only the timer is not restarted for it.
+    let regrants = h
+        .wire
+        .iter()
+        .filter(|(t, from, to, bytes)| {
+            *t > crash
+                && *to == dead
+                && *from != dead
+                && h.nodes[from].decode_message(bytes).is_ok_and(|e| e.message == Message::VoteReply { granted: true })
+        })
+        .count();
+    assert!(regrants > 0, "the replays reached followers still in the dead leader's term");
+}
+
+#[test]
+fn check_quorum_holds_from_a_leaderships_first_moment_even_when_confirmed_late() {
+    // n1 campaigns at t0 (pre-vote off for brevity) and n2's vote arrives 1 ms later: the vote is
+    // evidence dated t0, when the campaign asked for it. Check quorum allows evidence up to
+    // election_timeout_min (150 ms) old at each tick, one heartbeat interval (50 ms) apart: a
+    // leader never leads more than 200 ms after its last evidence.
+    let start = |confirm_after: u64| {
+        let mut n = Node::new(Config::new("n1", "test").bootstrap(ids(3)).pre_vote(false), 1, None, 0).unwrap();
+        let t0 = n.poll_timeout().unwrap();
+        n.handle_timeout(t0);
+        outputs(&mut n);
+        n.handle_message(t0 + 1, "n2", &msg("n2", 1, Message::VoteReply { granted: true })).unwrap();
+        assert!(outputs(&mut n).contains(&Output::Event(Event::ConfirmLeader { term: 1 })));
+        let at = t0 + 1 + confirm_after;
+        n.confirm_leader(at, 1, true).unwrap();
+        let o = outputs(&mut n);
+        (n, t0, at, o)
+    };
+    // Confirmed 220 ms after the winning vote: the evidence is already older than the window, so
+    // the winner does not lead at all (no BecameLeader, no heartbeat) and follows again.
+    let (n, _, _, o) = start(220);
+    assert!(!n.is_leader(), "a leadership confirmed late must not start on stale evidence");
+    assert!(!o.iter().any(|x| matches!(x, Output::Event(Event::BecameLeader { .. }))));
+    assert!(o.contains(&Output::Event(Event::BecameFollower { term: 1, leader: None })));
+    assert!(sent_kinds(&o).is_empty(), "no heartbeat leaves");
+    assert_eq!((n.term(), n.voted_for(), n.role()), (1, Some("n1"), Role::Follower), "the vote stays");
+    // Confirmed 140 ms after it: the evidence is fresh, it leads; with no acknowledgement ever
+    // coming back it steps down within election_timeout_min + heartbeat_interval of t0.
+    let (mut n, t0, at, o) = start(140);
+    assert!(n.is_leader() && o.contains(&Output::Event(Event::BecameLeader { term: 1 })));
+    let mut now = at;
+    while n.is_leader() {
+        now = n.poll_timeout().unwrap();
+        assert!(now <= t0 + 150 + 50, "still leading at {now}, last evidence at {t0}");
+        n.handle_timeout(now);
+        outputs(&mut n);
+    }
+    assert!(now <= t0 + 150 + 50, "stepped down at {now}, last evidence at {t0}");
+}

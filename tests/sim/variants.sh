@@ -15,7 +15,7 @@ sim=("$@")
 
 # name | per mille | first seed | options
 variants=(
-  "default|190|0|"
+  "default|170|0|"
   "3-nodes-rtt20|100|100000000|--nodes 3 --rtt-ms 20"
   "7-nodes-rtt1|50|200000000|--nodes 7 --rtt-ms 1"
   "no-pre-vote|50|300000000|--no-pre-vote"
@@ -26,6 +26,7 @@ variants=(
   "clock-drift|40|700000000|--faults drift,pause,partition"
   "late-duplicates|40|800000000|--faults latedup,dup,reorder,crash"
   "replay|40|900000000|--faults replay,crash,partition"
+  "replay-3-nodes-rtt20|20|1800000000|--nodes 3 --rtt-ms 20 --faults replay,crash,partition,deny,reorder"
   "fake-ids|40|1000000000|--faults fakeids,crash,partition"
   "fake-voter|40|1100000000|--faults fakevoter,partition,oneway"
   "huge-terms|40|1200000000|--faults hugeterm,crash,partition"

@@ -46,11 +46,22 @@ impl Node {
                 let unbound = transfer || !self.promised(now);
                 let granted = can_vote && unbound && (free || self.bug(Bug::DoubleVote));
                 if granted {
-                    if self.voted_for.as_deref() != Some(from) {
+                    let first = self.voted_for.as_deref() != Some(from);
+                    if first {
                         self.voted_for = Some(Box::from(from));
                         self.persist();
                     }
-                    self.reset_election_timer(now);
+                    // The timer restarts so that this node does not campaign against the candidate
+                    // it just voted for while that candidate collects its other votes. Only news
+                    // does that: a candidate asks each voter once per term, so a request granted
+                    // before is a duplicate or a replay, and a request from the leader this node
+                    // already heard lead the term is older than that leadership. Restarting on
+                    // those would let a recorder of a dead leader's requests keep its voters from
+                    // ever timing out.
+                    let led = matches!(&self.leader_heartbeat, Some((l, _)) if **l == *from);
+                    if (first && !led) || self.bug(Bug::RepeatedVoteRestartsTimer) {
+                        self.reset_election_timer(now);
+                    }
                 }
                 self.send(from, Message::VoteReply { granted });
             }
@@ -58,9 +69,14 @@ impl Node {
                 if let Some(c) = &mut self.campaign {
                     if !c.pre && granted && term == self.term && self.role == Role::Candidate {
                         c.granted.add(from);
+                        let asked_at = self.term_changed_at;
                         if let Some(p) = self.peers.get_hinted_mut(known, from) {
-                            // A reply to this campaign's own request: fresh evidence.
-                            p.set_evidence_at(Some(now));
+                            // A grant in this term answers this campaign's own requests, sent when
+                            // the campaign started (`start_election` set `term_changed_at`, and a
+                            // candidate's term does not change): evidence dated then, as an
+                            // acknowledgement is dated at its heartbeat. Dated at arrival, a slow
+                            // reply or a replay would pass for fresher evidence than it is.
+                            p.set_evidence_at(Some(asked_at));
                         }
                         self.check_campaign(now);
                     }

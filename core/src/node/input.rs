@@ -285,7 +285,10 @@ impl Node {
     }
 
     /// Answers an [`Event::ConfirmLeader`]: `true` publishes leadership, `false` withholds it and
-    /// backs off (`election_timeout_max` × consecutive denials, at most × 20).
+    /// backs off (`election_timeout_max` × consecutive denials, at most × 20). A grant that comes
+    /// after the winning votes are older than `election_timeout_min` (dated when the campaign
+    /// asked for them) publishes nothing: check quorum holds from a leadership's first moment,
+    /// so the node follows again (`BecameFollower`, no back-off) instead of leading on them.
     pub fn confirm_leader(&mut self, now: u64, term: u64, granted: bool) -> Result<(), Error> {
         if self.times.get(AWAITING_CONFIRM) != Some(term) || self.term != term {
             return Err(Error::NoPendingConfirm { term });

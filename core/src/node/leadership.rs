@@ -5,6 +5,16 @@ use super::*;
 
 impl Node {
     pub(super) fn become_leader(&mut self, now: u64) {
+        // Check quorum from the first moment: the votes that won the term are evidence dated when
+        // they were asked for, and a slow confirmation (or slow votes) can leave them older than
+        // `election_timeout_min`. Leading on them until the first heartbeat tick would stretch
+        // the bound check quorum keeps; a winner whose evidence is stale does not lead at all.
+        if !self.quorum_evidence(now) && !self.bug(Bug::UncheckedLeadershipStart) {
+            self.leader = None;
+            self.times.set(LEADER_CONTACT, None);
+            self.become_follower(now);
+            return;
+        }
         self.campaign = None;
         self.role = Role::Leader;
         self.leader = Some(Box::from(self.id()));
@@ -39,11 +49,12 @@ impl Node {
         self.times.set(HEARTBEAT_DEADLINE, Some(now.saturating_add(self.timing.heartbeat_interval)));
     }
 
-    pub(super) fn leader_tick(&mut self, now: u64) {
-        // Check quorum: evidence is an acknowledgement echoing one of this leadership's own
-        // heartbeats sent within one election timeout (or a vote granted in the campaign that led
-        // to it). Not "any message": a replay or a very late duplicate proves nothing about now.
-        // A send the transport accepted is not evidence either.
+    /// Check quorum's test: a quorum (counting this node) answered within the last
+    /// `election_timeout_min`. Evidence is an acknowledgement echoing one of this leadership's own
+    /// heartbeats, dated at that heartbeat, or a vote granted to the campaign that led to it,
+    /// dated when that campaign asked. Not "any message": a replay or a very late duplicate proves
+    /// nothing about now. A send the transport accepted is not evidence either.
+    fn quorum_evidence(&self, now: u64) -> bool {
         let window_start = now.saturating_sub(self.timing.election_timeout_min);
         let any = self.bug(Bug::AnyMessageIsEvidence);
         let heard = self
@@ -51,7 +62,11 @@ impl Node {
             .values()
             .filter(|p| if any { p.last_heard() } else { p.evidence_at() }.is_some_and(|t| t >= window_start))
             .count();
-        if heard + 1 < self.quorum() && !self.bug(Bug::NoStepDown) {
+        heard + 1 >= self.quorum()
+    }
+
+    pub(super) fn leader_tick(&mut self, now: u64) {
+        if !self.quorum_evidence(now) && !self.bug(Bug::NoStepDown) {
             self.leader = None;
             self.times.set(LEADER_CONTACT, None);
             self.become_follower(now);

@@ -189,6 +189,14 @@ pub enum Bug {
     /// A `Refused` report about the leader also releases the promise made to it (the tempting
     /// shortcut to failover in a round trip). Caught by the lease invariant under false reports.
     RefusedReleasesPromise = 1024,
+    /// Every granted vote restarts the election timer, a repeated grant to the same candidate in
+    /// the same term included (a recorder replaying a dead leader's vote requests keeps its
+    /// voters from ever timing out). Caught by the failover bound under the replay adversary.
+    RepeatedVoteRestartsTimer = 2048,
+    /// Leadership starts without checking quorum evidence (a late confirmation, or late votes,
+    /// lead on evidence older than `election_timeout_min` until the first heartbeat tick). Caught
+    /// by S4, checked from a leadership's first moment.
+    UncheckedLeadershipStart = 4096,
 }
 
 /// Bits of [`Peer::flags`].

@@ -22,6 +22,8 @@ pub struct Harness {
     pub events: Vec<(u64, String, Event)>,
     /// Last persisted state per node.
     pub persisted: BTreeMap<String, DurableState>,
+    /// Every datagram sent (sent_at, from, to, bytes): what a recorder on the wire sees.
+    pub wire: Vec<(u64, String, String, Vec<u8>)>,
 }
 
 pub fn ids(n: usize) -> Vec<String> {
@@ -49,6 +51,7 @@ impl Harness {
             deny: BTreeSet::new(),
             events: Vec::new(),
             persisted: BTreeMap::new(),
+            wire: Vec::new(),
         }
     }
 
@@ -62,6 +65,7 @@ impl Harness {
         while let Some(out) = self.node(id).poll_output() {
             match out {
                 Output::Send { to, bytes } => {
+                    self.wire.push((now, id.to_string(), to.clone(), bytes.clone()));
                     self.in_flight.push((now + LATENCY, id.to_string(), to, bytes));
                 }
                 Output::Persist(s) => {

@@ -86,40 +86,62 @@ pub fn huge_term(sim: &mut Sim, rng: &mut Rng) {
     }
 }
 
-/// The recorder replays `count` datagrams it saw earlier, to their original receivers, with their
-/// original senders.
+/// The recorder replays `count` datagrams it saw earlier (any of every datagram sent so far), byte
+/// for byte, to their original receivers under their original senders, at random later times:
+/// half within 50 ms, half up to 3 s later (past partitions that formed or healed since, and
+/// through any partition: the adversary is not on the blocked links).
 pub fn replay(sim: &mut Sim, rng: &mut Rng, count: usize) {
     if sim.recorder.is_empty() {
         return;
     }
     for _ in 0..count {
         let (from, to, bytes) = sim.recorder[rng.below(sim.recorder.len())].clone();
-        let delay = rng.range(0, 50);
+        let delay = if rng.chance(0.5) { rng.range(0, 50) } else { rng.range(0, 3_000) };
         sim.inject_later(delay, &from, &to, bytes);
     }
 }
 
-/// The recorder replays `leader`'s last recorded heartbeat to each receiver every `every_ms`
-/// for `for_ms` (the attack that kept followers sticky to a dead leader).
-pub fn replay_heartbeats(sim: &mut Sim, leader: &str, every_ms: u64, for_ms: u64) {
-    let mut last: Vec<(String, Vec<u8>)> = Vec::new();
+/// After `dead` (the leader) crashed silently, the recorder works for `for_ms`: every `period`
+/// ms (drawn per run, 20–150) it replays the newest datagram `dead` sent in its last term of each
+/// kind to each receiver — its last heartbeats, the vote requests of the campaign that made it
+/// leader, its last broadcasts — each with probability ½, plus 0–3 datagrams drawn from
+/// everything recorded. Replayed vote requests once kept every follower from timing out (each re-grant
+/// restarted its election timer); replayed heartbeats kept them loyal (stickiness).
+pub fn replay_after_crash(sim: &mut Sim, rng: &mut Rng, dead: &str, for_ms: u64) {
     let key = sim.nodes[0].config.key.clone();
+    let Some(&(_, term)) = sim.last_sent.get(dead) else { return };
+    let mut newest: Vec<((String, &'static str), Vec<u8>)> = Vec::new();
     for (from, to, bytes) in sim.recorder.iter().rev() {
-        if from != leader || last.iter().any(|(t, _)| t == to) {
+        if from != dead {
             continue;
         }
-        if let Ok(env) = wire::decode(bytes, key.as_deref()) {
-            if matches!(env.message, Message::Heartbeat { .. }) {
-                last.push((to.clone(), bytes.clone()));
-            }
+        let Ok(env) = wire::decode(bytes, key.as_deref()) else { continue };
+        if env.term < term {
+            // Sent before the campaign that made it leader: older terms are what the uniform
+            // picks below replay (and what decoding the whole run would cost every seed).
+            break;
+        }
+        let k = (to.clone(), env.message.kind());
+        if !newest.iter().any(|(x, _)| *x == k) {
+            newest.push((k, bytes.clone()));
         }
     }
-    let mut t = every_ms;
+    let period = rng.range(20, 150);
+    let mut t = rng.range(0, period);
     while t <= for_ms {
-        for (to, bytes) in &last {
-            sim.inject_later(t, leader, to, bytes.clone());
+        for ((to, _), bytes) in &newest {
+            if rng.chance(0.5) {
+                sim.inject_later(t, dead, to, bytes.clone());
+            }
         }
-        t += every_ms;
+        for _ in 0..rng.range(0, 3) {
+            if sim.recorder.is_empty() {
+                break;
+            }
+            let (from, to, bytes) = sim.recorder[rng.below(sim.recorder.len())].clone();
+            sim.inject_later(t + rng.range(0, period), &from, &to, bytes);
+        }
+        t += period;
     }
 }
 

@@ -21,13 +21,16 @@
 //!   runs, nor below its last carried-out `Persist` when it restarts.
 //! - **S3** no node is leader while its view is smaller than `min_cluster_size`.
 //! - **S4** (check quorum) a leader is no longer leader once, for longer than
-//!   `election_timeout_min + heartbeat_interval`, it has had no quorum evidence. Evidence is only
-//!   an acknowledgement, in the leader's term, echoing a heartbeat it sent, dated when that
-//!   heartbeat left (so a late duplicate or a replayed datagram is old evidence, never fresh); a
-//!   quorum of its view, counting itself, must have acknowledged heartbeats sent within the
-//!   window. The core looks back one `election_timeout_min` at each heartbeat tick, so that is the
-//!   exact bound (plus the difference between the leader's clock and real time over that span,
-//!   at most ρ of it, which the checker allows); a view that grew restarts the clock.
+//!   `election_timeout_min + heartbeat_interval`, it has had no quorum evidence — checked from
+//!   the first moment of a leadership, with no grace for a new one. Evidence is only an
+//!   acknowledgement, in the leader's term, echoing a heartbeat it sent, dated when that
+//!   heartbeat left, or a granted `VoteReply` of its term received while it campaigned, dated
+//!   when its campaign sent the `Vote` requests (so a late duplicate, a slow reply or a replayed
+//!   datagram is old evidence, never fresh); a quorum of its view, counting itself, must have
+//!   answered within the window. The core looks back one `election_timeout_min` when leadership
+//!   starts and at each heartbeat tick, so that is the exact bound (plus the difference between
+//!   the leader's clock and real time over that span, at most ρ of it, which the checker allows);
+//!   a view that grew restarts the clock.
 //! - **lease** (in S1's scope): whenever a leader reports `lease_deadline() = d` while its clock
 //!   has not passed `d`, the lease of its term runs until the first real instant at which its
 //!   clock reads `d + 1`. No other node becomes leader of a higher term before the latest such
@@ -44,7 +47,8 @@
 //!   it keeps leading while the network stays so (strangers still writing to it). After a silent
 //!   crash of the leader of such a cluster, a new leader exists within [`l1_failover_bound_ms`]
 //!   ([`L1_FAILOVER_ROUNDS`] election rounds, clock drift included), even while a recorder
-//!   replays the dead leader's last heartbeats. The conformance tests check the tighter one-round bound
+//!   replays the dead leader's last datagrams of every kind (heartbeats, the vote requests of its
+//!   campaign) and any other recorded datagram. The conformance tests check the tighter one-round bound
 //!   `election_timeout_max + L1_FAILOVER_BOUND_RTTS` round trips on fixed seeds without drift.
 //! - **events** every role change is announced with the right event (`BecameLeader`,
 //!   `BecameFollower` naming the leader known).
@@ -142,8 +146,11 @@ pub struct Checker {
     first_view: BTreeMap<String, usize>,
     /// S1-view: voters that sent a granted vote reply, by (term, candidate).
     grants: BTreeMap<(u64, String), BTreeSet<String>>,
-    /// S4: the latest heartbeat (its real send time) each leader had acknowledged by each peer.
+    /// S4: the freshest evidence (a real instant) each node had from each peer: an acknowledged
+    /// heartbeat's send time, or a granted vote's request time.
     heard: BTreeMap<(String, String), u64>,
+    /// S4: when each (node, term)'s campaign sent its first `Vote` request (real time).
+    asked: BTreeMap<(String, u64), u64>,
     /// S4: since when each node leads (term, since), and its view size with the time it changed.
     leading: BTreeMap<String, (u64, u64)>,
     view: BTreeMap<String, (usize, u64)>,
@@ -161,6 +168,7 @@ impl Default for Checker {
             lease: BTreeMap::new(),
             first_view: BTreeMap::new(),
             heard: BTreeMap::new(),
+            asked: BTreeMap::new(),
             leading: BTreeMap::new(),
             view: BTreeMap::new(),
         }
@@ -178,6 +186,8 @@ impl Checker {
     /// documented hazard), and S1 no longer holds.
     pub fn forget_durable(&mut self, id: &str) {
         self.votes.retain(|(n, _), _| n != id);
+        // It may campaign again in a term it campaigned in before: that campaign asks anew.
+        self.asked.retain(|(n, _), _| n != id);
         self.max_term.remove(id);
         self.fence.remove(id);
         self.leave_s1_scope();
@@ -208,10 +218,22 @@ impl Checker {
         *e = (*e).max(sent);
     }
 
+    /// Candidate `node` accepted `from`'s granted vote of `term`: evidence dated when its campaign
+    /// asked (its first `Vote` request of the term; a grant cannot be older than that).
+    pub(crate) fn on_vote_evidence(&mut self, node: &str, term: u64, from: &str) {
+        if let Some(&asked) = self.asked.get(&(node.to_string(), term)) {
+            self.on_evidence(asked, node, from);
+        }
+    }
+
     pub(crate) fn on_persist(&mut self, _node: &str, _s: &DurableState) {}
 
-    /// A datagram the host actually put on the wire. S2 is checked here, from the grants sent.
-    pub(crate) fn on_send(&mut self, from: &str, to: &str, env: &Envelope) -> Option<(&'static str, String)> {
+    /// A datagram the host actually put on the wire at real instant `now`. S2 is checked here,
+    /// from the grants sent; S4 notes when each campaign asked for votes.
+    pub(crate) fn on_send(&mut self, now: u64, from: &str, to: &str, env: &Envelope) -> Option<(&'static str, String)> {
+        if let Message::Vote { .. } = env.message {
+            self.asked.entry((from.to_string(), env.term)).or_insert(now);
+        }
         if let Message::VoteReply { granted: true } = env.message {
             self.grants.entry((env.term, to.to_string())).or_default().insert(from.to_string());
             match self.votes.get(&(from.to_string(), env.term)) {
@@ -305,8 +327,8 @@ impl Checker {
                 return Some(("S3", format!("{id} leads with a view of {vs} < min_cluster_size {min}")));
             }
             // S4 (a paused node cannot act; it is checked once it runs again).
-            let since = match self.leading.get(id) {
-                Some((t, since)) if *t == term => *since,
+            match self.leading.get(id) {
+                Some((t, _)) if *t == term => {}
                 _ => {
                     // A new leadership (or the first step after a restart): fencing and lease.
                     self.leading.insert(id.clone(), (term, now));
@@ -332,9 +354,8 @@ impl Checker {
                             ));
                         }
                     }
-                    now
                 }
-            };
+            }
             if n.paused_until.is_some() {
                 continue;
             }
@@ -355,8 +376,10 @@ impl Checker {
             // The leader measures the window with its own clock: allow for a slow one (ρ).
             let rho = u64::from(crate::compat::max_clock_drift_ppm(&n.config).min(999_999));
             let slow = |ms: u64| (ms * 1_000_000).div_ceil(1_000_000 - rho);
-            // A new leadership (or a grown view) has one `election_timeout_min` to collect evidence.
-            let from = evidence.max(view_since).max(since) + slow(cfg.election_timeout_min);
+            // From the first moment of a leadership: its evidence is the votes that won it (dated
+            // when they were asked for) and the acknowledgements since. Only a grown view has one
+            // `election_timeout_min` to collect evidence from its new quorum.
+            let from = evidence.max(view_since) + slow(cfg.election_timeout_min);
             if now > from + slow(cfg.heartbeat_interval) {
                 return Some((
                     "S4",

@@ -34,7 +34,7 @@ pub enum Fault {
     /// `peer_down(no_connection)` for unreachable peers (ghosts), `leave` and
     /// `peer_down(terminated)` of crashed members with a later `join` back (out of S1's scope).
     Membership,
-    /// Hosts deny `confirm_leader`.
+    /// Hosts deny `confirm_leader`, never answer it, or answer it late.
     Deny,
     /// Became-leader handlers fail.
     Handler,
@@ -46,8 +46,9 @@ pub enum Fault {
     Drift,
     /// The network delivers duplicates up to 10 s late.
     LateDup,
-    /// A recorder replays old datagrams (and, after the leader's silent crash, its last
-    /// heartbeats every 100 ms).
+    /// A recorder of every datagram replays any of them at random later times (and, after the
+    /// leader's silent crash, the dead leader's last datagram of each kind to each receiver,
+    /// heartbeats and vote requests included, every 20–150 ms).
     Replay,
     /// Ids nobody declared send messages (during the chaos and the stable phase).
     FakeIds,
@@ -204,7 +205,8 @@ pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
             false => Clock::exact(),
         });
     if opts.faults.contains(&Fault::Replay) {
-        sim.recorder_cap = 4096;
+        // The recorder keeps every datagram of the run.
+        sim.recorder_cap = usize::MAX;
     }
     sim.verbose_log = opts.verbose_log;
     sim.echo = opts.echo;
@@ -362,6 +364,12 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
                     p.deny_confirm = rng.unit() * 0.6;
                 }
                 p.ignore_confirm = rng.chance(0.1);
+                // A slow gate: some answers come up to past the core's deadline for them
+                // (`election_timeout_max`), so a leadership can start on old votes.
+                if rng.chance(0.5) {
+                    p.slow_confirm = rng.unit();
+                    p.confirm_delay_max = rng.range(1, et_max + et_max / 4);
+                }
             }
             Fault::Handler => {
                 let id = pick(&mut rng);
@@ -520,11 +528,12 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
         let Some(old) = sim.leader() else { return Ok(()) };
         let crash_at = sim.now;
         sim.crash(&old);
-        if opts.faults.contains(&Fault::Replay) {
-            // The recorder keeps replaying the dead leader's last heartbeats: no effect allowed.
-            adversary::replay_heartbeats(sim, &old, 100, 4 * et_max);
-        }
         let bound = crate::check::l1_failover_bound_ms(et_max, rho, sim.net.max_one_way());
+        if opts.faults.contains(&Fault::Replay) {
+            // The recorder replays the dead leader's last datagrams of every kind (and any
+            // others) through the whole failover: no effect on the bound allowed.
+            adversary::replay_after_crash(sim, &mut rng, &old, bound);
+        }
         if opts.faults.contains(&Fault::Refused) {
             // Each survivor's runtime probes the silent leader 1.5 heartbeat intervals after the
             // last heartbeat it got, and the dead port refuses.

@@ -54,6 +54,10 @@ pub struct HostPolicy {
     pub deny_next: u32,
     /// Never answer confirmations (the core treats the silence as a denial).
     pub ignore_confirm: bool,
+    /// Probability that an answer to a confirmation comes late (a slow check in the gate).
+    pub slow_confirm: f64,
+    /// How late a slow answer comes, at most (uniform in `1..=confirm_delay_max` ms).
+    pub confirm_delay_max: u64,
     /// Probability that the became-leader handler fails (`leader_handler_failed`).
     pub fail_handler: f64,
     /// Fail this many upcoming became-leader handlers.
@@ -171,6 +175,8 @@ pub struct Sim {
     pub fake_voters: Vec<String>,
     /// The last incarnation and term each sender used on the wire.
     pub last_sent: std::collections::BTreeMap<String, (u64, u64)>,
+    /// Host answers given later (a slow confirmation): (real instant, node index, incarnation).
+    answers: Vec<(u64, usize, u32, Input)>,
 }
 
 impl Sim {
@@ -200,6 +206,7 @@ impl Sim {
             recorder_cap: 0,
             fake_voters: Vec::new(),
             last_sent: std::collections::BTreeMap::new(),
+            answers: Vec::new(),
         }
     }
 
@@ -375,12 +382,21 @@ impl Sim {
             // S4's quorum evidence: an accepted acknowledgement, in the leader's term, of a heartbeat
             // this leader sent, dated when that heartbeat left (a late or replayed ack is old
             // evidence, not fresh).
-            if result.is_ok() && role_after == Role::Leader {
+            // A granted vote of its term received while campaigning is evidence too, dated when
+            // the campaign asked for it.
+            let campaigning = role_before == Role::Candidate;
+            if result.is_ok() && (role_after == Role::Leader || campaigning) {
                 let term = self.nodes[idx].node.as_ref().map_or(0, Node::term);
                 if let Ok(env) = wire::decode(bytes, self.nodes[idx].config.key.as_deref()) {
-                    if let (Message::HeartbeatAck { echo }, true) = (&env.message, env.term == term) {
-                        let sent = self.nodes[idx].clock.real_at(*echo).min(now);
-                        self.checker.on_evidence(sent, &id, from);
+                    match (&env.message, env.term == term) {
+                        (Message::HeartbeatAck { echo }, true) if role_after == Role::Leader => {
+                            let sent = self.nodes[idx].clock.real_at(*echo).min(now);
+                            self.checker.on_evidence(sent, &id, from);
+                        }
+                        (Message::VoteReply { granted: true }, true) if campaigning && term == term_before => {
+                            self.checker.on_vote_evidence(&id, term, from);
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -495,7 +511,17 @@ impl Sim {
                     let chance = p.deny_confirm;
                     self.rng.chance(chance)
                 };
-                Some(Input::Confirm { term: *term, granted: !deny })
+                let (slow, max) = (p.slow_confirm, p.confirm_delay_max);
+                let answer = Input::Confirm { term: *term, granted: !deny };
+                if max > 0 && self.rng.chance(slow) {
+                    let at = self.now + self.rng.range(1, max);
+                    let incarnation = self.nodes[idx].incarnation;
+                    let id = self.nodes[idx].id.clone();
+                    self.logf(format_args!("{id}'s host answers confirm_leader(term {term}) late, at {at} ms"));
+                    self.answers.push((at, idx, incarnation, answer));
+                    return None;
+                }
+                Some(answer)
             }
             Event::BecameLeader { term } => {
                 let p = &mut self.nodes[idx].policy;
@@ -515,7 +541,7 @@ impl Sim {
     fn send(&mut self, from: &str, to: String, bytes: Vec<u8>) {
         self.stats.0 += 1;
         if let Ok(env) = wire::decode(&bytes, self.nodes.first().and_then(|n| n.config.key.as_deref())) {
-            if let Some((invariant, detail)) = self.checker.on_send(from, &to, &env) {
+            if let Some((invariant, detail)) = self.checker.on_send(self.now, from, &to, &env) {
                 self.fail(invariant, detail);
             }
             if self.keep_events {
@@ -584,7 +610,7 @@ impl Sim {
             };
             let Ok(bytes) = wire::encode(&env, self.nodes[0].config.key.as_deref()) else { continue };
             // Counted as sent (S1-view checks the counting, S1 the outcome).
-            let _ = self.checker.on_send(&fake, candidate, &env);
+            let _ = self.checker.on_send(self.now, &fake, candidate, &env);
             let lat = self.rng.range(self.net.rtt_ms / 4, self.net.max_one_way());
             self.seq += 1;
             self.flights.push(Flight {
@@ -641,6 +667,9 @@ impl Sim {
     /// The next instant something happens, if any.
     fn next_event(&self) -> Option<u64> {
         let mut next = self.flights.peek().map(|f| f.at);
+        if let Some(t) = self.answers.iter().map(|a| a.0.max(self.now)).min() {
+            next = Some(next.map_or(t, |x| x.min(t)));
+        }
         for n in &self.nodes {
             let t = match (&n.node, n.paused_until) {
                 (None, _) => None,
@@ -689,6 +718,24 @@ impl Sim {
             if node.poll_timeout().is_some_and(|d| d <= n.clock.local(t)) {
                 let _ = self.apply(idx, Input::Timeout);
             }
+        }
+        // Late host answers, to the incarnation that asked (a paused host answers when it runs).
+        let mut k = 0;
+        while k < self.answers.len() {
+            if self.answers[k].0 > t {
+                k += 1;
+                continue;
+            }
+            let (_, idx, incarnation, input) = self.answers.swap_remove(k);
+            let n = &self.nodes[idx];
+            if n.incarnation != incarnation || n.node.is_none() {
+                continue;
+            }
+            if let Some(p) = n.paused_until {
+                self.answers.push((p, idx, incarnation, input));
+                continue;
+            }
+            let _ = self.apply(idx, input);
         }
         while self.flights.peek().is_some_and(|f| f.at <= t) {
             let f = self.flights.pop().expect("peeked");

@@ -113,3 +113,19 @@ fn refused_releases_promise_is_caught_by_the_lease_invariant() {
     let (seed, inv) = first_caught(Bug::RefusedReleasesPromise, opts("refused,partition,loss", 5));
     assert_eq!(inv, "lease", "seed {seed}: caught by {inv}");
 }
+
+/// A repeated grant to the same candidate in the same term must not restart the election timer:
+/// the recorder replaying a dead leader's vote requests after its crash would hold its voters.
+#[test]
+fn repeated_vote_restarts_timer_is_caught_by_the_failover_bound_under_replays() {
+    let (seed, inv) = first_caught(Bug::RepeatedVoteRestartsTimer, opts("replay,crash,partition", 3));
+    assert_eq!(inv, "L1", "seed {seed}: caught by {inv}");
+}
+
+/// Check quorum must hold from a leadership's first moment: a late confirmation must not lead on
+/// votes older than `election_timeout_min` (hosts that answer the confirm gate late).
+#[test]
+fn unchecked_leadership_start_is_caught_by_check_quorum_from_the_first_moment() {
+    let (seed, inv) = first_caught(Bug::UncheckedLeadershipStart, default_faults());
+    assert_eq!(inv, "S4", "seed {seed}: caught by {inv}");
+}

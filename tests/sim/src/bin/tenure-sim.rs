@@ -28,16 +28,18 @@ const USAGE: &str = "usage: tenure-sim --seeds N [--first-seed S] [--nodes K] [-
        tenure-sim --demo                                (a readable 5-node election timeline)
 
 faults: crash (with crash points between outputs), amnesia, pause, partition, oneway, loss, dup,
-        reorder, membership, deny, handler, transfer, broadcast, drift (clock rate changes within
-        ±ρ), latedup (duplicates up to 10 s late), replay (a recorder replays old datagrams and a
-        dead leader's heartbeats), fakeids (undeclared senders), fakevoter (a stranger grants
-        every vote), hugeterm (near-maximum terms under a member's id), falsedown (false
-        no_connection reports); `default` (all but amnesia and membership, which leave the scope
-        of one-leader-per-term), `all`, `none`. Comma-separated.
+        reorder, membership, deny (denied, unanswered or late confirmations), handler, transfer,
+        broadcast, drift (clock rate changes within ±ρ), latedup (duplicates up to 10 s late),
+        replay (a recorder replays any datagram at random later times, and a dead leader's last
+        ones of every kind), fakeids (undeclared senders), fakevoter (a stranger grants every vote),
+        hugeterm (near-maximum terms under a member's id), falsedown (false no_connection
+        reports); `default` (all but amnesia and membership, which leave the scope of
+        one-leader-per-term), `all`, `none`. Comma-separated.
 clocks: every host's clock drifts within ±ρ (max_clock_drift_ppm) unless --no-drift.
 bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness,
         deposed-forgets-promise, restart-votes-at-once, any-message-is-evidence, unbounded-term,
-        stale-heartbeat-refreshes
+        stale-heartbeat-refreshes, refused-releases-promise, repeated-vote-restarts-timer,
+        unchecked-leadership-start
 
 Prints per-invariant violation counts (`invariants: S1=0 ...`) and, last,
 `seeds=N violations=V failover_p50_ms=... failover_p99_ms=... failover_max_ms=... elapsed_s=...`.";
@@ -55,6 +57,8 @@ fn parse_bug(s: &str) -> Result<Bug, String> {
         "unbounded-term" => Bug::UnboundedTerm,
         "stale-heartbeat-refreshes" => Bug::StaleHeartbeatRefreshes,
         "refused-releases-promise" => Bug::RefusedReleasesPromise,
+        "repeated-vote-restarts-timer" => Bug::RepeatedVoteRestartsTimer,
+        "unchecked-leadership-start" => Bug::UncheckedLeadershipStart,
         _ => return Err(format!("unknown bug {s:?}")),
     })
 }
