@@ -24,8 +24,9 @@ DIST = Path(os.environ.get("TENURE_DIST", ROOT / "dist")).resolve()
 
 # Nothing that could build the extension or the addon may be reachable in the install tests.
 FORBIDDEN = ("cargo", "rustc", "rustup", "cc", "gcc", "g++", "c++", "clang", "zig", "maturin", "cargo-zigbuild")
-# What the installs need besides python and node: npm's lifecycle scripts and npx run through sh.
-COREUTILS = ("sh", "env", "cat", "ls", "mkdir", "rm", "cp", "mv", "uname", "dirname", "basename", "sed")
+# What the installs need besides python and node: npm's lifecycle scripts and npx run through sh;
+# sleep is the leader-only command of the install tests.
+COREUTILS = ("sh", "env", "cat", "ls", "mkdir", "rm", "cp", "mv", "uname", "dirname", "basename", "sed", "sleep")
 
 
 def workspace_version() -> str:
