@@ -33,7 +33,7 @@ export DEBIAN_FRONTEND := noninteractive
 # Tool lists (extension points)
 # ---------------------------------------------------------------------------------------------------
 
-RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
+RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip1 wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
 # The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI); the
 # aarch64 musl one is for the static supervisor helper (tenure-supervise) shipped in both.
 DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl
@@ -62,7 +62,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -90,6 +90,7 @@ help:
 	@echo "  bench-netns     leaderless/step-down times under kernel network faults (root)"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
 	@echo "  soak            the simulator's fault variants over SOAK_SEEDS=$(SOAK_SEEDS) seeds (per-invariant counts)"
+	@echo "  tables          regenerate the hosts' tables (error classes, unions, metrics, defaults) from the Rust definitions"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
 	@echo "  clean           cargo clean"
 	@echo "  distclean       clean, and remove .venv, node_modules and setup stamps"
@@ -192,7 +193,16 @@ test-rust: setup
 	$(CARGO) test --workspace
 	$(CARGO) build -p tenure --no-default-features --target $(NO_STD_TARGET)
 	$(CARGO) build -p tenure --target $(WASM_TARGET)
+	$(MAKE) test-wasm-core
 	RUSTDOCFLAGS=-Dwarnings $(CARGO) doc -p tenure -p tenure-runtime --no-deps --lib
+
+# The core's unit tests built for wasm32-wasip1 and run under wasmtime (PyPI;
+# scripts/wasi-run.py is cargo's runner): the wire decoder, the node and the accept path as the
+# WebAssembly builds compile them (those builds decode every datagram in full: the recognised-
+# heartbeat path and its equivalence proptest are native only, for the component's size goal).
+test-wasm-core: setup
+	CARGO_TARGET_WASM32_WASIP1_RUNNER="python $(ROOT)/scripts/wasi-run.py" $(CARGO) test -p tenure --lib --target wasm32-wasip1
+.PHONY: test-wasm-core
 
 # The shared runtime alone (its `tenure` binary, library, process and DNS tests).
 test-runtime: setup
@@ -217,6 +227,14 @@ test-sim: setup
 soak: setup
 	$(CARGO) build --release -q -p tenure-sim --bin tenure-sim
 	tests/sim/variants.sh $(SOAK_SEEDS) $(SIM_BIN)
+
+# The hosts' generated tables (python/tenure/_tables.py, node/lib/tables.js, node/tables.d.ts:
+# error code -> class, TypeScript unions and Python Literals, metric families and help texts, event
+# kinds, warning codes, configuration defaults) from the Rust definitions
+# (runtime/src/vocabulary.rs). runtime/tests/tables.rs (in test-rust) fails while a copy is stale.
+.PHONY: tables
+tables:
+	$(CARGO) run -q -p tenure-runtime --bin tenure-tables -- $(ROOT)
 
 # Regenerates the cross-host test data (tests/scenarios/*.json, tests/vectors/*.json) from the
 # simulator. Only when the format or the protocol changes on purpose; the replay tests check that
@@ -348,6 +366,15 @@ test-e2e: setup runtimes
 # (tests/conformance/scenario.py).
 test-conformance: setup runtimes
 	python -m pytest -q tests/conformance
+
+# API conformance (tests/api-conformance/story.md): one library-level story -- five bad inputs,
+# leader work that fails twice then succeeds, a lease before and after a pause, a transfer, a
+# graceful stop, leader work that always fails -- through the Python Elector and SyncElector, the
+# Node.js Elector and the runtime's Rust API driving the component engine; their normalised records
+# must be equal, and one renamed code or changed default is exactly one difference.
+test-api-conformance: setup python-dev node-addon component
+	$(CARGO) build -q -p tenure-component-host --example api_story
+	python -m pytest -q -rxX tests/api-conformance
 
 # Real network faults: 5 runtime processes, one Linux network namespace each (veth pairs on a bridge,
 # 10.77.0.x), under partitions, one-way loss, a bridge node, flapping links and signals (tests/netns).

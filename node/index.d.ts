@@ -5,6 +5,15 @@
 /// <reference types="node" />
 
 import { EventEmitter } from 'node:events'
+import type * as T from './tables'
+
+export type {
+  ErrorCode,
+  EventKind,
+  WarningCode,
+  ConfigErrorCode,
+  NodeErrorCode,
+} from './tables'
 
 // ----------------------------------------------------------------------------------------------
 // Values
@@ -255,34 +264,69 @@ export class TenureError extends Error {
   constructor(message: string, code: string, options?: ErrorOptions)
   readonly code: string
 }
-/** An invalid configuration. */
+/**
+ * An invalid configuration. The codes of each shared class (`ConfigErrorCode`, ...) are generated
+ * from the Rust definitions into `tables.d.ts`; the same class names are raised by the Python
+ * package for the same codes.
+ */
 export class ConfigError extends TenureError {
-  readonly code:
-    | 'empty_id'
-    | 'id_too_long'
-    | 'zero_timeout'
-    | 'min_above_max'
-    | 'heartbeat_not_below_election_timeout'
-    | 'zero_min_cluster_size'
-    | 'empty_key'
-    | 'id_has_whitespace'
-    | 'timeout_spread_too_small'
-    | 'clock_drift_too_large'
-    | 'too_many_peers'
-    | 'lease_out_of_range'
+  readonly code: T.ConfigErrorCode
+}
+/** An id, peer or bind address that is not usable. */
+export class InvalidAddressError extends ConfigError {
+  readonly code: T.InvalidAddressErrorCode
+}
+/** The node id is not a usable `HOST:PORT` (`invalid_id`). */
+export class InvalidIdError extends InvalidAddressError {
+  readonly code: T.InvalidIdErrorCode
+}
+/** A peer id that is not usable (`invalid_peer`). */
+export class InvalidPeerError extends InvalidAddressError {
+  readonly code: T.InvalidPeerErrorCode
+}
+/** The bind address is not an `IP` or `IP:PORT` (`invalid_bind`). */
+export class InvalidBindError extends InvalidAddressError {
+  readonly code: T.InvalidBindErrorCode
+}
+/** The key file cannot be read (`key_file`). */
+export class KeyFileError extends ConfigError {
+  readonly code: T.KeyFileErrorCode
 }
 /** A call the node refused; its state is unchanged. */
 export class NodeError extends TenureError {
-  readonly code:
-    | 'invalid_peer'
-    | 'self_peer'
-    | 'unknown_peer'
-    | 'not_leader'
-    | 'payload_too_large'
-    | 'no_pending_confirm'
-    | 'not_leader_in_term'
-    | 'view_full'
-    | 'no_randomness'
+  readonly code: T.NodeErrorCode
+}
+/** The operation named this node itself (`self_peer`). */
+export class SelfPeerError extends NodeError {
+  readonly code: T.SelfPeerErrorCode
+}
+/** The peer is not in this node's view (`unknown_peer`). */
+export class UnknownPeerError extends NodeError {
+  readonly code: T.UnknownPeerErrorCode
+}
+/** Only the leader can do this (`not_leader`). */
+export class NotLeaderError extends NodeError {
+  readonly code: T.NotLeaderErrorCode
+}
+/** A payload that does not fit in one message (`payload_too_large`). */
+export class PayloadTooLargeError extends NodeError {
+  readonly code: T.PayloadTooLargeErrorCode
+}
+/** No confirmation is pending for that term (`no_pending_confirm`). */
+export class NoPendingConfirmError extends NodeError {
+  readonly code: T.NoPendingConfirmErrorCode
+}
+/** This node is not the leader of that term (`not_leader_in_term`). */
+export class NotLeaderInTermError extends NodeError {
+  readonly code: T.NotLeaderInTermErrorCode
+}
+/** The view already holds `maxPeers` peers (`view_full`). */
+export class ViewFullError extends NodeError {
+  readonly code: T.ViewFullErrorCode
+}
+/** A transfer found no peer to hand leadership to (`no_transfer_target`). */
+export class NoTransferTargetError extends NodeError {
+  readonly code: T.NoTransferTargetErrorCode
 }
 /** An inbound message that was dropped (and counted). */
 export class DroppedError extends TenureError {
@@ -292,28 +336,31 @@ export class DroppedError extends TenureError {
 }
 /** The state file could not be read or written. */
 export class StateFileError extends TenureError {
-  readonly code:
-    | 'state_file_corrupt'
-    | 'state_file_unreadable'
-    | 'state_file_write_failed'
-    | 'state_dir_missing'
-    | 'state_unwritable'
-    | 'state_not_utf8'
-    | 'state_corrupt'
-    | 'state_locked'
-    | 'state_read_failed'
+  readonly code: T.StateFileErrorCode | 'state_file_corrupt' | 'state_file_unreadable' | 'state_file_write_failed'
 }
 /** The elector's UDP socket could not be bound (`address_in_use` is EADDRINUSE). */
 export class BindError extends TenureError {
-  readonly code: 'address_in_use' | 'bind_failed'
+  readonly code: T.BindErrorCode
+}
+/** Another socket holds the address (`address_in_use`). */
+export class AddressInUseError extends BindError {
+  readonly code: T.AddressInUseErrorCode
 }
 /** A call on an elector that is not running. */
 export class StoppedError extends TenureError {
-  readonly code: 'stopped'
+  readonly code: T.StoppedErrorCode
 }
-/** Leader-only work failed in `maxLeaderFailures` leaderships in a row: the elector stopped. */
+/** Leader work failed in `failurePolicy.maxStepDowns` leaderships in a row: the elector stopped. */
 export class LeaderWorkError extends TenureError {
-  readonly code: 'leader_work_failed'
+  readonly code: T.LeaderWorkErrorCode
+}
+/** The operating system's random source failed (`no_randomness`). */
+export class RandomSourceError extends TenureError {
+  readonly code: T.RandomSourceErrorCode
+}
+/** The runtime failed in a way no narrower class describes (`io`, `engine_failed`, ...). */
+export class RuntimeFailure extends TenureError {
+  readonly code: T.RuntimeFailureCode
 }
 /** A bad `tenure run` command line. */
 export class UsageError extends TenureError {
@@ -478,13 +525,31 @@ export interface ElectorOptions {
   /** Aborting it stops the elector (as {@link Elector.stop}). */
   signal?: AbortSignal
   /**
-   * Consecutive failed leaderships (a `'leader'` listener that throws or rejects, a
-   * {@link Elector.whileLeader} function that rejects — not because its signal aborted) after
-   * which the elector stops with a {@link LeaderWorkError}. Each failure before that steps the
-   * node down; the core backs off `electionTimeoutMax` × consecutive failures (at most × 20)
-   * before it campaigns again. Default 5.
+   * What happens when leader work keeps failing (a {@link Elector.whileLeader} function that
+   * rejects, a `'leader'` listener that throws or rejects — not because its signal aborted): the
+   * runtime's failure policy, the same as Python's `FailurePolicy` and `tenure run -- CMD`'s.
    */
-  maxLeaderFailures?: number
+  failurePolicy?: FailurePolicy
+}
+
+/**
+ * The runtime's failure policy for leader work. A failing `whileLeader` function runs again in
+ * the same leadership after `backoff` ms (doubling, at most `maxBackoff`); after `maxFailures`
+ * failures (a throwing `'leader'` listener: at once) the node hands leadership over and campaigns
+ * last for a while, with a `'warning'` `leader_work_failed`. By default it never gives up: it keeps
+ * participating and recovers by itself when the work succeeds again. With `maxStepDowns`, that
+ * many failed leaderships in a row stop the elector with a {@link LeaderWorkError} (thrown, so the
+ * process exits non-zero, unless an `'error'` listener takes it).
+ */
+export interface FailurePolicy {
+  /** Failures in one leadership before handing over. Default 3. */
+  maxFailures?: number
+  /** Failed leaderships in a row before the elector stops. Default: none (never stop). */
+  maxStepDowns?: number | null
+  /** First retry delay in ms. Default 100. */
+  backoff?: number
+  /** Longest retry delay in ms (and longest campaign hold). Default 5000. */
+  maxBackoff?: number
 }
 
 /** The `'leader'` event. */
@@ -548,7 +613,7 @@ export class Elector extends EventEmitter<ElectorEvents> {
   /**
    * Runs `fn(lease)` at the start of every leadership until the elector closes (or
    * `options.signal` aborts); resolves then. A rejection not caused by `lease.signal` is a
-   * failed leadership (see `maxLeaderFailures`).
+   * failure of leader work (see `failurePolicy`): run again after a backoff, then hand over.
    */
   whileLeader(fn: (lease: Lease) => unknown, options?: { signal?: AbortSignal }): Promise<void>
   /** Sends a payload to every member (they emit `'message'`). */
@@ -573,6 +638,8 @@ export class Elector extends EventEmitter<ElectorEvents> {
   readonly fencingToken: number | null
   /** While leading: milliseconds the lease still holds (0 once expired), else `null`. */
   readonly leaseRemaining: number | null
+  /** Whether this node leads `term` with a lease that holds now (what {@link Lease.valid} reads). */
+  leaseValid(term: number): boolean
   /** The signal of the current leadership, or `null`. */
   readonly leaderSignal: AbortSignal | null
 }
@@ -624,6 +691,10 @@ export interface Metrics {
   peers: Record<string, number>
   /** Leaderless time observed by this node: `[upper bound in seconds, cumulative count]` buckets. */
   failover: { buckets: Array<[number, number]>; sumSeconds: number; count: number }
+  /** Failures of leader work reported while this node led (the failure policy counts them). */
+  leaderWorkFailures: number
+  /** Leaderships handed over because their work kept failing. */
+  leaderWorkStepDowns: number
   /** The runtime's version. */
   version: string
 }

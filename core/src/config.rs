@@ -1,6 +1,6 @@
 //! Node configuration: defaults, derivation of a missing timeout bound, warnings and errors.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -25,6 +25,11 @@ pub const DEFAULT_MAX_CLOCK_DRIFT_PPM: u32 = 10_000;
 pub const MAX_CLOCK_DRIFT_PPM: u32 = 100_000;
 /// Default cap on the number of peers in the view (besides this node).
 pub const DEFAULT_MAX_PEERS: u32 = 64;
+/// Longest accepted election timeout bound, in milliseconds: 30 days (the heartbeat interval and
+/// the lease must be below it too). Far above any useful timeout, and low enough that every
+/// product the node computes from a configured duration (the clock-drift margin, backoffs,
+/// deadlines) stays exact in a `u64` and below 2^53 (exact in a JavaScript number).
+pub const MAX_DURATION_MS: u64 = 30 * 24 * 60 * 60 * 1000;
 
 /// Everything a node needs to know before it starts. Build it with [`Config::new`] and the
 /// builder methods, or fill the public fields directly.
@@ -234,8 +239,19 @@ impl Config {
         for peer in &self.bootstrap {
             check_id("bootstrap", peer)?;
         }
+        // The election timeout bounds are bounded before any arithmetic on them; the heartbeat
+        // interval and the lease must be below them (checked below), and ghost_ttl is only ever
+        // added to a clock reading, saturating. (Two checks, not one per field: the component's
+        // size budget.)
+        if let Some(value) = self.election_timeout_min.filter(|v| *v > MAX_DURATION_MS) {
+            return Err(ConfigError::DurationTooLarge { field: "election_timeout_min", value });
+        }
+        if let Some(value) = self.election_timeout_max.filter(|v| *v > MAX_DURATION_MS) {
+            return Err(ConfigError::DurationTooLarge { field: "election_timeout_max", value });
+        }
         let (min, max) = match (self.election_timeout_min, self.election_timeout_max) {
             (None, None) => (DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MAX),
+            // A derived maximum may exceed MAX_DURATION_MS (at most twice it): still exact.
             (Some(min), None) => (min, min.saturating_mul(2)),
             (None, Some(max)) => (max / 2, max),
             (Some(min), Some(max)) => (min, max),
@@ -295,7 +311,9 @@ impl Config {
         if lease_duration == 0 {
             return Err(ConfigError::ZeroTimeout { field: "lease_duration" });
         }
-        let margin = (lease_duration.saturating_mul(u64::from(self.max_clock_drift_ppm)) * 2).div_ceil(1_000_000);
+        // At most 2^32 ms × 10^5 ppm × 2 (both bounded above): no overflow; saturating all the same.
+        let margin =
+            lease_duration.saturating_mul(u64::from(self.max_clock_drift_ppm)).saturating_mul(2).div_ceil(1_000_000);
         // One more millisecond: clocks are read in whole milliseconds, and the follower's reading
         // when it acknowledges may lag its clock by up to 1 ms, which shortens its promise.
         let lease_span = lease_duration.saturating_sub(margin).saturating_sub(1);
@@ -513,6 +531,13 @@ pub enum ConfigError {
         /// The cap.
         max_peers: u32,
     },
+    /// An election timeout bound above [`MAX_DURATION_MS`] (30 days).
+    DurationTooLarge {
+        /// Which field.
+        field: &'static str,
+        /// The configured value, in milliseconds.
+        value: u64,
+    },
 }
 
 impl ConfigError {
@@ -531,6 +556,7 @@ impl ConfigError {
             ConfigError::ClockDriftTooLarge { .. } => "clock_drift_too_large",
             ConfigError::TooManyPeers { .. } => "too_many_peers",
             ConfigError::LeaseOutOfRange { .. } => "lease_out_of_range",
+            ConfigError::DurationTooLarge { .. } => "duration_too_large",
         }
     }
 }
@@ -599,6 +625,9 @@ impl ConfigError {
                 .n(*max_peers)
                 .s(" (at least 1, and at least the declared peers)")
                 .done(),
+            ConfigError::DurationTooLarge { field, value } => {
+                Text::new(field).s(" is ").n(*value).s(" ms, above the 2592000000 ms (30 days) allowed").done()
+            }
         }
     }
 }
@@ -620,29 +649,6 @@ pub struct DurableState {
     pub term: u64,
     /// Whom this node voted for in `term`, if anyone.
     pub voted_for: Option<String>,
-}
-
-impl DurableState {
-    /// The state-file format shared by every runtime: one line `term voted_for` (`-` for none).
-    pub fn encode(&self) -> String {
-        let mut s = String::from(itoa::Buffer::new().format(self.term));
-        s.push(' ');
-        s.push_str(self.voted_for.as_deref().unwrap_or("-"));
-        s.push('\n');
-        s
-    }
-
-    /// Parses [`DurableState::encode`]'s format; `None` for anything else.
-    pub fn decode(text: &str) -> Option<DurableState> {
-        let mut parts = text.split_whitespace();
-        let term = parts.next()?.parse().ok()?;
-        let voted = parts.next()?;
-        if parts.next().is_some() {
-            return None;
-        }
-        let voted_for = if voted == "-" { None } else { Some(voted.to_string()) };
-        Some(DurableState { term, voted_for })
-    }
 }
 
 #[cfg(test)]
@@ -669,6 +675,61 @@ mod tests {
         assert_eq!(c.warnings.len(), 1);
     }
 
+    /// Very large durations (JavaScript numbers reach them) are refused by name before any
+    /// arithmetic: `election_timeout_max = u64::MAX` overflowed the clock-drift margin (a panic
+    /// with overflow checks, a wrong `lease_span` without).
+    #[test]
+    fn absurd_durations_are_refused_by_name() {
+        let c = || Config::new("a", "c");
+        let too_large = |field, value| Err(ConfigError::DurationTooLarge { field, value });
+        assert_eq!(c().election_timeout_max(u64::MAX).validate(), too_large("election_timeout_max", u64::MAX));
+        assert_eq!(c().election_timeout_min(u64::MAX).validate(), too_large("election_timeout_min", u64::MAX));
+        let over = MAX_DURATION_MS + 1;
+        assert_eq!(c().election_timeout_min(over).validate(), too_large("election_timeout_min", over));
+        // The others are bounded by the election timeout, with their own typed errors.
+        assert_eq!(c().heartbeat_interval(u64::MAX).validate().unwrap_err().code(), "timeout_spread_too_small");
+        assert_eq!(c().lease_duration(u64::MAX).validate().unwrap_err().code(), "lease_out_of_range");
+        assert!(c().ghost_ttl(u64::MAX).validate().is_ok(), "only ever added to a clock reading, saturating");
+        let e = ConfigError::DurationTooLarge { field: "election_timeout_max", value: over };
+        assert_eq!(e.code(), "duration_too_large");
+        assert_eq!(e.message(), "election_timeout_max is 2592000001 ms, above the 2592000000 ms (30 days) allowed");
+        // The bound itself is accepted, and the margin is exact there (ρ at its largest).
+        let v = c()
+            .election_timeout_min(MAX_DURATION_MS)
+            .ghost_ttl(MAX_DURATION_MS)
+            .max_clock_drift_ppm(MAX_CLOCK_DRIFT_PPM)
+            .validate()
+            .unwrap();
+        assert_eq!(v.election_timeout_max, 2 * MAX_DURATION_MS);
+        assert_eq!(v.lease_span, MAX_DURATION_MS - MAX_DURATION_MS / 5 - 1);
+    }
+
+    proptest::proptest! {
+        /// Any durations and drift bound: `validate` answers (never panics, overflow checks on in
+        /// tests), and an accepted configuration's lease is a shortened `lease_duration`.
+        #[test]
+        fn validate_never_overflows(
+            min in proptest::option::of(proptest::num::u64::ANY),
+            max in proptest::option::of(proptest::num::u64::ANY),
+            heartbeat in proptest::num::u64::ANY,
+            lease in proptest::option::of(proptest::num::u64::ANY),
+            ghost in proptest::num::u64::ANY,
+            ppm in 0u32..=MAX_CLOCK_DRIFT_PPM,
+        ) {
+            let mut c = Config::new("a", "c").heartbeat_interval(heartbeat % (2 * MAX_DURATION_MS)).ghost_ttl(ghost);
+            c.election_timeout_min = min;
+            c.election_timeout_max = max;
+            c.lease_duration = lease;
+            c.max_clock_drift_ppm = ppm;
+            if let Ok(v) = c.validate() {
+                proptest::prop_assert!(v.lease_span < v.lease_duration && v.lease_duration <= MAX_DURATION_MS);
+                // Exact: lease × (1 − 2ρ) − 1, rounded down, computed without overflow.
+                let exact = u128::from(v.lease_duration) * u128::from(1_000_000 - 2 * ppm) / 1_000_000;
+                proptest::prop_assert_eq!(u128::from(v.lease_span) + 1, exact);
+            }
+        }
+    }
+
     #[test]
     fn config_errors_are_clear() {
         assert_eq!(Config::new("a", "").validate(), Err(ConfigError::EmptyId { field: "cluster" }));
@@ -692,17 +753,5 @@ mod tests {
         assert!(w
             .message()
             .starts_with("heartbeat_interval 60 ms is not below a third of election_timeout_min 150 ms"));
-    }
-
-    #[test]
-    fn durable_state_text_round_trips() {
-        for s in [
-            DurableState { term: 0, voted_for: None },
-            DurableState { term: 42, voted_for: Some("127.0.0.1:7001".into()) },
-        ] {
-            assert_eq!(DurableState::decode(&s.encode()), Some(s));
-        }
-        assert_eq!(DurableState::decode("x y"), None);
-        assert_eq!(DurableState::decode(""), None);
     }
 }

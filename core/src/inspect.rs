@@ -73,6 +73,17 @@ pub struct Inspect {
     pub last_denied_at: Option<u64>,
     /// While leading, the leadership validity deadline (see `Node::lease_deadline`).
     pub lease_deadline: Option<u64>,
+    /// When each peer was last heard from (its last valid message), sorted by peer id; a peer
+    /// never heard from is absent (a map in every serialized form). A leader hears every
+    /// member; a follower hears its leader (and candidates), not the other followers. Native
+    /// builds only (empty in the WebAssembly builds, for the component's size).
+    #[cfg_attr(feature = "serde", serde(serialize_with = "pairs_as_map"))]
+    pub peer_heard_at: Vec<(String, u64)>,
+    /// While leading: for each peer, the `sent_at` (this node's clock) of the newest heartbeat it
+    /// acknowledged in this leadership, sorted by peer id; absent when it acknowledged none. Its
+    /// age is how old that member's share of the lease evidence is. Native builds only.
+    #[cfg_attr(feature = "serde", serde(serialize_with = "pairs_as_map"))]
+    pub peer_acked_at: Vec<(String, u64)>,
 }
 
 // The two keyed fields are sorted `Vec`s of pairs rather than `BTreeMap`s: the core builds them
@@ -201,6 +212,10 @@ impl fmt::Display for Inspect {
         opt_u64(f, self.last_denied_at)?;
         f.write_str(",\"lease_deadline\":")?;
         opt_u64(f, self.lease_deadline)?;
+        f.write_str(",\"peer_heard_at\":")?;
+        map(f, &self.peer_heard_at)?;
+        f.write_str(",\"peer_acked_at\":")?;
+        map(f, &self.peer_acked_at)?;
         f.write_char('}')
     }
 }

@@ -267,6 +267,71 @@ fn a_failed_became_leader_handler_rolls_leadership_back() {
 }
 
 #[test]
+fn a_held_node_campaigns_last_but_still_leads_when_nobody_else_does() {
+    // A leader whose work keeps failing hands over and holds its campaigns: when the leader that
+    // followed it dies, the third member leads next, not the held one.
+    let mut h = Harness::new(3);
+    h.run_until(1_000);
+    let failed = h.leader();
+    let t0 = h.now;
+    let term = h.nodes[&failed].term();
+    h.node(&failed).hold_campaigns(t0, t0 + 60_000);
+    h.node(&failed).leader_handler_failed(t0, term).unwrap();
+    h.drain(&failed);
+    h.run_until(t0 + 3_000);
+    let second = h.leader();
+    assert_ne!(second, failed);
+    h.down.insert(second.clone());
+    let t1 = h.now;
+    h.run_until(t1 + 5_000);
+    let third = h.leader();
+    assert!(third != failed && third != second, "the held node campaigned first: {third} leads");
+    let led_late = |h: &Harness, since: u64, id: &str| {
+        h.events.iter().any(|(t, n, e)| *t > since && n == id && matches!(e, Event::BecameLeader { .. }))
+    };
+    assert!(!led_late(&h, t0, &failed), "the held node led again while another member could");
+    // Handed leadership explicitly, a held node declines; another member leads instead.
+    let t2 = h.now;
+    let target = failed.clone();
+    h.down.remove(&second);
+    h.run_until(t2 + 2_000);
+    let leader = h.leader();
+    let term = h.nodes[&leader].term();
+    assert_ne!(leader, failed);
+    let t3 = h.now;
+    h.node(&leader).transfer_leadership(t3, &target).unwrap();
+    h.drain(&leader);
+    h.run_until(t3 + 3_000);
+    assert!(!led_late(&h, t3, &failed), "the held node took a transfer");
+    assert!(h.nodes[&h.leader()].term() > term, "nobody led after the declined transfer");
+
+    // Every member held (their work fails everywhere): no campaign before the holds end, then one
+    // leader all the same. The hold delays leadership; it never ends it for good.
+    let mut h = Harness::new(3);
+    h.run_until(1_000);
+    let leader = h.leader();
+    let t0 = h.now;
+    let term = h.nodes[&leader].term();
+    for id in h.nodes.keys().cloned().collect::<Vec<_>>() {
+        h.node(&id).hold_campaigns(t0, t0 + 2_000);
+    }
+    h.node(&leader).leader_handler_failed(t0, term).unwrap();
+    h.drain(&leader);
+    h.run_until(t0 + 1_990);
+    assert!(h.leaders().is_empty(), "a held node campaigned before its hold ended");
+    h.run_until(t0 + 4_000);
+    assert_eq!(h.leaders().len(), 1, "nobody led after the holds ended");
+    // A lone node: the hold moves its own election deadline.
+    let mut n = Node::new(Config::new("n1", "test").min_cluster_size(1).confirm_leader(false), 3, None, 0).unwrap();
+    n.hold_campaigns(0, 50_000);
+    assert!(n.poll_timeout().unwrap() >= 50_000);
+    n.handle_timeout(49_999);
+    assert!(!n.is_leader());
+    n.handle_timeout(50_000);
+    assert!(n.is_leader());
+}
+
+#[test]
 fn fast_failover_on_reported_death() {
     let mut h = Harness::new(5);
     h.run_until(1_000);
@@ -374,9 +439,38 @@ fn transfer_target_is_the_freshest_answered_peer() {
     assert_eq!(n.transfer_target(), Some("n2"));
     n.peer_down(10, "n2", PeerDownReason::NoConnection).unwrap();
     assert_eq!(n.transfer_target(), Some("n3"));
+    // A peer whose port refused, or whose runtime said it stops, is no target until heard again.
+    n.peer_down(11, "n3", PeerDownReason::Refused).unwrap();
+    assert_eq!(n.transfer_target(), None);
+    n.handle_message(12, "n3", &msg("n3", 0, Message::PreVoteReply { granted: false })).unwrap();
+    assert_eq!(n.transfer_target(), Some("n3"));
     let long = "x".repeat(300);
     let e = Node::new(Config::new("n1", "t"), 1, Some(DurableState { term: 1, voted_for: Some(long) }), 0).unwrap_err();
     assert_eq!(e.code(), "id_too_long");
+}
+
+/// A rolling stop: a follower stopped a moment ago must not be handed leadership. The leader
+/// picks only a peer that acknowledged one of its last two heartbeat rounds, and never one
+/// reported refused (a stopping runtime says so as it goes).
+#[test]
+fn a_leader_hands_over_only_to_a_peer_that_answers() {
+    let mut h = Harness::new(3);
+    h.run_until(1_000);
+    let leader = h.leader();
+    let others = h.others(&leader);
+    let (gone, live) = (others[0].clone(), others[1].clone());
+    // `gone` stops answering (cut off), and is the freshest answerer at first.
+    h.partition(std::slice::from_ref(&gone), &[leader.clone(), live.clone()]);
+    let now = h.now;
+    assert!(h.node(&leader).transfer_target().is_some());
+    // Past two heartbeat rounds (its last acknowledged heartbeat may have left just before the
+    // cut) only `live` qualifies.
+    h.run_until(now + 3 * 50 + 10);
+    assert_eq!(h.node(&leader).transfer_target(), Some(live.as_str()));
+    // Reported refused (a goodbye, or a refused port): not even a fresh answerer qualifies.
+    let now = h.now;
+    h.node(&leader).peer_down(now, &live, PeerDownReason::Refused).unwrap();
+    assert_eq!(h.node(&leader).transfer_target(), None);
 }
 
 #[test]

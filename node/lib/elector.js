@@ -5,9 +5,6 @@ const { EventEmitter } = require('node:events')
 const native = require('./native')
 const { wrapError, TenureError, StoppedError } = require('./errors')
 
-/** Consecutive failed leaderships after which an elector stops (see `maxLeaderFailures`). */
-const DEFAULT_MAX_LEADER_FAILURES = 5
-
 /** Options the native runtime reads: the node's configuration and the runtime's own. */
 const NODE_KEYS = [
   'minClusterSize',
@@ -23,7 +20,7 @@ const NODE_KEYS = [
   'maxClockDriftPpm',
   'incarnation',
 ]
-const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval', 'http', 'readyWhen', 'maxLeaderFailures']
+const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval', 'http', 'readyWhen', 'failurePolicy']
 const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal', ...NODE_KEYS, ...RUNTIME_KEYS])
 
 /**
@@ -82,10 +79,13 @@ class Lease {
     if (this.signal.aborted) return null
     return this.#elector.leaseRemaining
   }
-  /** Whether the lease holds now: check before each irreversible step. */
+  /**
+   * Whether this leadership still holds and its lease has not lapsed, read from the runtime now
+   * (not from the event loop, which a paused process runs late): check before each irreversible
+   * step.
+   */
   get valid() {
-    const r = this.remaining
-    return r !== null && r > 0
+    return !this.signal.aborted && this.#elector.leaseValid(this.term)
   }
   /** Throws the signal's reason when leadership ended, a `NodeError` when the lease expired. */
   throwIfInvalid() {
@@ -117,6 +117,7 @@ class Elector extends EventEmitter {
   /** @type {() => void} */ #resolveClosed = () => {}
   /** @type {Error | null} */ #fatal = null
   /** @type {Set<(lease: Lease) => unknown>} */ #workers = new Set()
+  #throwAtClose = false
 
   /**
    * @param {import('..').ElectorOptions} options
@@ -131,25 +132,17 @@ class Elector extends EventEmitter {
         throw typeError('options', `has an unknown property ${JSON.stringify(k)}; expected some of: ${[...OPTION_KEYS].join(', ')}`)
       }
     }
-    const { id, peers, cluster, confirmLeader, signal, maxLeaderFailures } = options
+    const { id, peers, cluster, confirmLeader, signal } = options
     if (typeof id !== 'string') throw typeError('options.id', `must be a "HOST:PORT" string, got ${typeof id}`)
     if (!Array.isArray(peers)) throw typeError('options.peers', 'must be an array of "HOST:PORT" strings')
     if (confirmLeader != null && typeof confirmLeader !== 'function') {
       throw typeError('options.confirmLeader', `must be a function, got ${typeof confirmLeader}`)
     }
     if (signal != null && !(signal instanceof AbortSignal)) throw typeError('options.signal', 'must be an AbortSignal')
-    if (maxLeaderFailures != null) {
-      if (typeof maxLeaderFailures !== 'number') throw typeError('options.maxLeaderFailures', `must be a number, got ${typeof maxLeaderFailures}`)
-      if (!Number.isSafeInteger(maxLeaderFailures) || maxLeaderFailures < 1) {
-        throw Object.assign(new RangeError(`options.maxLeaderFailures must be a whole number from 1, got ${maxLeaderFailures}`), {
-          code: 'ERR_OUT_OF_RANGE',
-        })
-      }
-    }
     /** @type {Record<string, any>} */
     const node = { id, cluster, bootstrap: peers }
     /** @type {Record<string, any>} */
-    const runtime = { deferConfirm: confirmLeader != null, maxLeaderFailures: DEFAULT_MAX_LEADER_FAILURES }
+    const runtime = { deferConfirm: confirmLeader != null }
     const o = /** @type {Record<string, any>} */ (options)
     for (const k of NODE_KEYS) if (o[k] !== undefined) node[k] = o[k]
     for (const k of RUNTIME_KEYS) if (o[k] != null) runtime[k] = o[k]
@@ -223,7 +216,9 @@ class Elector extends EventEmitter {
   /**
    * Runs `fn(lease)` at the start of every leadership of this elector, until it closes (or
    * `options.signal` aborts). A rejection that is not caused by `lease.signal` aborting is a
-   * failed leadership (see `maxLeaderFailures`). Resolves when the elector closes.
+   * failure of leader work, handled by the runtime's failure policy (`failurePolicy`): `fn` runs
+   * again in the same leadership after a backoff, and after `maxFailures` failures the node hands
+   * leadership over. Resolves when the elector closes.
    * @param {(lease: Lease) => unknown} fn
    * @param {{ signal?: AbortSignal }} [options]
    * @returns {Promise<void>}
@@ -287,8 +282,12 @@ class Elector extends EventEmitter {
       case 'fatal': {
         const err = wrapError(Object.assign(new Error(e.message), { code: e.code, kind: e.kindOfError }))
         this.#fatal = /** @type {Error} */ (err)
-        this.#starting?.reject(err)
-        this.#reportError(err)
+        if (this.#state === 'starting') this.#starting?.reject(err)
+        else if (this.listenerCount('error') > 0) this.emit('error', err)
+        // Else thrown once the runtime has stopped (a leader hands over first), as an
+        // EventEmitter does with an 'error' nobody listens to: the process exits non-zero, so a
+        // supervisor restarts it.
+        else this.#throwAtClose = true
         break
       }
       case 'stopped':
@@ -306,6 +305,13 @@ class Elector extends EventEmitter {
     this.#starting?.reject(this.#fatal ?? new StoppedError('the elector stopped before it started', 'stopped'))
     this.#resolveClosed()
     if (!wasClosed) this.emit('close')
+    if (this.#throwAtClose && this.#fatal !== null) {
+      this.#throwAtClose = false
+      const err = this.#fatal
+      process.nextTick(() => {
+        throw err
+      })
+    }
   }
 
   /**
@@ -330,7 +336,7 @@ class Elector extends EventEmitter {
   #listenerFailed(name, value, err) {
     if (name === 'leader' && value?.signal instanceof AbortSignal) {
       if (causedByAbort(err, value.signal)) return // the work stopped because leadership ended
-      this.#leaderWorkFailed(value.term)
+      this.#leaderWorkFailed(value.term, true)
     }
     this.#reportError(err)
   }
@@ -357,28 +363,48 @@ class Elector extends EventEmitter {
    */
   #runWorker(fn, l) {
     const lease = new Lease(this, l.term, l.controller.signal)
-    Promise.resolve()
-      .then(() => fn(lease))
-      .catch((err) => {
-        if (causedByAbort(err, lease.signal)) return
-        this.#leaderWorkFailed(l.term)
-        this.#reportError(err)
-      })
+    const run = async () => {
+      while (!lease.signal.aborted) {
+        try {
+          await fn(lease)
+          return
+        } catch (err) {
+          if (causedByAbort(err, lease.signal)) return
+          this.#reportError(err)
+          const delay = this.#leaderWorkFailed(l.term, false)
+          if (delay === null) return
+          await new Promise((resolve) => setTimeout(resolve, delay))
+        }
+      }
+    }
+    void run()
   }
 
   /**
-   * A failed leadership, reported to the runtime's failure policy (`maxLeaderFailures`): it steps
-   * the node down (the core backs off before campaigning again), and after `maxLeaderFailures`
-   * failed leaderships in a row stops it (a `fatal` event with a `LeaderWorkError`, then
-   * `'close'`). The runtime counts each leadership once.
+   * A failure of leader work, reported to the runtime's failure policy (`failurePolicy`), which
+   * decides: the delay in ms before running the work again in this leadership, or `null` (the
+   * node hands leadership over and campaigns last for a while; only with `maxStepDowns` set does
+   * it stop after that many failed leaderships in a row: a `fatal` event with a
+   * `LeaderWorkError`, then `'close'`). `atOnce`: the whole leadership failed (a `'leader'`
+   * listener threw).
+   * @param {number} term
+   * @param {boolean} atOnce
+   * @returns {number | null}
+   */
+  #leaderWorkFailed(term, atOnce) {
+    try {
+      return this.#rt?.leaderWorkFailed(term, atOnce) ?? null
+    } catch {
+      return null // leadership already ended
+    }
+  }
+
+  /**
+   * Whether this node leads `term` with a lease that holds now (the runtime's decision).
    * @param {number} term
    */
-  #leaderWorkFailed(term) {
-    try {
-      this.#rt?.leaderWorkFailed(term, true)
-    } catch {
-      // Leadership already ended.
-    }
+  leaseValid(term) {
+    return this.#rt?.leaseValid(term) ?? false
   }
 
   /** @param {number} term */
@@ -470,6 +496,12 @@ class Elector extends EventEmitter {
       dropped: m.dropped,
       peers: m.peers,
       failover: { buckets: m.failover.buckets, sumSeconds: m.failover.sum_seconds, count: m.failover.count },
+      peerLastHeardMs: m.peer_last_heard_ms,
+      peerLastAckMs: m.peer_last_ack_ms,
+      quorumSlack: m.quorum_slack,
+      silentPeers: m.silent_peers,
+      leaderWorkFailures: m.leader_work_failures,
+      leaderWorkStepDowns: m.leader_work_step_downs,
       version: m.version,
     }
   }
@@ -520,4 +552,4 @@ class Elector extends EventEmitter {
   }
 }
 
-module.exports = { Elector, Lease, DEFAULT_MAX_LEADER_FAILURES }
+module.exports = { Elector, Lease }

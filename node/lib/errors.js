@@ -2,30 +2,22 @@
 /**
  * Errors thrown by tenure. Every one carries a stable `code`:
  *
- * - {@link ConfigError}: an invalid configuration (`empty_id`, `id_too_long`, `zero_timeout`,
- *   `min_above_max`, `heartbeat_not_below_election_timeout`, `zero_min_cluster_size`, `empty_key`).
- * - {@link NodeError}: a call the node refused (`invalid_peer`, `self_peer`, `unknown_peer`,
- *   `not_leader`, `payload_too_large`, `no_pending_confirm`, `not_leader_in_term`).
- * - {@link DroppedError}: an inbound message that was dropped; `code` is the drop reason
- *   (`oversized`, `malformed`, `unknown_version`, `wrong_cluster`, `bad_mac`, `sender_mismatch`,
- *   `from_self`, `removed_peer`, `unknown_peer`, `view_full`, `implausible_term`, `replay`).
- * - {@link StateFileError}: a state file that exists but cannot be read (`state_file_corrupt`,
- *   `state_file_unreadable`) or written (`state_file_write_failed`).
+ * - The classes shared with the Python package (`ConfigError`, `InvalidAddressError`,
+ *   `InvalidIdError`, `InvalidPeerError`, `InvalidBindError`, `KeyFileError`, `NodeError` and one
+ *   subclass per refusal, `BindError`, `AddressInUseError`, `StateFileError`, `StoppedError`,
+ *   `LeaderWorkError`, `RandomSourceError`, `RuntimeFailure`): which code raises which class is
+ *   the generated table `lib/tables.js` (`ERROR_CODES`), rendered from the Rust definitions;
+ *   `tables.d.ts` lists each class's codes (`ConfigErrorCode`, ...).
+ * - {@link DroppedError}: an inbound message that was dropped; `code` is the drop reason.
+ * - {@link StateFileError} also for the sans-IO `durableState` codes (`state_file_corrupt`,
+ *   `state_file_unreadable`, `state_file_write_failed`).
  * - {@link UsageError}: a bad command line (`usage`).
  * - {@link InternalError}: a bug inside the native core (`internal`); the process keeps running.
- * - From the runtime (`Elector`): {@link ConfigError} also for `invalid_id`, `invalid_peer`,
- *   `invalid_bind`, `invalid_option`, `key_file`; {@link BindError} (`address_in_use`,
- *   `bind_failed`); {@link StateFileError} (`state_dir_missing`, `state_unwritable`,
- *   `state_not_utf8`, `state_corrupt`, `state_locked`, `state_read_failed`); {@link NodeError}
- *   (`no_transfer_target`, the core's refusals); {@link StoppedError} (`stopped`);
- *   {@link LeaderWorkError} (`leader_work_failed`).
  *
  * Arguments of the wrong type throw the built-in `TypeError` (code `ERR_INVALID_ARG_TYPE`);
  * numbers out of range (negative, fractional, above `Number.MAX_SAFE_INTEGER`) throw `RangeError`
  * (code `ERR_OUT_OF_RANGE`).
  */
-
-const native = require('./native')
 
 /** Base class of every tenure error. */
 class TenureError extends Error {
@@ -41,10 +33,22 @@ class TenureError extends Error {
   }
 }
 
-/** An invalid node configuration. */
-class ConfigError extends TenureError {}
-/** A call the node refused (its state is unchanged). */
-class NodeError extends TenureError {}
+const tables = require('./tables')
+
+/**
+ * The classes shared with the Python package, made from the generated table (name and base
+ * class decided once, in runtime/src/vocabulary.rs): `ConfigError`, `InvalidAddressError`,
+ * `InvalidIdError`, `KeyFileError`, `NodeError`, `NotLeaderError`, ..., `RuntimeFailure`.
+ * @type {Record<string, typeof TenureError>}
+ */
+const CLASSES = { TenureError }
+for (const [name, base] of tables.ERROR_CLASSES) {
+  if (name in CLASSES) continue
+  const Base = CLASSES[base]
+  // A computed key names the class (`err.name`, stack traces) without eval.
+  CLASSES[name] = { [name]: class extends Base {} }[name]
+}
+
 /** An inbound message that was dropped and counted; `code` is the drop reason. */
 class DroppedError extends TenureError {
   /** The drop reason (same as `code`). */
@@ -53,60 +57,34 @@ class DroppedError extends TenureError {
   }
 }
 /** The durable state file could not be read or written. */
-class StateFileError extends TenureError {}
+const StateFileError = CLASSES.StateFileError
 /** A bad `tenure run` command line. */
 class UsageError extends TenureError {}
 /** A bug inside the native core (a Rust panic, caught at the boundary). */
 class InternalError extends TenureError {}
-/** The UDP socket could not be bound (`address_in_use`: EADDRINUSE, `bind_failed`). */
-class BindError extends TenureError {}
-/** A call on an elector that is not running (`stopped`). */
-class StoppedError extends TenureError {}
-/** Leader-only work failed in `maxLeaderFailures` leaderships in a row (`leader_work_failed`). */
-class LeaderWorkError extends TenureError {}
 
-for (const C of [TenureError, ConfigError, NodeError, DroppedError, StateFileError, UsageError, InternalError, BindError, StoppedError, LeaderWorkError]) {
+for (const C of [...Object.values(CLASSES), DroppedError, UsageError, InternalError]) {
   Object.defineProperty(C.prototype, 'name', { value: C.name, enumerable: false, configurable: true, writable: true })
 }
 
-const CONFIG_CODES = new Set([
-  'empty_id',
-  'id_too_long',
-  'zero_timeout',
-  'min_above_max',
-  'heartbeat_not_below_election_timeout',
-  'zero_min_cluster_size',
-  'empty_key',
-  'id_has_whitespace',
-  'timeout_spread_too_small',
-  'clock_drift_too_large',
-  'too_many_peers',
-  'lease_out_of_range',
-])
-const NODE_CODES = new Set([
-  'invalid_peer',
-  'self_peer',
-  'unknown_peer',
-  'not_leader',
-  'payload_too_large',
-  'no_pending_confirm',
-  'not_leader_in_term',
-  'view_full',
-  'no_randomness',
-])
-const DROP_REASONS = new Set(native.dropReasons())
-/** @type {Record<string, typeof TenureError>} */
-const RUNTIME_KINDS = {
-  address: ConfigError,
-  config: ConfigError,
-  key_file: ConfigError,
-  bind: BindError,
-  state_file: StateFileError,
-  node: NodeError,
-  stopped: StoppedError,
-  engine: InternalError,
-  misuse: InternalError,
-  leader_work: LeaderWorkError,
+/** The sans-IO durable-state codes (the runtime's own state-file codes are in the table). */
+const STATE_FILE_CODES = new Set(['state_file_corrupt', 'state_file_unreadable', 'state_file_write_failed'])
+const DROP_REASONS = new Set(tables.DROP_REASONS)
+
+/**
+ * The tenure error for a stable code (the class the generated table names), or null for a code
+ * outside the table.
+ * @param {string} message
+ * @param {string} code
+ * @param {ErrorOptions} [options]
+ */
+function fromCode(message, code, options) {
+  const entry = /** @type {Record<string, readonly string[]>} */ (tables.ERROR_CODES)[code]
+  if (entry !== undefined) return new CLASSES[entry[1]](message, code, options)
+  if (STATE_FILE_CODES.has(code)) return new StateFileError(message, code, options)
+  if (DROP_REASONS.has(code)) return new DroppedError(message, code, options)
+  if (code === 'usage') return new UsageError(message, code, options)
+  return null
 }
 
 /**
@@ -120,33 +98,39 @@ function wrapError(err) {
   if (err instanceof TypeError || err instanceof RangeError) return err
   const code = /** @type {any} */ (err).code
   if (typeof code !== 'string') return err
-  const kind = /** @type {any} */ (err).kind
-  // Errors of the runtime carry their family (`RuntimeError::kind`) as `kind`.
-  if (typeof kind === 'string') {
-    const C = RUNTIME_KINDS[kind] ?? TenureError
-    return new C(err.message, code)
-  }
-  if (CONFIG_CODES.has(code)) return new ConfigError(err.message, code)
-  if (NODE_CODES.has(code)) return new NodeError(err.message, code)
-  if (DROP_REASONS.has(code)) return new DroppedError(err.message, code)
-  if (code === 'usage') return new UsageError(err.message, code)
-  // Anything else from the addon is napi's own failure or a caught Rust panic.
-  return new InternalError(err.message, 'internal', { cause: err })
+  // Anything outside the tables is napi's own failure or a caught Rust panic.
+  return fromCode(err.message, code) ?? new InternalError(err.message, 'internal', { cause: err })
 }
 
+// Named one by one for the type checker; test/tables.test.js checks this list against the table.
 module.exports = {
   TenureError,
-  ConfigError,
-  NodeError,
-  DroppedError,
+  ConfigError: CLASSES.ConfigError,
+  InvalidAddressError: CLASSES.InvalidAddressError,
+  InvalidIdError: CLASSES.InvalidIdError,
+  InvalidPeerError: CLASSES.InvalidPeerError,
+  InvalidBindError: CLASSES.InvalidBindError,
+  KeyFileError: CLASSES.KeyFileError,
+  NodeError: CLASSES.NodeError,
+  SelfPeerError: CLASSES.SelfPeerError,
+  UnknownPeerError: CLASSES.UnknownPeerError,
+  NotLeaderError: CLASSES.NotLeaderError,
+  PayloadTooLargeError: CLASSES.PayloadTooLargeError,
+  NoPendingConfirmError: CLASSES.NoPendingConfirmError,
+  NotLeaderInTermError: CLASSES.NotLeaderInTermError,
+  ViewFullError: CLASSES.ViewFullError,
+  NoTransferTargetError: CLASSES.NoTransferTargetError,
+  BindError: CLASSES.BindError,
+  AddressInUseError: CLASSES.AddressInUseError,
+  StoppedError: CLASSES.StoppedError,
+  LeaderWorkError: CLASSES.LeaderWorkError,
+  RandomSourceError: CLASSES.RandomSourceError,
+  RuntimeFailure: CLASSES.RuntimeFailure,
   StateFileError,
+  DroppedError,
   UsageError,
   InternalError,
-  BindError,
-  StoppedError,
-  LeaderWorkError,
   wrapError,
-  CONFIG_CODES,
-  NODE_CODES,
+  fromCode,
   DROP_REASONS,
 }

@@ -12,6 +12,8 @@ const native = require('./native')
 const { Node, FenceChecker, wire, durableState, osSeed } = require('./node')
 const { Elector, Lease } = require('./elector')
 const errors = require('./errors')
+// Every export of ./errors but its helpers: the error classes.
+const { wrapError: _wrap, fromCode: _fromCode, DROP_REASONS: _drops, ...errorClasses } = errors
 
 /** The version of the native core (the project version). */
 const VERSION = native.version()
@@ -28,16 +30,8 @@ module.exports = {
   osSeed,
   VERSION,
   DROP_REASONS,
-  TenureError: errors.TenureError,
-  ConfigError: errors.ConfigError,
-  NodeError: errors.NodeError,
-  DroppedError: errors.DroppedError,
-  StateFileError: errors.StateFileError,
-  UsageError: errors.UsageError,
-  InternalError: errors.InternalError,
-  BindError: errors.BindError,
-  StoppedError: errors.StoppedError,
-  LeaderWorkError: errors.LeaderWorkError,
+  // Every error class (the shared ones come from the generated table, see lib/errors.js).
+  ...errorClasses,
 }
 // `import tenure from 'tenure'` and `require('tenure').default` name the same object.
 const self = /** @type {any} */ (module.exports)

@@ -382,7 +382,8 @@ const wire = {
 }
 
 /**
- * The durable-state file format shared by every runtime: one line `"<term> <votedFor or ->"`.
+ * The durable-state file format of the runtime: `{"term":4,"voted_for":"ID"}` (`null`: no vote)
+ * and a newline; `decode` also reads the old one-line `"<term> <votedFor or ->"` format.
  */
 const durableState = {
   /**

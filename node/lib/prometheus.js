@@ -7,6 +7,7 @@
  */
 
 const promClient = require('prom-client')
+const tables = require('./tables')
 
 const ROLES = Object.freeze(['unclustered', 'follower', 'candidate', 'leader'])
 
@@ -16,58 +17,42 @@ const ROLES = Object.freeze(['unclustered', 'follower', 'candidate', 'leader'])
  * @typedef {{ name: string, help: string, type: 'gauge' | 'counter' | 'histogram', samples: (m: Metrics) => Sample[] }} Family
  */
 
+// Names, types and help texts are the runtime's (generated from runtime/src/metrics.rs); only the
+// mapping from a snapshot to samples is written here. prom-client wants a counter's `_total`.
+/** @type {Record<string, (m: Metrics) => Sample[]>} */
+const SAMPLES = {
+  tenure_is_leader: (m) => [{ value: m.isLeader ? 1 : 0 }],
+  tenure_term: (m) => [{ value: m.term }],
+  tenure_role: (m) => ROLES.map((role) => ({ labels: { role }, value: m.role === role ? 1 : 0 })),
+  tenure_leader_changes: (m) => [{ value: m.leaderChanges }],
+  tenure_elections: (m) => [{ value: m.elections }],
+  tenure_leader_work_failures: (m) => [{ value: m.leaderWorkFailures }],
+  tenure_leader_work_step_downs: (m) => [{ value: m.leaderWorkStepDowns }],
+  tenure_messages_dropped: (m) => Object.entries(m.dropped).map(([reason, value]) => ({ labels: { reason }, value })),
+  tenure_peers: (m) => Object.entries(m.peers).map(([state, value]) => ({ labels: { state }, value })),
+  tenure_failover_seconds: (m) => [
+    ...m.failover.buckets.map(([le, value]) => ({ metricName: 'tenure_failover_seconds_bucket', labels: { le }, value })),
+    { metricName: 'tenure_failover_seconds_bucket', labels: { le: '+Inf' }, value: m.failover.count },
+    { metricName: 'tenure_failover_seconds_sum', value: m.failover.sumSeconds },
+    { metricName: 'tenure_failover_seconds_count', value: m.failover.count },
+  ],
+  tenure_peer_last_heard_seconds: (m) =>
+    Object.entries(m.peerLastHeardMs)
+      .filter(([, ms]) => ms != null)
+      .map(([peer, ms]) => ({ labels: { peer }, value: /** @type {number} */ (ms) / 1000 })),
+  tenure_peer_last_ack_seconds: (m) => Object.entries(m.peerLastAckMs).map(([peer, ms]) => ({ labels: { peer }, value: ms / 1000 })),
+  tenure_quorum_slack: (m) => (m.quorumSlack == null ? [] : [{ value: m.quorumSlack }]),
+  tenure_peers_silent: (m) => (m.quorumSlack == null ? [] : [{ value: m.silentPeers.length }]),
+  tenure_build_info: (m) => [{ labels: { version: m.version }, value: 1 }],
+}
+
 /** @type {Family[]} */
-const FAMILIES = [
-  { name: 'tenure_is_leader', help: '1 while this node leads, else 0.', type: 'gauge', samples: (m) => [{ value: m.isLeader ? 1 : 0 }] },
-  { name: 'tenure_term', help: 'The current term (the fencing token while leading).', type: 'gauge', samples: (m) => [{ value: m.term }] },
-  {
-    name: 'tenure_role',
-    help: "1 for the node's current role, 0 for the others.",
-    type: 'gauge',
-    samples: (m) => ROLES.map((role) => ({ labels: { role }, value: m.role === role ? 1 : 0 })),
-  },
-  {
-    name: 'tenure_leader_changes_total',
-    help: 'Leaderships observed: each (term, leader) pair this node learned of, once.',
-    type: 'counter',
-    samples: (m) => [{ value: m.leaderChanges }],
-  },
-  {
-    name: 'tenure_elections_total',
-    help: 'Campaigns run by this node (terms in which it became candidate).',
-    type: 'counter',
-    samples: (m) => [{ value: m.elections }],
-  },
-  {
-    name: 'tenure_messages_dropped_total',
-    help: 'Datagrams dropped by the core, by reason.',
-    type: 'counter',
-    samples: (m) => Object.entries(m.dropped).map(([reason, value]) => ({ labels: { reason }, value })),
-  },
-  {
-    name: 'tenure_peers',
-    help: 'Peers known to the runtime, by state (in_view, unreachable: in the view but sends fail, left).',
-    type: 'gauge',
-    samples: (m) => Object.entries(m.peers).map(([state, value]) => ({ labels: { state }, value })),
-  },
-  {
-    name: 'tenure_failover_seconds',
-    help: 'Leaderless time observed by this node: from losing a known leader to knowing the next.',
-    type: 'histogram',
-    samples: (m) => [
-      ...m.failover.buckets.map(([le, value]) => ({ metricName: 'tenure_failover_seconds_bucket', labels: { le }, value })),
-      { metricName: 'tenure_failover_seconds_bucket', labels: { le: '+Inf' }, value: m.failover.count },
-      { metricName: 'tenure_failover_seconds_sum', value: m.failover.sumSeconds },
-      { metricName: 'tenure_failover_seconds_count', value: m.failover.count },
-    ],
-  },
-  {
-    name: 'tenure_build_info',
-    help: "Always 1; the version label is the tenure runtime's version.",
-    type: 'gauge',
-    samples: (m) => [{ labels: { version: m.version }, value: 1 }],
-  },
-]
+const FAMILIES = tables.METRIC_FAMILIES.map((f) => ({
+  name: f.type === 'counter' ? `${f.name}_total` : f.name,
+  help: f.help,
+  type: /** @type {Family['type']} */ (f.type),
+  samples: SAMPLES[f.name] ?? (() => []),
+}))
 
 /**
  * Registers the `tenure_*` metrics of `elector` with a prom-client registry (default: prom-client's

@@ -127,17 +127,20 @@ test('every bad input is a typed error naming the value, at construction', () =>
   const ok = { id: '127.0.0.1:7001', peers: ['127.0.0.1:7002'], cluster: 'c' }
   /** @type {Array<[object, any, RegExp | null]>} */
   const cases = [
-    [{ id: 'nope' }, { name: 'ConfigError', code: 'invalid_id' }, /nope/],
+    [{ id: 'nope' }, { name: 'InvalidIdError', code: 'invalid_id' }, /nope/],
     [{ id: '127.0.0.1:0' }, { code: 'invalid_id' }, /port 0/],
     [{ id: '127.0.0.1:70000' }, { code: 'invalid_id' }, /65535/],
-    [{ id: '0.0.0.0:7001' }, { code: 'invalid_id' }, /--bind/],
-    [{ peers: ['127.0.0.1'] }, { name: 'ConfigError', code: 'invalid_peer' }, /127\.0\.0\.1/],
+    [{ id: '0.0.0.0:7001' }, { code: 'invalid_id' }, /use bind 0\.0\.0\.0/],
+    [{ peers: ['127.0.0.1'] }, { name: 'InvalidPeerError', code: 'invalid_peer' }, /127\.0\.0\.1/],
     [{ bind: 'not an ip' }, { code: 'invalid_bind' }, /not an ip/],
     [{ cluster: '' }, { code: 'empty_id' }, null],
     [{ electionTimeoutMin: 500, electionTimeoutMax: 400 }, { code: 'min_above_max' }, null],
-    [{ leaseDuration: 40 }, { code: 'lease_out_of_range' }, /lease_duration \(40 ms\)/],
+    [{ leaseDuration: 40 }, { code: 'lease_out_of_range' }, /leaseDuration \(40 ms\)/],
     [{ key: 'k', keyFile: '/nonexistent' }, { code: 'invalid_option' }, /key file/],
-    [{ confirmTimeout: 0 }, { code: 'invalid_option' }, /confirm_timeout/],
+    [{ confirmTimeout: 0 }, { code: 'invalid_option' }, /confirmTimeout/],
+    [{ failurePolicy: { maxFailures: 0 } }, { code: 'invalid_option' }, /maxFailures/],
+    [{ failurePolicy: { maxStepDowns: 0 } }, { code: 'invalid_option' }, /maxStepDowns/],
+    [{ failurePolicy: { backoff: 2000, maxBackoff: 1000 } }, { code: 'invalid_option' }, /backoff/],
   ]
   for (const [bad, want, message] of cases) {
     assert.throws(() => new Elector({ ...ok, ...bad }), (/** @type {any} */ e) => {
@@ -152,13 +155,15 @@ test('every bad input is a typed error naming the value, at construction', () =>
   assert.throws(() => new Elector({ ...ok, bogus: 1 }), /bogus/)
   assert.throws(() => new Elector({ ...ok, confirmTimeout: -1 }), RangeError)
   assert.throws(() => new Elector({ ...ok, signal: {} }), TypeError)
-  assert.throws(() => new Elector({ ...ok, maxLeaderFailures: 0 }), RangeError)
+  assert.throws(() => new Elector({ ...ok, failurePolicy: { maxFailures: -1 } }), RangeError)
+  assert.throws(() => new Elector({ ...ok, failurePolicy: { tries: 3 } }), /tries/)
+  assert.throws(() => new Elector({ ...ok, failurePolicy: 3 }), TypeError)
   assert.throws(() => new Elector({ ...ok, confirmLeader: 'yes' }), TypeError)
 })
 
 test('start failures are typed: EADDRINUSE, state file missing dir, corrupt, locked', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-node-'))
-  const { electors } = await cluster(1)
+  const { electors } = await cluster(1, () => ({ minClusterSize: 1 }))
   try {
     await electors[0].start()
     const clash = new Elector({ id: electors[0].id, peers: ['127.0.0.1:9'], cluster: 'c' })
@@ -259,8 +264,64 @@ test('Symbol.asyncDispose and the signal option stop the elector', async () => {
   await assert.rejects(pre.start(), { code: 'already_started' })
 })
 
-test('failure policy: a leader listener that always throws steps down, then stops the elector', async () => {
-  const { electors } = await cluster(3, () => ({ maxLeaderFailures: 2 }))
+test('failure policy: a leader listener that always throws hands over and never stops the cluster', async () => {
+  const { electors } = await cluster(3)
+  /** @type {Error[]} */
+  const errors = []
+  /** @type {string[]} */
+  const warnings = []
+  /** @type {string[]} */
+  const leaders = []
+  for (const e of electors) {
+    e.on('error', (err) => errors.push(err))
+    e.on('warning', ({ code }) => warnings.push(code))
+    e.on('leader', ({ term }) => {
+      assert.ok(e.leaseValid(term), 'the leader event came before the lease held')
+      leaders.push(e.id)
+      throw new Error('the database is down')
+    })
+  }
+  try {
+    await Promise.all(electors.map((e) => e.start()))
+    await waitFor(() => leaders.length >= 5, 15000, 'five failed leaderships')
+    assert.ok(electors.every((e) => e.state === 'running'), 'an elector gave up')
+    assert.ok(!errors.some((e) => e instanceof LeaderWorkError))
+    assert.ok(errors.some((e) => e.message === 'the database is down'))
+    assert.ok(warnings.includes('leader_work_failed'))
+    for (let i = 1; i < leaders.length; i++) assert.notEqual(leaders[i], leaders[i - 1], `a failed leader led again: ${leaders}`)
+    const m = electors.map((e) => e.metrics())
+    assert.ok(m.reduce((n, x) => n + x.leaderWorkStepDowns, 0) >= 5)
+  } finally {
+    await stopAll(electors)
+  }
+})
+
+test('failure policy: whileLeader work that fails twice then succeeds is retried in the same leadership', async () => {
+  const { electors } = await cluster(3, () => ({ failurePolicy: { backoff: 10, maxBackoff: 20 } }))
+  /** @type {Array<{ id: string, term: number }>} */
+  const runs = []
+  let ok = 0
+  for (const e of electors) {
+    e.on('error', () => {})
+    void e.whileLeader(async (lease) => {
+      runs.push({ id: e.id, term: lease.term })
+      if (runs.length <= 2) throw new Error('not yet')
+      ok++
+      await timers.setTimeout(60_000, null, { signal: lease.signal }).catch(() => {})
+    })
+  }
+  try {
+    await Promise.all(electors.map((e) => e.start()))
+    await waitFor(() => ok === 1, 5000, 'the third run')
+    assert.equal(runs.length, 3)
+    assert.ok(runs.every((r) => r.id === runs[0].id && r.term === runs[0].term), JSON.stringify(runs))
+  } finally {
+    await stopAll(electors)
+  }
+})
+
+test('failure policy: with maxStepDowns, failed leaderships stop the elector', async () => {
+  const { electors } = await cluster(3, () => ({ failurePolicy: { maxStepDowns: 2 } }))
   /** @type {Error[]} */
   const errors = []
   let leaderships = 0

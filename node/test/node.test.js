@@ -269,9 +269,9 @@ test('configuration errors are ConfigError with the core codes', () => {
     [{ id: 'a', cluster: 'c', heartbeatInterval: 150 }, 'heartbeat_not_below_election_timeout'],
     [{ id: 'a', cluster: 'c', minClusterSize: 0 }, 'zero_min_cluster_size'],
     [{ id: 'a', cluster: 'c', key: '' }, 'empty_key'],
-    [{ id: 'a', cluster: 'c', leaseDuration: 151 }, 'lease_out_of_range', /lease_duration \(151 ms\)/],
-    [{ id: 'a', cluster: 'c', leaseDuration: 50 }, 'lease_out_of_range', /lease_duration \(50 ms\)/],
-    [{ id: 'a', cluster: 'c', leaseDuration: 0 }, 'zero_timeout', /lease_duration/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 151 }, 'lease_out_of_range', /leaseDuration \(151 ms\)/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 50 }, 'lease_out_of_range', /leaseDuration \(50 ms\)/],
+    [{ id: 'a', cluster: 'c', leaseDuration: 0 }, 'zero_timeout', /leaseDuration/],
   ]
   for (const [config, code, message] of cases) {
     assert.throws(
@@ -398,9 +398,11 @@ test('wire: every message kind round-trips, with and without a key', () => {
   })
 })
 
-test('durableState text is the shared one-line format', () => {
-  assert.equal(durableState.encode({ term: 42, votedFor: '127.0.0.1:7001' }), '42 127.0.0.1:7001\n')
-  assert.equal(durableState.encode({ term: 0, votedFor: null }), '0 -\n')
+test('durableState text is the runtime state file format', () => {
+  assert.equal(durableState.encode({ term: 42, votedFor: '127.0.0.1:7001' }), '{"term":42,"voted_for":"127.0.0.1:7001"}\n')
+  assert.equal(durableState.encode({ term: 0, votedFor: null }), '{"term":0,"voted_for":null}\n')
+  // An id of "-" is a vote, not "no vote" (the old one-line format lost it).
+  assert.deepEqual(durableState.decode(durableState.encode({ term: 5, votedFor: '-' })), { term: 5, votedFor: '-' })
   assert.deepEqual(durableState.decode('42 127.0.0.1:7001\n'), { term: 42, votedFor: '127.0.0.1:7001' })
   assert.equal(durableState.decode('garbage'), null)
 })

@@ -16,6 +16,8 @@ const FAMILIES = {
   tenure_role: 'gauge',
   tenure_leader_changes_total: 'counter',
   tenure_elections_total: 'counter',
+  tenure_leader_work_failures_total: 'counter',
+  tenure_leader_work_step_downs_total: 'counter',
   tenure_messages_dropped_total: 'counter',
   tenure_peers: 'gauge',
   tenure_failover_seconds: 'histogram',

@@ -48,8 +48,7 @@ def main() -> None:
             first = next((e for e in electors if e.wait_leader(timeout=0.05) is not None), None)
         with first.leading(timeout=5) as lease:
             for batch in range(3):
-                while not lease.valid:  # the lease is quorum-backed: wait for the first acknowledgement
-                    threading.Event().wait(0.01)
+                lease.check()  # valid when handed over; raises LeadershipLost once it is not
                 print(f"batch {batch} written with fencing token {lease.term}")
         first.stop(handover_timeout=2.0)
         others = [e for e in electors if e is not first]

@@ -20,24 +20,33 @@ log = logging.getLogger("tenure")
 Address = Tuple[str, int]
 
 
+# The runtime's defaults (one set, in tenure-runtime's FailurePolicy).
+_POLICY_DEFAULTS = _native.failure_policy_defaults()
+
+
 @dataclass(frozen=True)
 class FailurePolicy:
     """What happens when leader-only work keeps failing (see the module docs). The runtime
-    (``tenure-runtime``) counts the failures and decides; this only configures it."""
+    (``tenure-runtime``) counts the failures and decides, for this package, the Node.js one and
+    ``tenure run -- CMD`` alike; this only configures it."""
 
-    max_failures: int = 3
-    """Consecutive failures of leader-only work in one leadership before stepping down."""
-    max_step_downs: int = 3
-    """Consecutive leaderships ended by failing work before the elector stops."""
-    backoff: float = 0.1
-    """The first restart delay in seconds; doubles after each failure."""
-    max_backoff: float = 5.0
-    """The longest restart delay in seconds."""
+    max_failures: int = _POLICY_DEFAULTS[0]
+    """Consecutive failures of leader-only work in one leadership before handing leadership over
+    (default 3)."""
+    max_step_downs: Optional[int] = _POLICY_DEFAULTS[1]
+    """Consecutive leaderships ended by failing work before the elector stops with
+    :class:`tenure.LeaderWorkError`; ``None`` (the default): never stop for that, keep backing off
+    and participating (an outage of something the work needs must not end leadership for good)."""
+    backoff: float = _POLICY_DEFAULTS[2]
+    """The first restart delay in seconds; doubles after each failure (default 0.1)."""
+    max_backoff: float = _POLICY_DEFAULTS[3]
+    """The longest restart delay in seconds, and the longest time a node that handed over
+    campaigns last (default 5.0)."""
 
     def __post_init__(self) -> None:
         _native.check_failure_policy(self._args())
 
-    def _args(self) -> Tuple[int, int, float, float]:
+    def _args(self) -> Tuple[int, Optional[int], float, float]:
         return (self.max_failures, self.max_step_downs, self.backoff, self.max_backoff)
 
     def delay(self, failures: int) -> float:
@@ -148,18 +157,29 @@ def _options(
     elif key is not None:
         raise TypeError("pass key= inside config= when config= is given")
     fields = {f: getattr(config, f) for f in config.__dataclass_fields__}
-    config = Config(**{**fields, "durable": False, "confirm_leader": True})
+    # The runtime makes term and vote durable when a state file is given, and owns the leadership
+    # gate (it asks confirm_leader, if any).
+    config = Config(**{**fields, "durable": False})
     config.validate()
     bind_s = _bind_str(options.get("bind"))
     http = options.get("http")
     ready_when = options.get("ready_when", "node")
-    _native.check_addresses(config.id, list(config.bootstrap), bind_s, http, ready_when)
+    state_file = options.get("state_file")
+    key_file = options.get("key_file")
+    # Everything the runtime checks at start (the addresses, the key file, the options, then the
+    # core's configuration), checked now, in the runtime's order.
+    _native.validate_runtime(
+        config,
+        bind=bind_s,
+        state_file=os.fspath(state_file) if state_file is not None else None,
+        key_file=os.fspath(key_file) if key_file is not None else None,
+        http=http,
+        ready_when=ready_when,
+    )
     handover_timeout = options.get("handover_timeout")
     for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
-    state_file = options.get("state_file")
-    key_file = options.get("key_file")
     failure_policy = options.get("failure_policy")
     return _Options(
         config=config,
@@ -207,8 +227,8 @@ class _Facade:
 
     def _callback_failed(self, kind: str, args: Tuple[Any, ...]) -> None:
         """A user callback raised (called inside ``except``). A failing ``on_leader`` fails the
-        whole leadership: reported to the runtime's failure policy, which steps the node down (and
-        stops it after ``FailurePolicy.max_step_downs`` failed leaderships in a row)."""
+        whole leadership: reported to the runtime's failure policy, which hands leadership over
+        (and, only with ``FailurePolicy.max_step_downs`` set, stops after that many in a row)."""
         log.exception("tenure: callback on_%s failed", kind)
         if kind == "leader":
             self._leadership_failed(args[0])

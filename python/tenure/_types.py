@@ -11,6 +11,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Optional, Tuple, Union
 
+from . import _tables as _d
+
 __all__ = [
     "Role",
     "PeerDownReason",
@@ -141,30 +143,30 @@ class Config:
     """The cluster id; required, namespaces the election."""
     bootstrap: Tuple[str, ...] = ()
     """Peers declared at start (this node's own id, if listed, is ignored)."""
-    min_cluster_size: int = 3
+    min_cluster_size: int = _d.DEFAULT_MIN_CLUSTER_SIZE
     """No leader exists while the view is smaller than this."""
     election_timeout_min: Optional[int] = None
     """Lower bound of the randomised election timeout in ms (``None``: derived or 150)."""
     election_timeout_max: Optional[int] = None
     """Upper bound of the randomised election timeout in ms (``None``: derived or 300)."""
-    heartbeat_interval: int = 50
+    heartbeat_interval: int = _d.DEFAULT_HEARTBEAT_INTERVAL
     """Interval between a leader's heartbeats in ms."""
-    ghost_ttl: int = 5000
+    ghost_ttl: int = _d.DEFAULT_GHOST_TTL
     """How long a peer reported ``no_connection`` stays in the view, in ms."""
-    pre_vote: bool = True
+    pre_vote: bool = _d.DEFAULT_PRE_VOTE
     """Ask "could I win?" before incrementing the term."""
-    confirm_leader: bool = True
+    confirm_leader: bool = _d.DEFAULT_CONFIRM_LEADER
     """Ask the host (``ConfirmLeader`` event) before publishing leadership."""
     durable: bool = False
     """Emit ``Persist`` outputs whenever term or vote change (durable term and vote)."""
     key: Optional[bytes] = field(default=None, repr=False)
     """Shared cluster key: every message carries an HMAC-SHA256 tag."""
-    admit_unknown_peers: bool = False
+    admit_unknown_peers: bool = _d.DEFAULT_ADMIT_UNKNOWN_PEERS
     """Admit a sender that was never declared on its first valid message (discovery style). Off:
     membership is closed and such messages are dropped (``unknown_peer``)."""
-    max_peers: int = 64
+    max_peers: int = _d.DEFAULT_MAX_PEERS
     """Most peers (besides this node) the view may hold (``view_full`` beyond it)."""
-    max_clock_drift_ppm: int = 10_000
+    max_clock_drift_ppm: int = _d.DEFAULT_MAX_CLOCK_DRIFT_PPM
     """Bound on clock-rate differences in parts per million; the lease deadline carries its margin."""
     incarnation: Optional[int] = None
     """This run's incarnation (``None``: drawn from the seed). Should grow across restarts."""
@@ -211,12 +213,12 @@ class ValidConfig:
     ghost_ttl: int
     min_cluster_size: int
     warnings: Tuple[ConfigWarning, ...]
-    max_peers: int = 64
-    max_clock_drift_ppm: int = 10_000
-    lease_span: int = 146
+    max_peers: int = _d.DEFAULT_MAX_PEERS
+    max_clock_drift_ppm: int = _d.DEFAULT_MAX_CLOCK_DRIFT_PPM
+    lease_span: int = _d.DEFAULT_LEASE_SPAN
     """How long a heartbeat's lease lasts on the leader's clock: ``lease_duration`` less the
     clock-drift margin."""
-    lease_duration: int = 150
+    lease_duration: int = _d.DEFAULT_LEASE_DURATION
     """How long a promise lasts (``Config.lease_duration``, default ``election_timeout_min``)."""
 
 
@@ -230,14 +232,16 @@ class DurableState:
     """Whom the node voted for in ``term``."""
 
     def encode(self) -> str:
-        """The state-file text shared by every runtime: ``"<term> <voted_for or ->\\n"``."""
+        """The runtime's state-file text: ``{"term":4,"voted_for":"ID"}`` (``null``: no vote) and a
+        newline. Every id round-trips, ``-`` included."""
         from . import _native
 
         return _native.encode_state(self.term, self.voted_for)
 
     @staticmethod
     def decode(text: str) -> Optional[DurableState]:
-        """Parses :meth:`encode`'s format; ``None`` for anything else."""
+        """Parses :meth:`encode`'s format (or the old one-line ``"<term> <voted_for or ->"``);
+        ``None`` for anything else."""
         from . import _native
 
         return _native.decode_state(text)

@@ -37,7 +37,9 @@ def _supervisor(args: List[str]) -> List[str]:
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "tenure") -> int:
     """Runs the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    # Arguments that were not UTF-8 arrive as surrogate escapes; decoded lossily (U+FFFD), the
+    # shared command line refuses them as a usage error (status 2).
+    args = [os.fsencode(a).decode("utf-8", "replace") for a in (sys.argv[1:] if argv is None else argv)]
     sys.stdout.flush()
     # A leader-only command (`-- CMD ARGS...`) runs under a supervisor process.
     return run_cli([prog, *args], _supervisor(args))

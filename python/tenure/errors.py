@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, Type
 
+from ._tables import ERROR_CLASSES, ERROR_CODES
 from ._types import DropReason
 
 __all__ = [
@@ -18,6 +19,9 @@ __all__ = [
     "PayloadTooLargeError",
     "NoPendingConfirmError",
     "NotLeaderInTermError",
+    "ViewFullError",
+    "NodeError",
+    "RandomSourceError",
     "StateFileError",
     "UsageError",
     "LeadershipLost",
@@ -31,6 +35,7 @@ __all__ = [
     "NoTransferTargetError",
     "LeaderWorkError",
     "RuntimeFailure",
+    "from_code",
     "from_runtime",
 ]
 
@@ -58,11 +63,19 @@ class TenureError(Exception):
 class ConfigError(TenureError, ValueError):
     """An invalid configuration (empty id, zero timeout, min above max, ...).
 
-    ``code`` is one of ``empty_id``, ``id_too_long``, ``zero_timeout``, ``min_above_max``,
-    ``heartbeat_not_below_election_timeout``, ``zero_min_cluster_size``, ``empty_key``.
+    ``code`` is one of the codes whose family is ``config`` in :data:`tenure._tables.ERROR_CODES`
+    (``empty_id``, ``zero_timeout``, ``min_above_max``, ``invalid_option``, ...); the subclasses
+    :class:`InvalidAddressError` and :class:`KeyFileError` carry their own.
     """
 
     code = "config_error"
+
+
+class NodeError(TenureError):
+    """A call the node refused; its state is unchanged. Each refusal has its subclass
+    (:class:`NotLeaderError`, :class:`UnknownPeerError`, ...)."""
+
+    code = "node_error"
 
 
 class DecodeError(TenureError, ValueError):
@@ -79,50 +92,44 @@ class DecodeError(TenureError, ValueError):
         self.reason: DropReason = reason
 
 
-class InvalidPeerError(TenureError, ValueError):
-    """A peer id that is empty or longer than 255 bytes (``invalid_peer``)."""
-
-    code = "invalid_peer"
-
-
-class SelfPeerError(TenureError, ValueError):
+class SelfPeerError(NodeError, ValueError):
     """The operation named this node itself where only another node makes sense (``self_peer``)."""
 
     code = "self_peer"
 
 
-class UnknownPeerError(TenureError, LookupError):
+class UnknownPeerError(NodeError, LookupError):
     """The peer is not in this node's view (``unknown_peer``)."""
 
     code = "unknown_peer"
 
 
-class NotLeaderError(TenureError):
+class NotLeaderError(NodeError):
     """Only the leader can do this (``not_leader``)."""
 
     code = "not_leader"
 
 
-class PayloadTooLargeError(TenureError, ValueError):
+class PayloadTooLargeError(NodeError, ValueError):
     """A broadcast payload that does not fit in one message (``payload_too_large``)."""
 
     code = "payload_too_large"
 
 
-class NoPendingConfirmError(TenureError):
+class NoPendingConfirmError(NodeError):
     """``confirm_leader`` for a term with no pending confirmation (``no_pending_confirm``):
     already answered, timed out, or superseded."""
 
     code = "no_pending_confirm"
 
 
-class NotLeaderInTermError(TenureError):
+class NotLeaderInTermError(NodeError):
     """``leader_handler_failed`` for a term this node is not leading (``not_leader_in_term``)."""
 
     code = "not_leader_in_term"
 
 
-class ViewFullError(TenureError):
+class ViewFullError(NodeError):
     """``join`` would grow the view beyond ``max_peers`` (``view_full``)."""
 
     code = "view_full"
@@ -156,7 +163,7 @@ class LeadershipLost(TenureError):
     code = "leadership_lost"
 
 
-class InvalidAddressError(TenureError, ValueError):
+class InvalidAddressError(ConfigError):
     """A ``HOST:PORT`` the runtime refused; the message names the value and the problem (no port,
     port 0 or above 65535, ``0.0.0.0``/``::`` as an id: use ``bind=``)."""
 
@@ -167,6 +174,13 @@ class InvalidIdError(InvalidAddressError):
     """The node id is not a usable ``HOST:PORT`` (``invalid_id``)."""
 
     code = "invalid_id"
+
+
+class InvalidPeerError(InvalidAddressError):
+    """A peer id that is not usable (``invalid_peer``): empty, too long, whitespace, or for the
+    runtime not a ``HOST:PORT``."""
+
+    code = "invalid_peer"
 
 
 class InvalidBindError(InvalidAddressError):
@@ -187,7 +201,7 @@ class AddressInUseError(BindError):
     code = "address_in_use"
 
 
-class KeyFileError(TenureError):
+class KeyFileError(ConfigError):
     """The key file cannot be read (``key_file``)."""
 
     code = "key_file"
@@ -199,7 +213,7 @@ class StoppedError(TenureError):
     code = "stopped"
 
 
-class NoTransferTargetError(TenureError):
+class NoTransferTargetError(NodeError):
     """A transfer without a target found no peer to hand leadership to (``no_transfer_target``)."""
 
     code = "no_transfer_target"
@@ -218,29 +232,20 @@ class RuntimeFailure(TenureError):
     code = "runtime_failure"
 
 
-_BY_CODE = {
-    "invalid_id": InvalidIdError,
-    "invalid_peer": InvalidPeerError,
-    "invalid_bind": InvalidBindError,
-    "address_in_use": AddressInUseError,
-    "bind_failed": BindError,
-    "key_file": KeyFileError,
-    "stopped": StoppedError,
-    "no_transfer_target": NoTransferTargetError,
-    "no_randomness": RandomSourceError,
-    "self_peer": SelfPeerError,
-    "unknown_peer": UnknownPeerError,
-    "not_leader": NotLeaderError,
-    "payload_too_large": PayloadTooLargeError,
-    "no_pending_confirm": NoPendingConfirmError,
-    "not_leader_in_term": NotLeaderInTermError,
-    "view_full": ViewFullError,
-    "leader_work_failed": LeaderWorkError,
-}
-_BY_KIND = {"config": ConfigError, "state_file": StateFileError, "address": InvalidAddressError}
+_CLASSES: Dict[str, Type[TenureError]] = {name: globals()[name] for name, _ in ERROR_CLASSES}
+
+
+def from_code(message: str, code: str) -> TenureError:
+    """The typed exception for a stable ``code`` of the runtime or the core (the class the
+    generated :data:`tenure._tables.ERROR_CODES` names; :class:`RuntimeFailure` for a code this
+    package does not know)."""
+    entry = ERROR_CODES.get(code)
+    cls = _CLASSES[entry[1]] if entry is not None else RuntimeFailure
+    return cls(message, code)
 
 
 def from_runtime(message: str, code: str, kind: str) -> TenureError:
-    """The typed exception for an error of the runtime (its stable ``code`` and family ``kind``)."""
-    cls = _BY_CODE.get(code) or _BY_KIND.get(kind) or RuntimeFailure
-    return cls(message, code)
+    """The typed exception for an error of the runtime (its stable ``code`` and family ``kind``;
+    the class follows from the code alone, ``kind`` is kept for callers that pass it)."""
+    del kind
+    return from_code(message, code)

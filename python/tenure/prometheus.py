@@ -27,12 +27,18 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from ._tables import METRIC_FAMILIES
 from .errors import TenureError
 
 __all__ = ["ROLES", "TenureCollector"]
 
 ROLES = ("unclustered", "follower", "candidate", "leader")
 """Every value of the ``role`` label of ``tenure_role``."""
+
+
+# Names, types and help texts are the runtime's (generated from runtime/src/metrics.rs); only the
+# mapping from a snapshot to samples is written here.
+_HELP = {name: doc for name, _, doc, _ in METRIC_FAMILIES}
 
 
 class _HasMetrics(Protocol):
@@ -42,54 +48,61 @@ class _HasMetrics(Protocol):
 def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
     """The metric families of a snapshot (``None``: the families without samples, for describe)."""
 
-    def gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    def gauge(name: str, value: float) -> GaugeMetricFamily:
+        doc = _HELP[name]
         return GaugeMetricFamily(name, doc, value=value) if m is not None else GaugeMetricFamily(name, doc)
 
-    def counter(name: str, doc: str, value: float) -> CounterMetricFamily:
+    def counter(name: str, value: float) -> CounterMetricFamily:
+        doc = _HELP[name]
         return CounterMetricFamily(name, doc, value=value) if m is not None else CounterMetricFamily(name, doc)
 
     s: Dict[str, Any] = m if m is not None else {}
-    yield gauge("tenure_is_leader", "1 while this node leads, else 0.", 1 if s.get("is_leader") else 0)
-    yield gauge("tenure_term", "The current term (the fencing token while leading).", s.get("term", 0))
-    roles = GaugeMetricFamily("tenure_role", "1 for the node's current role, 0 for the others.", labels=["role"])
+    yield gauge("tenure_is_leader", 1 if s.get("is_leader") else 0)
+    yield gauge("tenure_term", s.get("term", 0))
+    roles = GaugeMetricFamily("tenure_role", _HELP["tenure_role"], labels=["role"])
     if m is not None:
         for role in ROLES:
             roles.add_metric([role], 1 if s["role"] == role else 0)
     yield roles
-    yield counter(
-        "tenure_leader_changes",
-        "Leaderships observed: each (term, leader) pair this node learned of, once.",
-        s.get("leader_changes", 0),
-    )
-    yield counter(
-        "tenure_elections", "Campaigns run by this node (terms in which it became candidate).", s.get("elections", 0)
-    )
-    dropped = CounterMetricFamily(
-        "tenure_messages_dropped", "Datagrams dropped by the core, by reason.", labels=["reason"]
-    )
+    yield counter("tenure_leader_changes", s.get("leader_changes", 0))
+    yield counter("tenure_elections", s.get("elections", 0))
+    yield counter("tenure_leader_work_failures", s.get("leader_work_failures", 0))
+    yield counter("tenure_leader_work_step_downs", s.get("leader_work_step_downs", 0))
+    dropped = CounterMetricFamily("tenure_messages_dropped", _HELP["tenure_messages_dropped"], labels=["reason"])
     for reason, n in s.get("dropped", {}).items():
         dropped.add_metric([reason], n)
     yield dropped
-    peers = GaugeMetricFamily(
-        "tenure_peers",
-        "Peers known to the runtime, by state (in_view, unreachable: in the view but sends fail, left).",
-        labels=["state"],
-    )
+    peers = GaugeMetricFamily("tenure_peers", _HELP["tenure_peers"], labels=["state"])
     for state, n in s.get("peers", {}).items():
         peers.add_metric([state], n)
     yield peers
-    failover = HistogramMetricFamily(
-        "tenure_failover_seconds",
-        "Leaderless time observed by this node: from losing a known leader to knowing the next.",
-    )
+    failover = HistogramMetricFamily("tenure_failover_seconds", _HELP["tenure_failover_seconds"])
     if m is not None:
         f = s["failover"]
         buckets = [(str(float(le)), n) for le, n in f["buckets"]] + [("+Inf", f["count"])]
         failover.add_metric([], buckets, f["sum_seconds"])
     yield failover
-    build = GaugeMetricFamily(
-        "tenure_build_info", "Always 1; the version label is the tenure runtime's version.", labels=["version"]
+    heard = GaugeMetricFamily(
+        "tenure_peer_last_heard_seconds",
+        _HELP["tenure_peer_last_heard_seconds"],
+        labels=["peer"],
     )
+    for peer, ms in s.get("peer_last_heard_ms", {}).items():
+        if ms is not None:
+            heard.add_metric([peer], ms / 1000)
+    yield heard
+    acked = GaugeMetricFamily(
+        "tenure_peer_last_ack_seconds",
+        _HELP["tenure_peer_last_ack_seconds"],
+        labels=["peer"],
+    )
+    for peer, ms in s.get("peer_last_ack_ms", {}).items():
+        acked.add_metric([peer], ms / 1000)
+    yield acked
+    if m is None or s.get("quorum_slack") is not None:
+        yield gauge("tenure_quorum_slack", s.get("quorum_slack") or 0)
+        yield gauge("tenure_peers_silent", len(s.get("silent_peers", [])))
+    build = GaugeMetricFamily("tenure_build_info", _HELP["tenure_build_info"], labels=["version"])
     if m is not None:
         build.add_metric([s["version"]], 1)
     yield build

@@ -7,16 +7,20 @@ handover, logging — is the Rust runtime (the same one behind ``tenure run``, t
 
 User code never runs on the runtime thread: callbacks are queued and run by a separate task, in
 order; a plain (sync) callback runs in a worker thread, so even a blocking one cannot stall
-heartbeats. Leader-only work (:meth:`Elector.while_leader`, :meth:`Elector.leadership`) is cancelled
-the moment leadership is lost.
+heartbeats. Leader-only work (:meth:`Elector.while_leader`, :meth:`Elector.leadership`) is handed a lease
+only once it is valid (the runtime delivers ``leader`` when a quorum has acknowledged this
+leadership) and is cancelled the moment leadership is lost.
 
 Leader-work failure policy (:class:`FailurePolicy`, counted and decided by the runtime, the same
-for :class:`tenure.SyncElector` and the Node.js package): leader-only work that raises is restarted in
-the same leadership after a backoff (0.1 s, doubling, at most 5 s); after ``max_failures``
-consecutive failures the node steps down (``leader_work_failed``: the core rolls leadership back
-and backs off before campaigning again); after ``max_step_downs`` consecutive leaderships ended that
-way the elector stops with :class:`tenure.LeaderWorkError` instead of churning terms forever. An
-``on_leader`` callback that raises steps down at once (one such leadership).
+for :class:`tenure.SyncElector`, the Node.js package and ``tenure run -- CMD``): leader-only work
+that raises is restarted in the same leadership after a backoff (0.1 s, doubling, at most 5 s);
+after ``max_failures`` consecutive failures the node hands leadership over and campaigns last for
+a while (it still votes; it leads again only if no other member has by then), with a
+``leader_work_failed`` warning (rate-limited) and the ``leader_work_failures`` /
+``leader_work_step_downs`` metrics. By default that goes on for as long as the work fails, and the
+node recovers by itself when the work succeeds again; only with ``max_step_downs`` set does the
+elector stop with :class:`tenure.LeaderWorkError` after that many failed leaderships in a row. An
+``on_leader`` callback that raises hands over at once (one such leadership).
 """
 
 from __future__ import annotations
@@ -110,11 +114,10 @@ class Lease:
 
     @property
     def valid(self) -> bool:
-        """Whether leadership still holds and the deadline has not passed. Check it before each
-        irreversible step."""
-        deadline = self.deadline
+        """Whether leadership of this term still holds and its lease has not lapsed (the runtime
+        decides, reading its clock now). Check it before each irreversible step."""
         rt = self._elector._rt
-        return deadline is not None and rt is not None and rt.now_ms() < deadline
+        return not self._lost.is_set() and rt is not None and rt.lease_valid(self._term)
 
     @property
     def lost(self) -> bool:
@@ -401,6 +404,7 @@ class Elector(_Facade):
         while leading. If leadership is lost inside the block, the block is cancelled at once and
         :class:`tenure.LeadershipLost` is raised out of the ``async with``."""
         lease = await self.wait_leader()
+        await lease.wait_valid()
         task = asyncio.current_task()
         assert task is not None
         cancelled_by_us = False
@@ -433,7 +437,7 @@ class Elector(_Facade):
             self._gain_leadership(event[1])
         elif kind == "follower":
             self._lose_leadership()
-        elif kind == "confirm":
+        elif kind == "confirm_leader":
             self._spawn(self._confirm_task(event[1]))
         elif kind == "fatal":
             self._failure = event[1]
@@ -476,6 +480,10 @@ class Elector(_Facade):
     def _start_work(self, work: LeaderWork, lease: Lease) -> None:
         async def run() -> None:
             while True:
+                try:
+                    await lease.wait_valid()
+                except LeadershipLost:
+                    return
                 try:
                     await work.fn(lease)
                     return

@@ -4,7 +4,11 @@
 thread. Callbacks run on one dedicated daemon thread named ``tenure-callbacks`` (in order, never on
 the runtime thread, so a slow callback cannot stall heartbeats). There is no leader-work
 cancellation in threads: leader-only code checks :attr:`SyncLease.valid` before each
-irreversible step and passes :attr:`SyncLease.term` (the fencing token) to the resource.
+irreversible step and passes :attr:`SyncLease.term` (the fencing token) to the resource. A lease is
+handed over (:meth:`SyncElector.wait_leader`, :meth:`SyncElector.leading`) only once it is valid.
+
+:meth:`SyncElector.run_until_signal` runs until SIGTERM or SIGINT and hands leadership over, the
+way a threaded server (or its main thread) ends.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import signal
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Tuple
 
 from . import _native
@@ -37,12 +43,16 @@ class SyncLease:
 
     @property
     def valid(self) -> bool:
-        """Whether this node still leads this term and the lease deadline has not passed."""
+        """Whether this node still leads this term and its lease has not lapsed (the runtime
+        decides, reading its clock now). Check it before each irreversible step."""
+        return self._elector._rt.lease_valid(self.term)
+
+    @property
+    def deadline(self) -> Optional[int]:
+        """The lease deadline on the runtime's clock (:meth:`SyncElector.now_ms`), or ``None``
+        once leadership ended or before a quorum acknowledged this leadership."""
         rt = self._elector._rt
-        if not rt.running or not rt.is_leader or rt.term != self.term:
-            return False
-        deadline = rt.lease_deadline
-        return deadline is not None and rt.now_ms() < deadline
+        return None if self.lost else rt.lease_deadline
 
     @property
     def lost(self) -> bool:
@@ -53,7 +63,25 @@ class SyncLease:
     def check(self) -> None:
         """Raises :class:`tenure.LeadershipLost` unless :attr:`valid`."""
         if not self.valid:
-            raise LeadershipLost(f"leadership of term {self.term} is not valid")
+            rt = self._elector._rt
+            raise LeadershipLost(
+                f"leadership of term {self.term} is not valid (lease_remaining_ms: {rt.lease_remaining_ms})"
+            )
+
+    def wait_valid(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until the lease is valid (a quorum acknowledged this leadership, or renewed a
+        lapsed lease); ``False`` after ``timeout`` seconds. Raises :class:`tenure.LeadershipLost`
+        if leadership ends first."""
+        end = None if timeout is None else time.monotonic() + timeout
+        interval = self._elector._heartbeat_interval / 2000
+        while not self.valid:
+            if self.lost:
+                raise LeadershipLost(f"leadership of term {self.term} was lost")
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            time.sleep(interval if left is None else min(interval, left))
+        return True
 
     def __repr__(self) -> str:
         return f"SyncLease(term={self.term}, valid={self.valid})"
@@ -66,10 +94,12 @@ class SyncElector(_Facade):
     an address in use or a locked state file). Callbacks are plain functions run on the
     ``tenure-callbacks`` thread: ``on_leader(term)``, ``on_follower(term, leader)``,
     ``on_peer_joined(peer)``, ``on_peer_left(peer)``, ``on_message(sender, payload)``,
-    ``on_warning(code, message)``. An ``on_leader`` that raises steps the node down
-    (``leader_work_failed``); after ``failure_policy.max_step_downs`` consecutive leaderships ended
-    that way the elector stops with :class:`tenure.LeaderWorkError` instead of churning terms.
-    ``stop()`` (or leaving ``with``) hands leadership over.
+    ``on_warning(code, message)``. An ``on_leader`` that raises hands leadership over
+    (``leader_work_failed``, the runtime's failure policy); only with
+    ``failure_policy.max_step_downs`` set does the elector stop, with
+    :class:`tenure.LeaderWorkError`, after that many failed leaderships in a row.
+    ``stop()`` (or leaving ``with``) hands leadership over; :meth:`run_until_signal` does on
+    SIGTERM/SIGINT.
     """
 
     def __init__(
@@ -96,6 +126,10 @@ class SyncElector(_Facade):
         )
         self._cond = threading.Condition()
         self._stopped = False
+        self._heartbeat_interval = checked.config.heartbeat_interval
+        # The term whose `leader` event was delivered (the runtime sends it once the lease holds),
+        # until a `follower` or `stopped` event ends it.
+        self._leading: Optional[int] = None
         self._error: Optional[BaseException] = None
         self._queue: queue.SimpleQueue[Optional[Tuple[str, Callable[..., Any], Tuple[Any, ...]]]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._dispatch, name="tenure-callbacks", daemon=True)
@@ -110,6 +144,7 @@ class SyncElector(_Facade):
             self._error = event[1]
         if kind in ("leader", "follower", "stopped"):
             with self._cond:
+                self._leading = event[1] if kind == "leader" else None
                 if kind == "stopped":
                     self._stopped = True
                 self._cond.notify_all()
@@ -152,26 +187,69 @@ class SyncElector(_Facade):
 
     # ----- waiting ---------------------------------------------------------------------------------
 
+    def now_ms(self) -> int:
+        """The runtime's clock (monotonic milliseconds), the clock of :attr:`SyncLease.deadline`."""
+        return self._rt.now_ms()
+
     def wait_leader(self, timeout: Optional[float] = None) -> Optional[SyncLease]:
-        """Blocks until this node leads; returns its lease, or ``None`` after ``timeout`` seconds.
-        Raises :class:`tenure.StoppedError` if the elector stops first."""
-        with self._cond:
-            ok = self._cond.wait_for(lambda: self._rt.is_leader or self._stopped, timeout)
-            if self._stopped:
-                raise StoppedError("the elector stopped")
-            if not ok:
-                return None
-            return SyncLease(self, self._rt.term)
+        """Blocks until this node leads with a valid lease; returns the lease, or ``None`` after
+        ``timeout`` seconds. Raises :class:`tenure.StoppedError` if the elector stops first."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._cond:
+                left = None if end is None else max(0.0, end - time.monotonic())
+                ok = self._cond.wait_for(lambda: self._leading is not None or self._stopped, left)
+                if self._stopped:
+                    raise StoppedError("the elector stopped")
+                if not ok or self._leading is None:
+                    return None
+                lease = SyncLease(self, self._leading)
+            left = None if end is None else max(0.0, end - time.monotonic())
+            with contextlib.suppress(LeadershipLost):  # lost before it held: wait for the next one
+                return lease if lease.wait_valid(left) else None
+            ended = lease.term
+            with self._cond:  # do not spin on a term that already ended
+                self._cond.wait_for(lambda ended=ended: self._leading != ended or self._stopped, left)  # type: ignore[misc]
 
     @contextlib.contextmanager
     def leading(self, timeout: Optional[float] = None) -> Iterator[SyncLease]:
         """``with elector.leading(timeout) as lease:`` runs the block only while leading: waits for
-        leadership (raising ``TimeoutError`` after ``timeout`` seconds), then yields the lease;
-        check ``lease.valid`` (or ``lease.check()``) before each irreversible step."""
+        leadership with a valid lease (raising ``TimeoutError`` after ``timeout`` seconds), then
+        yields the lease; check ``lease.valid`` (or ``lease.check()``) before each irreversible
+        step."""
         lease = self.wait_leader(timeout)
         if lease is None:
             raise TimeoutError(f"not leader within {timeout} s")
         yield lease
+
+    def run_until_signal(self, signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)) -> None:
+        """Blocks until one of ``signals`` arrives, then stops gracefully (a leader hands over and
+        waits for its successor) and returns; raises the error that stopped the node on its own,
+        if one did (then the process should exit non-zero). Call it from the main thread (Python
+        runs signal handlers there); it restores the previous handlers before returning."""
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("run_until_signal() must be called from the main thread (signal handlers run there)")
+        got = threading.Event()
+
+        def handler(signum: int, frame: Any) -> None:
+            got.set()
+            self._rt.request_stop()  # the handover starts now, not when this thread wakes
+            with self._cond:
+                self._cond.notify_all()
+
+        previous = {sig: signal.signal(sig, handler) for sig in signals}
+        try:
+            while not got.is_set():
+                with self._cond:
+                    if self._stopped:
+                        break
+                    self._cond.wait(1.0)
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+        self.stop()
+        if self._error is not None:
+            raise self._error
 
     # ----- inputs ----------------------------------------------------------------------------------
 

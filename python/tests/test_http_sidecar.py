@@ -30,6 +30,8 @@ EXPECTED_TYPES = {
     "tenure_role": "gauge",
     "tenure_leader_changes": "counter",
     "tenure_elections": "counter",
+    "tenure_leader_work_failures": "counter",
+    "tenure_leader_work_step_downs": "counter",
     "tenure_messages_dropped": "counter",
     "tenure_peers": "gauge",
     "tenure_failover_seconds": "histogram",
@@ -106,7 +108,7 @@ class Sidecars:
             if len(leaders) == 1 and None not in leaders:
                 (leader,) = leaders
                 mine = next(v for v in views if v["id"] == leader)
-                if mine["is_leader"] and mine["lease_deadline_ms"] is not None:
+                if mine["is_leader"] and mine["lease_remaining_ms"] is not None:
                     return str(leader)
             time.sleep(0.02)
         raise AssertionError("no agreed leader")
@@ -139,9 +141,10 @@ def test_the_cli_sidecar_serves_parseable_metrics_and_leader_readiness(leader_mo
     status, ctype, body = get(c.http[leader], "/leader")
     assert (status, ctype) == (200, "application/json")
     view = json.loads(body)
-    assert set(view) == {"id", "leader", "term", "is_leader", "lease_deadline_ms", "role"}
+    assert set(view) == {"id", "leader", "term", "is_leader", "lease_remaining_ms", "lease_deadline_ms", "role"}
+    assert view["lease_deadline_ms"] == view["lease_remaining_ms"]  # the deprecated name
     assert view["role"] == "leader" and view["is_leader"] is True
-    assert 0 <= view["lease_deadline_ms"] <= 300
+    assert 0 <= view["lease_remaining_ms"] <= 300
 
     # Readiness in leader mode: the leader alone.
     assert get(c.http[leader], "/readyz")[0] == 200

@@ -371,8 +371,10 @@ def test_fence_checker() -> None:
 
 
 def test_durable_state_text_format() -> None:
-    assert DurableState(42, "127.0.0.1:7001").encode() == "42 127.0.0.1:7001\n"
-    assert DurableState(0).encode() == "0 -\n"
+    assert DurableState(42, "127.0.0.1:7001").encode() == '{"term":42,"voted_for":"127.0.0.1:7001"}\n'
+    assert DurableState(0).encode() == '{"term":0,"voted_for":null}\n'
+    # An id of "-" is a vote, not "no vote" (the old one-line format lost it).
+    assert DurableState.decode(DurableState(5, "-").encode()) == DurableState(5, "-")
     assert DurableState.decode("42 127.0.0.1:7001\n") == DurableState(42, "127.0.0.1:7001")
     assert DurableState.decode("x y") is None
 

@@ -20,9 +20,9 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
     [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
-    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS]
-    [--app-health URL] [--app-health-interval MS] [--pod-label KEY] [--service-account DIR]
-    [-- CMD ARGS...]
+    [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [--max-failures N]
+    [--max-step-downs N] [--app-health URL] [--app-health-interval MS] [--pod-label KEY]
+    [--service-account DIR] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -32,10 +32,12 @@ warning (with \"code\" and \"message\"), inspect, fatal, stopped, and with --htt
 http_listening (with \"addr\", the bound TCP address). SIGTERM or SIGINT stops the node
 gracefully (a leader hands leadership over first). Control lines on stdin: `transfer [PEER]` (a
 leader hands leadership to PEER, or to the peer heard from most recently), `inspect` (prints an
-`inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member).
+`inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member), `join PEER`
+(declares PEER a member), `leave PEER` (withdraws PEER from the view).
 
   --id HOST:PORT               this node's id: the address (IP or DNS name) peers send to (required)
-  --peer HOST:PORT             a peer (repeat; at least one)
+  --peer HOST:PORT             a peer (repeat; at least one, unless --min-cluster-size 1 or
+                               --admit-unknown-peers)
   --cluster NAME               the cluster id (required)
   --bind IP[:PORT]             the local address to listen on (default: the id's address; every
                                interface when the id is a DNS name)
@@ -61,10 +63,14 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
                                --kill-grace) when it ends, SIGKILLed at the lease deadline when
                                renewals stop (even if this process is paused or killed), stopped
                                before a transfer or a graceful stop hands over. Its own exit:
-                               0 keeps leading without it; otherwise leadership is handed over and
-                               CMD starts again on this node only after election-timeout-max,
-                               doubling with each failure in a row. Events: command_started,
+                               0 keeps leading without it; otherwise it starts again after a
+                               backoff (100 ms, doubling, at most 5 s), and after --max-failures
+                               failures in one leadership this node hands leadership over and
+                               campaigns last for a while. Events: command_started,
                                command_stopped, command_exited.
+  --max-failures N             failures of CMD in one leadership before handing over (default 3)
+  --max-step-downs N           stop (exit 1) after N leaderships in a row handed over because CMD
+                               kept failing (default: never; keep trying and recover)
   --http IP:PORT               serve GET /leader, /healthz, /readyz and /metrics (Prometheus) on
                                this TCP address (port 0: any free port; an `http_listening` line
                                gives the address); see docs/http.md
@@ -123,6 +129,10 @@ pub struct RunOptions {
     pub max_peers: Option<u32>,
     /// `--kill-grace`.
     pub kill_grace: Option<u64>,
+    /// `--max-failures` (the failure policy's `max_failures`).
+    pub max_failures: Option<u32>,
+    /// `--max-step-downs` (the failure policy's `max_step_downs`).
+    pub max_step_downs: Option<u32>,
     /// `-- CMD ARGS...` (empty: none).
     pub command: Vec<String>,
     /// `--http`.
@@ -170,6 +180,13 @@ where
     S: AsRef<str>,
 {
     let args: Vec<String> = args.into_iter().map(|s| s.as_ref().to_string()).collect();
+    // Every host hands its arguments over decoded lossily (Rust's `args_os`, Python's
+    // surrogate escapes, Node.js's own decoding all turn bytes that are not UTF-8 into U+FFFD):
+    // the replacement character marks an argument that was not UTF-8 (a literal one in an
+    // argument is refused too).
+    if let Some((n, bad)) = args.iter().enumerate().find(|(_, a)| a.contains('\u{FFFD}')) {
+        return Err(format!("argument {} (\"{}\") is not valid UTF-8", n + 1, bad.escape_debug()));
+    }
     let mut it = args.iter();
     match it.next().map(String::as_str) {
         Some("run") => {}
@@ -213,7 +230,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 20] = [
+        const KNOWN: [&str; 22] = [
             "--id",
             "--peer",
             "--cluster",
@@ -228,6 +245,8 @@ where
             "--key-file",
             "--max-peers",
             "--kill-grace",
+            "--max-failures",
+            "--max-step-downs",
             "--http",
             "--ready-when",
             "--app-health",
@@ -256,6 +275,8 @@ where
             "--state-file" => once(&mut o.state_file, name, value)?,
             "--max-peers" => once(&mut o.max_peers, name, number(name, &value)?)?,
             "--kill-grace" => once(&mut o.kill_grace, name, number(name, &value)?)?,
+            "--max-failures" => once(&mut o.max_failures, name, number(name, &value)?)?,
+            "--max-step-downs" => once(&mut o.max_step_downs, name, number(name, &value)?)?,
             "--http" => once(&mut o.http, name, value)?,
             "--ready-when" => once(&mut o.ready_when, name, value)?,
             "--app-health" => once(&mut o.app_health, name, value)?,
@@ -270,9 +291,6 @@ where
     }
     o.id = id.ok_or("--id HOST:PORT is required")?;
     o.cluster = cluster.ok_or("--cluster NAME is required")?;
-    if o.peers.is_empty() {
-        return Err("at least one --peer HOST:PORT is required".to_string());
-    }
     if let Some(url) = &o.app_health {
         crate::sidecar::app_health::parse_url(url)?;
     }
@@ -315,6 +333,10 @@ impl RunOptions {
         r.http = self.http.clone();
         r.failure_detection = !self.no_failure_detection;
         r.ready_when = self.ready_when.as_deref().and_then(|w| w.parse().ok()).unwrap_or_default();
+        if let Some(n) = self.max_failures {
+            r.failure_policy.max_failures = n;
+        }
+        r.failure_policy.max_step_downs = self.max_step_downs;
         r
     }
 }
@@ -384,6 +406,10 @@ pub enum Control {
     Inspect,
     /// `broadcast TEXT` (UTF-8 bytes).
     Broadcast(Vec<u8>),
+    /// `join PEER`.
+    Join(String),
+    /// `leave PEER`.
+    Leave(String),
 }
 
 /// The warning code of a stdin line that is not a control line.
@@ -401,7 +427,13 @@ pub fn parse_control(line: &str) -> Result<Option<Control>, String> {
         ("transfer", "") => Ok(Some(Control::Transfer(None))),
         ("transfer", peer) if !peer.contains(char::is_whitespace) => Ok(Some(Control::Transfer(Some(peer.into())))),
         ("broadcast", text) => Ok(Some(Control::Broadcast(text.as_bytes().to_vec()))),
-        _ => Err(format!("unknown control line \"{line}\"; expected `transfer [PEER]`, `inspect` or `broadcast TEXT`")),
+        ("join", peer) if !peer.is_empty() && !peer.contains(char::is_whitespace) => Ok(Some(Control::Join(peer.into()))),
+        ("leave", peer) if !peer.is_empty() && !peer.contains(char::is_whitespace) => {
+            Ok(Some(Control::Leave(peer.into())))
+        }
+        _ => Err(format!(
+            "unknown control line \"{line}\"; expected `transfer [PEER]`, `inspect`, `broadcast TEXT`, `join PEER` or `leave PEER`"
+        )),
     }
 }
 
@@ -421,6 +453,8 @@ fn control(handle: &Handle, line: &str, runner: Option<&Runner>) {
         Ok(Some(Control::Inspect)) => handle.inspect().map(|state| emit(&inspect_line(wall_ms(), id, &state))),
         Ok(Some(Control::Transfer(peer))) => handover(runner, || handle.transfer(peer.as_deref())),
         Ok(Some(Control::Broadcast(payload))) => handle.broadcast(&payload),
+        Ok(Some(Control::Join(peer))) => crate::parse_peer(&peer).and_then(|_| handle.join(&peer)),
+        Ok(Some(Control::Leave(peer))) => handle.leave(&peer),
         Err(message) => {
             warn(BAD_CONTROL_LINE, &message);
             Ok(())

@@ -181,13 +181,28 @@ impl RuntimeConfig {
         self
     }
 
-    /// Checks everything that can be checked without I/O — the id, the peers, the bind address,
-    /// the core's configuration, the options — so that bindings fail at construction, where the
-    /// bad value is known, rather than at [`crate::spawn`] (which checks the same, through this).
+    /// Checks everything that can be checked without the network — the id, the peers, the bind
+    /// address, the core's configuration, the options, and that the key file can be read — so
+    /// that bindings fail at construction, where the bad value is known, rather than at
+    /// [`crate::spawn`] (which checks the same, through this, then resolves names: see
+    /// `resolve::same_node`).
     pub fn validate(&self) -> Result<tenure::ValidConfig, RuntimeError> {
         let id = parse_id(&self.node.id)?;
         for p in &self.node.bootstrap {
             parse_peer(p)?;
+        }
+        // Alone in its view, a node waits forever for a quorum it cannot have, saying only that
+        // the view is too small. Allowed when one node is a cluster, or when peers may come to it.
+        let alone = self.node.bootstrap.iter().all(|p| *p == self.node.id);
+        if alone && !self.node.admit_unknown_peers && self.node.min_cluster_size > 1 {
+            return Err(RuntimeError::InvalidOption {
+                option: "peers",
+                message: format!(
+                    "no peer was given: a node alone can never reach min_cluster_size {}; list its peers \
+                     (HOST:PORT each), admit unknown peers, or set min_cluster_size to 1",
+                    self.node.min_cluster_size
+                ),
+            });
         }
         if let Some(b) = &self.bind {
             parse_bind(b, id.port)?;
@@ -222,12 +237,28 @@ impl RuntimeConfig {
         }
         let mut node = self.node.clone();
         node.durable = self.state_file.is_some();
-        // The key file's key is not read here (I/O): a placeholder stands in for it.
-        if self.key_file.is_some() {
-            node.key = Some(vec![0]);
+        // Read now (the file is small) so that a missing or empty key file is refused where it is
+        // configured; `spawn` reads it again, for the key it runs with.
+        if let Some(path) = &self.key_file {
+            node.key = Some(read_key_file(path)?);
         }
         Ok(node.validate()?)
     }
+}
+
+/// The key in the key file at `path` (trailing whitespace trimmed, see
+/// [`crate::config::key_from_file`]).
+pub(crate) fn read_key_file(path: &std::path::Path) -> Result<Vec<u8>, RuntimeError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.to_path_buf(), message: e.to_string() })?;
+    let key = crate::config::key_from_file(&bytes);
+    if key.is_empty() {
+        return Err(RuntimeError::KeyFile {
+            path: path.to_path_buf(),
+            message: "it holds no key (it is empty)".into(),
+        });
+    }
+    Ok(key)
 }
 
 /// The host part of a `HOST:PORT`.
@@ -291,6 +322,10 @@ fn parse_port(s: &str) -> Result<u16, AddressProblem> {
 pub fn parse_address(s: &str) -> Result<Address, AddressProblem> {
     if s.is_empty() {
         return Err(AddressProblem::Empty);
+    }
+    // `udp://h:p`, `http://h:p/`: found before the colons are read as an IPv6 address's.
+    if s.split_once("://").is_some_and(|(scheme, _)| !scheme.is_empty() && !scheme.contains(['[', ':'])) {
+        return Err(AddressProblem::Scheme);
     }
     if let Some(rest) = s.strip_prefix('[') {
         let (ip, after) = rest.split_once(']').ok_or(AddressProblem::BadHost)?;
@@ -382,6 +417,8 @@ mod tests {
         assert_eq!(parse_address("127.0.0.1:99999999999999999999"), Err(AddressProblem::PortOutOfRange));
         assert_eq!(parse_address("127.0.0.1:x"), Err(AddressProblem::BadPort));
         assert_eq!(parse_address("::1:7000"), Err(AddressProblem::UnbracketedIpv6));
+        assert_eq!(parse_address("udp://127.0.0.1:1"), Err(AddressProblem::Scheme));
+        assert_eq!(parse_address("http://node-1:80/"), Err(AddressProblem::Scheme));
         assert_eq!(parse_address(":7000"), Err(AddressProblem::BadHost));
         assert_eq!(parse_address("bad host:7000"), Err(AddressProblem::BadHost));
         assert_eq!(parse_address("300.1.1.1:7000"), Err(AddressProblem::BadHost));

@@ -65,6 +65,11 @@ pub trait Engine: Send + 'static {
     fn leader_handler_failed(&mut self, now: u64, term: u64) -> Result<(), Error>;
     /// Hands leadership to `peer`.
     fn transfer_leadership(&mut self, now: u64, peer: &str) -> Result<(), Error>;
+    /// Campaign last until `until` ([`Node::hold_campaigns`]). The default does nothing: an
+    /// engine without it campaigns after the core's own backoff.
+    fn hold_campaigns(&mut self, now: u64, until: u64) {
+        let _ = (now, until);
+    }
     /// The peer a graceful stop hands leadership to.
     fn transfer_target(&mut self) -> Option<String>;
     /// Sends an application payload to every member.
@@ -146,6 +151,9 @@ impl Engine for Node {
     }
     fn transfer_leadership(&mut self, now: u64, peer: &str) -> Result<(), Error> {
         Node::transfer_leadership(self, now, peer)
+    }
+    fn hold_campaigns(&mut self, now: u64, until: u64) {
+        Node::hold_campaigns(self, now, until)
     }
     fn transfer_target(&mut self) -> Option<String> {
         Node::transfer_target(self).map(str::to_string)

@@ -21,6 +21,8 @@ pub enum AddressProblem {
     BadHost,
     /// An IPv6 address without brackets (`::1:7000` is ambiguous: write `[::1]:7000`).
     UnbracketedIpv6,
+    /// A URL scheme before the address (`udp://127.0.0.1:7000`): the value is a bare `HOST:PORT`.
+    Scheme,
     /// `0.0.0.0` or `::` as an id: peers cannot send to it. Bind to it with `--bind` and give a
     /// reachable address (or name) as the id.
     Unspecified,
@@ -36,6 +38,9 @@ impl AddressProblem {
             AddressProblem::PortOutOfRange => "its port is above 65535",
             AddressProblem::BadHost => "its host is neither an IP address nor a DNS name",
             AddressProblem::UnbracketedIpv6 => "IPv6 addresses need brackets, as in [::1]:7000",
+            AddressProblem::Scheme => {
+                "it starts with a URL scheme (SCHEME://); give the address alone, HOST:PORT (the transport is always UDP)"
+            }
             AddressProblem::Unspecified => {
                 "0.0.0.0 and :: cannot be an id (peers could not send to it): give the address or DNS \
                  name peers reach this node at as the id, and use --bind 0.0.0.0 (or [::]) to listen on \
@@ -145,6 +150,19 @@ pub enum RuntimeError {
         /// The OS error.
         message: String,
     },
+    /// Two spellings of one node among the id and the peers (`127.0.0.1:7002` and
+    /// `localhost:7002`, or this node's own address as a peer under another name): the second
+    /// would be a member that never answers, so the cluster could not elect.
+    SameNode {
+        /// The first spelling (the id, when `is_self`).
+        first: String,
+        /// The second spelling (a peer).
+        second: String,
+        /// The address both resolve to.
+        addr: String,
+        /// `first` is this node's own id.
+        is_self: bool,
+    },
     /// The node refused an operation (not leader, unknown peer, payload too large, ...).
     Node(tenure::Error),
     /// The engine failed (the WebAssembly component trapped or could not be loaded).
@@ -197,6 +215,8 @@ impl RuntimeError {
             RuntimeError::InvalidId { .. } => "invalid_id",
             RuntimeError::InvalidPeer { .. } => "invalid_peer",
             RuntimeError::InvalidBind { .. } => "invalid_bind",
+            RuntimeError::SameNode { is_self: true, .. } => "peer_is_self",
+            RuntimeError::SameNode { is_self: false, .. } => "same_peer_twice",
             RuntimeError::Config(e) => e.code(),
             RuntimeError::InvalidOption { .. } => "invalid_option",
             RuntimeError::AddressInUse { .. } | RuntimeError::HttpBind { in_use: true, .. } => "address_in_use",
@@ -226,9 +246,10 @@ impl RuntimeError {
     /// `stopped` or `io`.
     pub fn kind(&self) -> &'static str {
         match self {
-            RuntimeError::InvalidId { .. } | RuntimeError::InvalidPeer { .. } | RuntimeError::InvalidBind { .. } => {
-                "address"
-            }
+            RuntimeError::InvalidId { .. }
+            | RuntimeError::InvalidPeer { .. }
+            | RuntimeError::InvalidBind { .. }
+            | RuntimeError::SameNode { .. } => "address",
             RuntimeError::Config(_) | RuntimeError::InvalidOption { .. } => "config",
             RuntimeError::AddressInUse { .. } | RuntimeError::Bind { .. } | RuntimeError::HttpBind { .. } => "bind",
             RuntimeError::StateDirMissing { .. }
@@ -261,6 +282,14 @@ impl fmt::Display for RuntimeError {
             RuntimeError::InvalidBind { value, problem } => {
                 write!(f, "invalid bind address \"{value}\": {} (expected IP or IP:PORT)", problem.explain())
             }
+            RuntimeError::SameNode { first, second, addr, is_self: true } => write!(
+                f,
+                "peer \"{second}\" is this node (\"{first}\") under another name: both are {addr}; remove it from the peers"
+            ),
+            RuntimeError::SameNode { first, second, addr, is_self: false } => write!(
+                f,
+                "peers \"{first}\" and \"{second}\" are one node under two names: both are {addr}; list it once, under the name it uses as its own id"
+            ),
             RuntimeError::Config(e) => write!(f, "invalid configuration: {e}"),
             RuntimeError::InvalidOption { option, message } => write!(f, "invalid {option}: {message}"),
             RuntimeError::AddressInUse { addr } => write!(

@@ -68,6 +68,27 @@ pub enum RuntimeEvent {
     },
 }
 
+/// The kind name of the confirm-leader question ([`Handler::confirm_leader`]) wherever a host
+/// delivers it as an event (the Python and Node.js electors, the browser build, JSON lines).
+pub const CONFIRM_LEADER: &str = "confirm_leader";
+
+impl RuntimeEvent {
+    /// The event's snake_case kind, the same word in every host (`event` of the JSON lines).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RuntimeEvent::Started { .. } => "started",
+            RuntimeEvent::Leader { .. } => "leader",
+            RuntimeEvent::Follower { .. } => "follower",
+            RuntimeEvent::PeerJoined { .. } => "peer_joined",
+            RuntimeEvent::PeerLeft { .. } => "peer_left",
+            RuntimeEvent::Message { .. } => "message",
+            RuntimeEvent::Warning { .. } => "warning",
+            RuntimeEvent::Fatal { .. } => "fatal",
+            RuntimeEvent::Stopped { .. } => "stopped",
+        }
+    }
+}
+
 /// The handler's answer to a won election (the core's leadership gate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Confirm {

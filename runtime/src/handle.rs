@@ -25,9 +25,6 @@ pub(crate) enum Command {
     ConfirmLeader(u64, bool, Reply<()>),
     /// (term, the whole leadership failed).
     LeaderWorkFailed(u64, bool, Reply<LeaderWorkVerdict>),
-    /// The leader-only command failed in this term: hand leadership over through the core, outside
-    /// the [`crate::FailurePolicy`] (the command has its own restart backoff, docs/command.md).
-    LeaderCommandFailed(u64, Reply<()>),
     /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
     Stop(Option<u64>),
     /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
@@ -113,8 +110,6 @@ pub(crate) struct Shared {
     pub(crate) http_addr: Option<SocketAddr>,
     /// Run once when the runtime thread ends (the HTTP sidecar's shutdown).
     pub(crate) on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
-    /// The node's configuration as validated at `spawn` (derived timeouts included).
-    pub(crate) valid: tenure::ValidConfig,
 }
 
 /// A running runtime. Every method may be called from any thread. Dropping the last handle does
@@ -231,6 +226,26 @@ impl Handle {
     pub fn lease_deadline(&self) -> Option<Instant> {
         self.lease_deadline_ms().map(|ms| self.shared.clock.instant(ms))
     }
+    /// While leading: milliseconds until the lease deadline (0 once it passed and was not renewed
+    /// yet); `None` when not leading or before a quorum acknowledged a heartbeat. The one place
+    /// every host's "remaining" comes from.
+    pub fn lease_remaining_ms(&self) -> Option<u64> {
+        self.lease_remaining_at(self.now_ms())
+    }
+    fn lease_remaining_at(&self, now: u64) -> Option<u64> {
+        self.lease_deadline_ms().map(|d| d.saturating_sub(now))
+    }
+    /// Whether this node leads `term` with a lease that holds now: what leader-only work checks
+    /// before each irreversible step (passing `term`, the fencing token, to the resource). False
+    /// once the runtime stopped, leadership of `term` ended, or the lease lapsed (a paused or
+    /// partitioned leader). The one place every host's lease validity comes from.
+    pub fn lease_valid(&self, term: u64) -> bool {
+        // The snapshot's fields are stored one by one: a term read before and after the others
+        // makes sure they belong to the same round's term.
+        let before = self.term();
+        let valid = self.is_running() && self.is_leader() && self.lease_remaining_ms().is_some_and(|r| r > 0);
+        valid && before == term && self.term() == term
+    }
     /// The runtime clock: monotonic milliseconds since [`crate::spawn`].
     pub fn now_ms(&self) -> u64 {
         self.shared.clock.now()
@@ -242,6 +257,7 @@ impl Handle {
     pub fn metrics(&self) -> Metrics {
         let now = self.now_ms();
         let (leader_changes, elections, dropped, peers, failover) = self.shared.counters.read();
+        let (peer_last_heard_ms, peer_last_ack_ms, quorum_slack, silent_peers) = self.shared.counters.read_quorum(now);
         let role = self.role();
         Metrics {
             id: self.shared.id.clone(),
@@ -249,7 +265,7 @@ impl Handle {
             term: self.term(),
             leader: self.leader(),
             is_leader: role == Role::Leader,
-            lease_remaining_ms: self.lease_deadline_ms().map(|d| d.saturating_sub(now)),
+            lease_remaining_ms: self.lease_remaining_at(now),
             running: self.is_running(),
             stopping: self.shared.counters.stopping.load(Ordering::Acquire),
             loop_age_ms: now.saturating_sub(self.shared.counters.alive_at.load(Ordering::Acquire)),
@@ -258,6 +274,12 @@ impl Handle {
             dropped,
             peers,
             failover,
+            peer_last_heard_ms,
+            peer_last_ack_ms,
+            quorum_slack,
+            silent_peers,
+            leader_work_failures: self.shared.counters.leader_work_failures.load(Ordering::Relaxed),
+            leader_work_step_downs: self.shared.counters.leader_work_step_downs.load(Ordering::Relaxed),
         }
     }
     /// The address the HTTP sidecar listens on, when [`crate::RuntimeConfig::http`] was set
@@ -324,10 +346,10 @@ impl Handle {
         self.request(|r| Command::LeaderWorkFailed(term, true, r), LeaderWorkVerdict::Queued)
     }
 
-    /// The leader-only command of `term` failed: leadership is rolled back through the core
-    /// (`leader_handler_failed`), not counted by the [`crate::FailurePolicy`].
-    pub(crate) fn command_failed(&self, term: u64) -> Result<(), RuntimeError> {
-        self.request(|r| Command::LeaderCommandFailed(term, r), ())
+    /// The leader-only command of `term` failed: the same [`crate::FailurePolicy`] as any leader
+    /// work (docs/command.md).
+    pub(crate) fn command_failed(&self, term: u64) -> Result<LeaderWorkVerdict, RuntimeError> {
+        self.leader_work_failed(term)
     }
 
     /// Asks the runtime to stop gracefully (see the crate docs) without waiting.

@@ -94,6 +94,9 @@ pub(crate) fn leader(m: &Metrics) -> serde_json::Value {
         "leader": m.leader,
         "term": m.term,
         "is_leader": m.is_leader,
+        "lease_remaining_ms": m.lease_remaining_ms,
+        // The same value under its old name, which said "deadline" for a remaining time: kept
+        // for one release so that existing readers keep working.
         "lease_deadline_ms": m.lease_remaining_ms,
         "role": role_name(m.role),
     })
@@ -142,11 +145,11 @@ pub(crate) fn ready(m: &Metrics, mode: ReadyWhen) -> (bool, serde_json::Value) {
                 Some(l) => format!("not the leader (the leader is {l})"),
                 None => "not the leader (no leader known)".to_string(),
             }),
-            ReadyWhen::Leader => match m.lease_remaining_ms {
-                Some(ms) if ms > 0 => None,
-                Some(_) => Some("leading, but the lease expired and was not renewed yet".to_string()),
-                None => Some("leading, but no quorum has acknowledged the lease yet".to_string()),
-            },
+            ReadyWhen::Leader if m.lease_valid() => None,
+            ReadyWhen::Leader => Some(match m.lease_remaining_ms {
+                Some(_) => "leading, but the lease expired and was not renewed yet".to_string(),
+                None => "leading, but no quorum has acknowledged the lease yet".to_string(),
+            }),
         }
     };
     let mode = mode.as_str();
@@ -169,12 +172,22 @@ pub(crate) fn exposition(m: Metrics) -> Result<String, std::fmt::Error> {
 #[derive(Debug)]
 struct Snapshot(Metrics);
 
-fn gauge(e: &mut DescriptorEncoder, name: &str, help: &str, v: i64) -> Result<(), std::fmt::Error> {
-    e.encode_descriptor(name, help, None, MetricType::Gauge)?.encode_gauge(&v)
+// Help texts come from `METRIC_FAMILIES`, the table the Python and Node.js collectors are
+// generated from, so the three expositions cannot describe a family differently.
+fn family<'a>(
+    e: &'a mut DescriptorEncoder,
+    name: &'a str,
+    kind: MetricType,
+) -> Result<prometheus_client::encoding::MetricEncoder<'a>, std::fmt::Error> {
+    e.encode_descriptor(name, crate::metrics::help(name), None, kind)
 }
 
-fn counter(e: &mut DescriptorEncoder, name: &str, help: &str, v: u64) -> Result<(), std::fmt::Error> {
-    e.encode_descriptor(name, help, None, MetricType::Counter)?.encode_counter::<NoLabelSet, _, u64>(&v, None)
+fn gauge(e: &mut DescriptorEncoder, name: &str, v: i64) -> Result<(), std::fmt::Error> {
+    family(e, name, MetricType::Gauge)?.encode_gauge(&v)
+}
+
+fn counter(e: &mut DescriptorEncoder, name: &str, v: u64) -> Result<(), std::fmt::Error> {
+    family(e, name, MetricType::Counter)?.encode_counter::<NoLabelSet, _, u64>(&v, None)
 }
 
 fn as_i64(v: u64) -> i64 {
@@ -184,46 +197,37 @@ fn as_i64(v: u64) -> i64 {
 impl Collector for Snapshot {
     fn encode(&self, mut e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let m = &self.0;
-        gauge(&mut e, "tenure_is_leader", "1 while this node leads, else 0.", i64::from(m.is_leader))?;
-        gauge(&mut e, "tenure_term", "The current term (the fencing token while leading).", as_i64(m.term))?;
-        let mut roles = e.encode_descriptor(
-            "tenure_role",
-            "1 for the node's current role, 0 for the others.",
-            None,
-            MetricType::Gauge,
-        )?;
+        gauge(&mut e, "tenure_is_leader", i64::from(m.is_leader))?;
+        gauge(&mut e, "tenure_term", as_i64(m.term))?;
+        let mut roles = family(&mut e, "tenure_role", MetricType::Gauge)?;
         for r in ROLES {
             roles.encode_family(&[("role", role_name(r))])?.encode_gauge(&i64::from(r == m.role))?;
         }
-        counter(
-            &mut e,
-            "tenure_leader_changes",
-            "Leaderships observed: each (term, leader) pair this node learned of, once.",
-            m.leader_changes,
-        )?;
-        counter(
-            &mut e,
-            "tenure_elections",
-            "Campaigns run by this node (terms in which it became candidate).",
-            m.elections,
-        )?;
-        let mut dropped = e.encode_descriptor(
-            "tenure_messages_dropped",
-            "Datagrams dropped by the core, by reason.",
-            None,
-            MetricType::Counter,
-        )?;
+        counter(&mut e, "tenure_leader_changes", m.leader_changes)?;
+        counter(&mut e, "tenure_elections", m.elections)?;
+        counter(&mut e, "tenure_leader_work_failures", m.leader_work_failures)?;
+        counter(&mut e, "tenure_leader_work_step_downs", m.leader_work_step_downs)?;
+        let mut dropped = family(&mut e, "tenure_messages_dropped", MetricType::Counter)?;
         for (reason, n) in &m.dropped {
             dropped.encode_family(&[("reason", *reason)])?.encode_counter::<NoLabelSet, _, u64>(n, None)?;
         }
-        let mut peers = e.encode_descriptor(
-            "tenure_peers",
-            "Peers known to the runtime, by state (in_view, unreachable: in the view but sends fail, left).",
-            None,
-            MetricType::Gauge,
-        )?;
+        let mut peers = family(&mut e, "tenure_peers", MetricType::Gauge)?;
         for (state, n) in &m.peers {
             peers.encode_family(&[("state", *state)])?.encode_gauge(&as_i64(*n))?;
+        }
+        let mut heard = family(&mut e, "tenure_peer_last_heard_seconds", MetricType::Gauge)?;
+        for (peer, ms) in &m.peer_last_heard_ms {
+            if let Some(ms) = ms {
+                heard.encode_family(&[("peer", peer.as_str())])?.encode_gauge(&(*ms as f64 / 1000.0))?;
+            }
+        }
+        let mut acked = family(&mut e, "tenure_peer_last_ack_seconds", MetricType::Gauge)?;
+        for (peer, ms) in &m.peer_last_ack_ms {
+            acked.encode_family(&[("peer", peer.as_str())])?.encode_gauge(&(*ms as f64 / 1000.0))?;
+        }
+        if let Some(slack) = m.quorum_slack {
+            gauge(&mut e, "tenure_quorum_slack", slack)?;
+            gauge(&mut e, "tenure_peers_silent", as_i64(m.silent_peers.len() as u64))?;
         }
         // The encoder takes per-bucket counts and accumulates them itself.
         let mut previous = 0u64;
@@ -238,19 +242,68 @@ impl Collector for Snapshot {
             })
             .collect();
         debug_assert_eq!(buckets.len(), FAILOVER_BUCKETS_MS.len());
-        e.encode_descriptor(
-            "tenure_failover_seconds",
-            "Leaderless time observed by this node: from losing a known leader to knowing the next.",
+        family(&mut e, "tenure_failover_seconds", MetricType::Histogram)?.encode_histogram::<NoLabelSet>(
+            m.failover.sum_seconds,
+            m.failover.count,
+            &buckets,
             None,
-            MetricType::Histogram,
-        )?
-        .encode_histogram::<NoLabelSet>(m.failover.sum_seconds, m.failover.count, &buckets, None)?;
-        let mut build = e.encode_descriptor(
-            "tenure_build_info",
-            "Always 1; the version label is the tenure runtime's version.",
-            None,
-            MetricType::Gauge,
         )?;
+        let mut build = family(&mut e, "tenure_build_info", MetricType::Gauge)?;
         build.encode_family(&[("version", crate::VERSION)])?.encode_gauge(&1i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::METRIC_FAMILIES;
+
+    /// `/metrics` describes exactly the families of `METRIC_FAMILIES`, in order, with their help
+    /// texts: a family encoded here but missing from the table would be missing from the Python
+    /// and Node.js collectors too.
+    #[test]
+    fn the_exposition_lists_the_families_of_the_table() {
+        let m = Metrics {
+            id: "a".into(),
+            role: tenure::Role::Leader,
+            term: 1,
+            leader: Some("a".into()),
+            is_leader: true,
+            lease_remaining_ms: Some(1),
+            running: true,
+            stopping: false,
+            loop_age_ms: 0,
+            leader_changes: 1,
+            elections: 1,
+            leader_work_failures: 0,
+            leader_work_step_downs: 0,
+            dropped: Default::default(),
+            peers: Default::default(),
+            peer_last_heard_ms: [("b".to_string(), Some(1))].into(),
+            peer_last_ack_ms: [("b".to_string(), 1)].into(),
+            quorum_slack: Some(1),
+            silent_peers: Vec::new(),
+            failover: crate::FailoverHistogram {
+                buckets: FAILOVER_BUCKETS_MS.iter().map(|b| (*b as f64 / 1000.0, 0)).collect(),
+                sum_seconds: 0.0,
+                count: 0,
+            },
+        };
+        let text = exposition(m).unwrap();
+        let helps: Vec<(String, String)> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# HELP "))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(n, h)| (n.to_string(), h.to_string()))
+            .collect();
+        // The text format names a counter's family by its sample (`_total`).
+        let table: Vec<(String, String)> = METRIC_FAMILIES
+            .iter()
+            .map(|f| {
+                let suffix = if f.kind == "counter" { "_total" } else { "" };
+                (format!("{}{suffix}", f.name), f.help.to_string())
+            })
+            .collect();
+        assert_eq!(helps, table);
     }
 }

@@ -47,10 +47,14 @@
 //!
 //! ## Graceful stop
 //!
-//! [`Handle::stop`]: a leader hands leadership to the core's `transfer_target()` (the peer heard
-//! from most recently) and waits until another node is known to lead, at most `handover_timeout`
-//! (default `election_timeout_max`); a follower stops at once. While stopping it denies any
-//! confirmation, so it cannot become leader again. Then `Stopped` is delivered and the thread ends.
+//! [`Handle::stop`]: a leader hands leadership to the core's `transfer_target()` (of the peers
+//! that acknowledged one of its last two heartbeat rounds and are not reported refused, the one
+//! heard from most recently) and waits until another node is known to lead, at most
+//! `handover_timeout` (default `election_timeout_max`); a follower stops at once. While stopping
+//! it denies any confirmation, so it cannot become leader again. Last, it sends every peer a
+//! goodbye (one zero byte, docs/wire.md), which their runtimes report as `peer_down(refused)`: a
+//! leader stopped right after will not hand over to it. Then `Stopped` is delivered and the
+//! thread ends.
 //!
 //! ## DNS names
 //!
@@ -66,8 +70,10 @@
 //!
 //! One format, one writer: `{"term": 4, "voted_for": "127.0.0.1:7002"}` (`null` when no vote).
 //! The old one-line format `4 127.0.0.1:7002` (`-` for no vote) is read too and rewritten as JSON
-//! at start. The file `PATH.lock` next to it is locked exclusively for the runtime's lifetime, so
-//! two processes can never share one state file. The temporary file is `PATH.tmp`.
+//! at start. A symlinked path is resolved to the real file, which is the one written; the file
+//! `REAL.lock` next to it is locked exclusively for the runtime's lifetime, so two processes can
+//! never share one state file whatever paths name it, and removed when the runtime ends. The
+//! temporary file is `REAL.tmp`.
 //!
 //! ## HTTP sidecar and metrics
 //!
@@ -82,10 +88,20 @@
 //! (retried after a backoff, up to `max_failures` times in one leadership) or
 //! [`Handle::leadership_failed`] (the whole leadership failed: an `on_leader` callback raised).
 //! The runtime counts and decides ([`FailurePolicy`], in [`RuntimeConfig::failure_policy`]): it
-//! answers with a [`LeaderWorkVerdict`], steps the node down (warning `leader_work_failed`), and
-//! after `max_step_downs` consecutive failed leaderships stops the node
-//! ([`RuntimeError::LeaderWorkFailed`] as `Fatal`, a leader handing over first). The hosts only
-//! run the work and convert.
+//! answers with a [`LeaderWorkVerdict`], hands leadership over and campaigns last for a while
+//! (rate-limited warning `leader_work_failed`, metrics `leader_work_failures` and
+//! `leader_work_step_downs`), and never gives up unless the user set `max_step_downs`: then that
+//! many consecutive failed leaderships stop the node ([`RuntimeError::LeaderWorkFailed`] as
+//! `Fatal`, a leader handing over first). The hosts only run the work and convert.
+//!
+//! ## Leadership and the lease
+//!
+//! [`RuntimeEvent::Leader`] is delivered once the lease holds (a quorum acknowledged a heartbeat
+//! of the term), so leader work in every host starts with a valid lease.
+//! [`Handle::lease_valid`] and [`Handle::lease_remaining_ms`] are the one computation of validity
+//! and remaining time (the bindings, the HTTP sidecar and the command runner read them). The core's
+//! confirm gate is always on: the runtime answers it (denying while stopping) and asks the
+//! [`Handler`] only when it defers.
 //!
 //! ## Warnings
 //!
@@ -94,7 +110,8 @@
 //! warnings (`small_min_cluster_size`, `slow_heartbeat`), `dropped_<reason>` for each drop reason
 //! of the core (`dropped_wrong_cluster`: another cluster id; `dropped_bad_mac`: another key;
 //! `dropped_sender_mismatch`: the sender's id does not match its address, see `--bind`/NAT;
-//! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`,
+//! `dropped_unknown_peer`: a sender missing from `--peer`; ...), `view_too_small`, `silent_peers`
+//! and `waiting_for_quorum` (see `quorum.rs` and `docs/http.md`), `duplicate_peer`,
 //! `peer_unreachable`, `unresolved_name`, `confirm_timeout`, `leader_work_failed`, `socket_error`,
 //! `handover_timeout`, `failure_detection_off` (the socket cannot report ICMP errors), and, from
 //! the command line, `bad_control_line`, the core's error codes for refused commands, and for the
@@ -122,11 +139,13 @@ pub mod metrics;
 mod policy;
 mod probe;
 mod process;
+mod quorum;
 mod resolve;
 mod runloop;
 mod sidecar;
 mod start;
 pub mod state;
+pub mod vocabulary;
 mod warn;
 
 /// The leader-only command's supervisor as a program of its own: `args` are the arguments after
@@ -154,7 +173,7 @@ pub use config::{
 };
 pub use engine::{native, Engine, EngineInit, Polled};
 pub use error::{AddressProblem, RuntimeError};
-pub use event::{Confirm, Handler, RuntimeEvent};
+pub use event::{Confirm, Handler, RuntimeEvent, CONFIRM_LEADER};
 pub use handle::Handle;
 pub use metrics::{FailoverHistogram, Metrics};
 pub use policy::{FailurePolicy, LeaderWorkVerdict};

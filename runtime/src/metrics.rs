@@ -17,6 +17,115 @@ pub const FAILOVER_BUCKETS_MS: [u64; 12] = [10, 25, 50, 100, 150, 200, 300, 500,
 /// The states of `Metrics::peers` (each peer the runtime knows is in exactly one).
 pub const PEER_STATES: [&str; 3] = ["in_view", "unreachable", "left"];
 
+/// One `tenure_*` metric family as every exposition names and describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricFamily {
+    /// The family name (a counter's samples add `_total`).
+    pub name: &'static str,
+    /// `gauge`, `counter` or `histogram`.
+    pub kind: &'static str,
+    /// The `# HELP` text.
+    pub help: &'static str,
+    /// Label names.
+    pub labels: &'static [&'static str],
+}
+
+/// Every `tenure_*` family, in exposition order: the sidecar's `/metrics` encodes these, and the
+/// Python and Node.js collectors read the same names and help texts from the generated tables.
+pub const METRIC_FAMILIES: &[MetricFamily] = &[
+    MetricFamily { name: "tenure_is_leader", kind: "gauge", help: "1 while this node leads, else 0.", labels: &[] },
+    MetricFamily {
+        name: "tenure_term",
+        kind: "gauge",
+        help: "The current term (the fencing token while leading).",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_role",
+        kind: "gauge",
+        help: "1 for the node's current role, 0 for the others.",
+        labels: &["role"],
+    },
+    MetricFamily {
+        name: "tenure_leader_changes",
+        kind: "counter",
+        help: "Leaderships observed: each (term, leader) pair this node learned of, once.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_elections",
+        kind: "counter",
+        help: "Campaigns run by this node (terms in which it became candidate).",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_leader_work_failures",
+        kind: "counter",
+        help: "Failures of leader-only work (or of the -- CMD command) reported while this node led.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_leader_work_step_downs",
+        kind: "counter",
+        help: "Leaderships this node handed over because their work kept failing (the failure policy).",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_messages_dropped",
+        kind: "counter",
+        help: "Datagrams dropped by the core, by reason.",
+        labels: &["reason"],
+    },
+    MetricFamily {
+        name: "tenure_peers",
+        kind: "gauge",
+        help: "Peers known to the runtime, by state (in_view, unreachable: in the view but sends fail, left).",
+        labels: &["state"],
+    },
+    MetricFamily {
+        name: "tenure_peer_last_heard_seconds",
+        kind: "gauge",
+        help: "Seconds since each peer's last valid message (peers never heard are absent). A follower hears its leader only.",
+        labels: &["peer"],
+    },
+    MetricFamily {
+        name: "tenure_peer_last_ack_seconds",
+        kind: "gauge",
+        help: "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.",
+        labels: &["peer"],
+    },
+    MetricFamily {
+        name: "tenure_quorum_slack",
+        kind: "gauge",
+        help: "How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_peers_silent",
+        kind: "gauge",
+        help: "Members not heard from within two election timeouts.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_failover_seconds",
+        kind: "histogram",
+        help: "Leaderless time observed by this node: from losing a known leader to knowing the next.",
+        labels: &[],
+    },
+    MetricFamily {
+        name: "tenure_build_info",
+        kind: "gauge",
+        help: "Always 1; the version label is the tenure runtime's version.",
+        labels: &["version"],
+    },
+];
+
+/// The help text of the family `name` (empty for a name not in [`METRIC_FAMILIES`], which the
+/// exposition test refuses).
+pub fn help(name: &str) -> &'static str {
+    METRIC_FAMILIES.iter().find(|f| f.name == name).map_or("", |f| f.help)
+}
+
 /// Leaderless time observed by this node: from the moment a known leader was lost (the term moved
 /// on, or this node stopped following it) to the moment the next one is known (possibly itself).
 #[derive(Debug, Clone, PartialEq)]
@@ -70,14 +179,38 @@ pub struct Metrics {
     pub peers: BTreeMap<&'static str, u64>,
     /// Leaderless time observed by this node.
     pub failover: FailoverHistogram,
+    /// Per peer in the view: milliseconds since its last valid message (`None`: never heard).
+    /// A follower hears its leader only; the leader hears every member.
+    pub peer_last_heard_ms: BTreeMap<String, Option<u64>>,
+    /// While leading, per peer: milliseconds since this node sent the newest heartbeat the peer
+    /// acknowledged in this leadership (peers that acknowledged none are absent).
+    pub peer_last_ack_ms: BTreeMap<String, u64>,
+    /// How many more members can fail before the quorum is lost (negative: it is lost), counting
+    /// members heard from within two election timeouts; `None` on a follower with a leader,
+    /// which cannot hear the other followers.
+    pub quorum_slack: Option<i64>,
+    /// Members not heard from within two election timeouts (empty on a follower with a leader).
+    pub silent_peers: Vec<String>,
+    /// Failures of leader-only work (or of the `-- CMD` command) reported while this node led.
+    pub leader_work_failures: u64,
+    /// Leaderships this node handed over because their work kept failing (see
+    /// [`crate::FailurePolicy`]).
+    pub leader_work_step_downs: u64,
 }
 
 impl Metrics {
+    /// Whether this snapshot shows this node leading with a lease that held when it was taken
+    /// ([`crate::Handle::lease_valid`] at that instant).
+    pub fn lease_valid(&self) -> bool {
+        self.is_leader && self.lease_remaining_ms.is_some_and(|r| r > 0)
+    }
     /// The snapshot as one JSON object (what the Python and Node.js collectors read):
     /// `{"id", "role", "term", "leader", "is_leader", "lease_remaining_ms", "running", "stopping",
     /// "loop_age_ms", "leader_changes", "elections", "dropped": {reason: n}, "peers": {state: n},
     /// "failover": {"buckets": [[le_seconds, cumulative], ...], "sum_seconds", "count"},
-    /// "version"}` (`null` for absent values).
+    /// "peer_last_heard_ms": {peer: ms or null}, "peer_last_ack_ms": {peer: ms}, "quorum_slack",
+    /// "silent_peers": [peer, ...], "leader_work_failures", "leader_work_step_downs", "version"}`
+    /// (`null` for absent values).
     pub fn to_json(&self) -> String {
         serde_json::json!({
             "id": self.id,
@@ -98,6 +231,12 @@ impl Metrics {
                 "sum_seconds": self.failover.sum_seconds,
                 "count": self.failover.count,
             },
+            "peer_last_heard_ms": self.peer_last_heard_ms,
+            "peer_last_ack_ms": self.peer_last_ack_ms,
+            "quorum_slack": self.quorum_slack,
+            "silent_peers": self.silent_peers,
+            "leader_work_failures": self.leader_work_failures,
+            "leader_work_step_downs": self.leader_work_step_downs,
             "version": crate::VERSION,
         })
         .to_string()
@@ -121,6 +260,7 @@ struct Tally {
     last_campaign_term: Option<u64>,
     known_leader: bool,
     leader_lost_at: Option<u64>,
+    quorum: crate::quorum::QuorumView,
 }
 
 /// The runtime's counters (inside the handle's shared state).
@@ -130,6 +270,10 @@ pub(crate) struct Counters {
     /// Runtime-clock ms of the end of the loop's last round.
     pub(crate) alive_at: AtomicU64,
     pub(crate) stopping: AtomicBool,
+    /// See [`Metrics::leader_work_failures`].
+    pub(crate) leader_work_failures: AtomicU64,
+    /// See [`Metrics::leader_work_step_downs`].
+    pub(crate) leader_work_step_downs: AtomicU64,
 }
 
 impl Counters {
@@ -137,6 +281,14 @@ impl Counters {
         self.tally.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// One failure of leader work counted by the failure policy.
+    pub(crate) fn leader_work_failure(&self) {
+        self.leader_work_failures.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One leadership handed over because its work kept failing.
+    pub(crate) fn leader_work_step_down(&self) {
+        self.leader_work_step_downs.fetch_add(1, Ordering::Relaxed);
+    }
     /// One drop, as the core reported it.
     pub(crate) fn dropped(&self, reason: DropReason) {
         if let Some(c) = self.tally().dropped.get_mut(reason.index()) {
@@ -199,6 +351,25 @@ impl Counters {
         drop(t);
         self.stopping.store(stopping, Ordering::Release);
         self.alive_at.store(now, Ordering::Release);
+    }
+
+    /// The latest assessment of the members' silence (see `quorum.rs`).
+    pub(crate) fn set_quorum(&self, v: crate::quorum::QuorumView) {
+        self.tally().quorum = v;
+    }
+
+    /// Per-peer ages at `now` (last heard, last acknowledgement), the slack and the silent
+    /// members, for a [`Metrics`] snapshot.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn read_quorum(
+        &self,
+        now: u64,
+    ) -> (BTreeMap<String, Option<u64>>, BTreeMap<String, u64>, Option<i64>, Vec<String>) {
+        let t = self.tally();
+        let q = &t.quorum;
+        let heard = q.peers.iter().map(|(p, h, _)| (p.clone(), h.map(|h| now.saturating_sub(h)))).collect();
+        let acked = q.peers.iter().filter_map(|(p, _, a)| a.map(|a| (p.clone(), now.saturating_sub(a)))).collect();
+        (heard, acked, q.slack, q.silent.clone())
     }
 
     /// The counted part of a [`Metrics`] snapshot.
@@ -291,6 +462,12 @@ mod tests {
             dropped,
             peers,
             failover,
+            peer_last_heard_ms: [("b".to_string(), Some(20)), ("c".to_string(), None)].into(),
+            peer_last_ack_ms: [("b".to_string(), 25)].into(),
+            quorum_slack: Some(0),
+            silent_peers: vec!["c".into()],
+            leader_work_failures: 2,
+            leader_work_step_downs: 1,
         };
         let v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
         assert_eq!(v["role"], "leader");
@@ -298,5 +475,9 @@ mod tests {
         assert_eq!(v["dropped"]["bad_mac"], 1);
         assert_eq!(v["failover"]["buckets"][4], serde_json::json!([0.15, 1]));
         assert_eq!(v["failover"]["count"], 1);
+        assert_eq!(v["peer_last_heard_ms"], serde_json::json!({"b": 20, "c": null}));
+        assert_eq!(v["peer_last_ack_ms"], serde_json::json!({"b": 25}));
+        assert_eq!((v["quorum_slack"].clone(), v["silent_peers"].clone()), (0.into(), serde_json::json!(["c"])));
+        assert_eq!((v["leader_work_failures"].as_u64(), v["leader_work_step_downs"].as_u64()), (Some(2), Some(1)));
     }
 }

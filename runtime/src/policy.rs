@@ -6,43 +6,63 @@ use std::time::Duration;
 
 use crate::RuntimeError;
 
-/// What the runtime does when leader-only work keeps failing.
+/// What the runtime does when leader-only work keeps failing: one policy for every host's leader
+/// work and for the command line's `-- CMD`.
 ///
-/// A failure in a leadership is retried by the application after [`LeaderWorkVerdict::Retry`]'s
-/// delay (`backoff`, doubling, at most `max_backoff`) until `max_failures` failures in that
-/// leadership; then the node steps down (the core rolls leadership back and backs off before it
-/// campaigns again) and a `leader_work_failed` warning is delivered. After `max_step_downs`
-/// consecutive leaderships ended that way the runtime stops ([`RuntimeError::LeaderWorkFailed`]
-/// as a `Fatal` event; a leader hands over first) instead of churning terms forever. A
-/// leadership that ends without failing work resets the count.
+/// A failure is retried in the same leadership after a delay ([`LeaderWorkVerdict::Retry`]:
+/// `backoff`, doubling, at most `max_backoff`) until `max_failures` consecutive failures in that
+/// leadership. Then the node hands leadership over (to the peer the core's `transfer_target()`
+/// picks, else it rolls leadership back) and campaigns last for a while ([`FailurePolicy::hold`]:
+/// it still votes, and leads again only if no other member has by then), with a rate-limited
+/// `leader_work_failed` warning and the `leader_work_failures` / `leader_work_step_downs` metrics.
+/// By default that goes on for as long as the work fails: an outage of something the work needs
+/// must not end leadership for good, and the node recovers by itself when the work succeeds
+/// again. Only with a limit the user set (`max_step_downs`) does the runtime stop after that many
+/// consecutive leaderships ended that way ([`RuntimeError::LeaderWorkFailed`] as a `Fatal` event,
+/// a leader handing over first; the command line exits 1). A leadership that ends without failing
+/// work resets the count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FailurePolicy {
-    /// Failures in one leadership before stepping down (1: at the first). Default 3.
+    /// Consecutive failures in one leadership before handing over (1: at the first). Default 3.
     pub max_failures: u32,
-    /// Consecutive leaderships ended by failing work before the runtime stops. Default 3.
-    pub max_step_downs: u32,
+    /// Consecutive leaderships ended by failing work before the runtime stops; `None` (the
+    /// default): never stop for that.
+    pub max_step_downs: Option<u32>,
     /// The first retry delay. Default 100 ms.
     pub backoff: Duration,
-    /// The longest retry delay. Default 5 s.
+    /// The longest retry delay, and the longest campaign hold after a hand-over (unless one
+    /// `election_timeout_max` is longer). Default 5 s.
     pub max_backoff: Duration,
 }
+
+/// [`FailurePolicy::max_failures`]'s default.
+pub const DEFAULT_MAX_FAILURES: u32 = 3;
+/// [`FailurePolicy::backoff`]'s default.
+pub const DEFAULT_BACKOFF: Duration = Duration::from_millis(100);
+/// [`FailurePolicy::max_backoff`]'s default.
+pub const DEFAULT_MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 impl Default for FailurePolicy {
     fn default() -> Self {
         FailurePolicy {
-            max_failures: 3,
-            max_step_downs: 3,
-            backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(5),
+            max_failures: DEFAULT_MAX_FAILURES,
+            max_step_downs: None,
+            backoff: DEFAULT_BACKOFF,
+            max_backoff: DEFAULT_MAX_BACKOFF,
         }
     }
 }
 
 impl FailurePolicy {
-    /// A policy with these counts and the default backoff.
-    pub fn new(max_failures: u32, max_step_downs: u32) -> Self {
-        FailurePolicy { max_failures, max_step_downs, ..FailurePolicy::default() }
+    /// The default policy with another `max_failures`.
+    pub fn new(max_failures: u32) -> Self {
+        FailurePolicy { max_failures, ..FailurePolicy::default() }
+    }
+    /// Stops the runtime after `max_step_downs` consecutive leaderships ended by failing work.
+    pub fn limit(mut self, max_step_downs: u32) -> Self {
+        self.max_step_downs = Some(max_step_downs);
+        self
     }
     /// Sets the retry backoff (first delay, longest delay).
     pub fn backoff(mut self, first: Duration, max: Duration) -> Self {
@@ -56,8 +76,8 @@ impl FailurePolicy {
         if self.max_failures == 0 {
             return bad("max_failures", format!("must be at least 1, got {}", self.max_failures));
         }
-        if self.max_step_downs == 0 {
-            return bad("max_step_downs", format!("must be at least 1, got {}", self.max_step_downs));
+        if self.max_step_downs == Some(0) {
+            return bad("max_step_downs", "must be at least 1 (or unset: never stop), got 0".into());
         }
         if self.backoff > self.max_backoff {
             return bad("backoff", format!("{:?} is above max_backoff {:?}", self.backoff, self.max_backoff));
@@ -68,6 +88,14 @@ impl FailurePolicy {
     pub fn delay(&self, failures: u32) -> Duration {
         let factor = 1u32.checked_shl(failures.saturating_sub(1)).unwrap_or(u32::MAX);
         self.backoff.saturating_mul(factor).min(self.max_backoff)
+    }
+    /// How long a node campaigns last after its `step_downs`-th consecutive hand-over:
+    /// `election_timeout_max` × 2^(step_downs−1), at most `max_backoff` (or one
+    /// `election_timeout_max` when that is longer). Long enough for any other member to lead
+    /// first; bounded, so that a cluster whose work fails everywhere keeps trying.
+    pub fn hold(&self, step_downs: u32, election_timeout_max: Duration) -> Duration {
+        let factor = 1u32.checked_shl(step_downs.saturating_sub(1)).unwrap_or(u32::MAX);
+        election_timeout_max.saturating_mul(factor).min(self.max_backoff.max(election_timeout_max))
     }
 }
 
@@ -80,7 +108,7 @@ pub enum LeaderWorkVerdict {
         /// How long to wait first.
         after: Duration,
     },
-    /// The node stepped down from that term (or is already stepping down from it): do not retry.
+    /// The node handed leadership over (or is already doing so for that term): do not retry.
     SteppedDown,
     /// The failure policy stopped the runtime (a `Fatal` event with
     /// [`RuntimeError::LeaderWorkFailed`] was delivered; `Stopped` follows).
@@ -101,6 +129,7 @@ pub(crate) enum Decision {
     StepDown {
         failures: u32,
         step_downs: u32,
+        hold: Duration,
     },
     Stop {
         step_downs: u32,
@@ -111,6 +140,8 @@ pub(crate) enum Decision {
 #[derive(Debug)]
 pub(crate) struct FailureCounter {
     policy: FailurePolicy,
+    /// The node's `election_timeout_max` (the unit of the campaign hold).
+    election_timeout_max: Duration,
     leading: Option<u64>,
     failures: u32,
     failed_term: Option<u64>,
@@ -118,8 +149,8 @@ pub(crate) struct FailureCounter {
 }
 
 impl FailureCounter {
-    pub(crate) fn new(policy: FailurePolicy) -> Self {
-        FailureCounter { policy, leading: None, failures: 0, failed_term: None, step_downs: 0 }
+    pub(crate) fn new(policy: FailurePolicy, election_timeout_max: Duration) -> Self {
+        FailureCounter { policy, election_timeout_max, leading: None, failures: 0, failed_term: None, step_downs: 0 }
     }
 
     pub(crate) fn policy(&self) -> &FailurePolicy {
@@ -156,10 +187,12 @@ impl FailureCounter {
         let failures = std::mem::take(&mut self.failures);
         self.failed_term = Some(term);
         self.step_downs = self.step_downs.saturating_add(1);
-        if self.step_downs >= self.policy.max_step_downs {
-            Decision::Stop { step_downs: self.step_downs }
-        } else {
-            Decision::StepDown { failures, step_downs: self.step_downs }
+        match self.policy.max_step_downs {
+            Some(max) if self.step_downs >= max => Decision::Stop { step_downs: self.step_downs },
+            _ => {
+                let hold = self.policy.hold(self.step_downs, self.election_timeout_max);
+                Decision::StepDown { failures, step_downs: self.step_downs, hold }
+            }
         }
     }
 }
@@ -168,31 +201,55 @@ impl FailureCounter {
 mod tests {
     use super::*;
 
+    const ETM: Duration = Duration::from_millis(300);
+
+    fn step(failures: u32, step_downs: u32) -> Decision {
+        let hold = FailurePolicy::default().hold(step_downs, ETM);
+        Decision::StepDown { failures, step_downs, hold }
+    }
+
     #[test]
-    fn retries_then_steps_down_then_stops_and_a_good_leadership_resets() {
-        let policy = FailurePolicy::new(2, 3).backoff(Duration::from_millis(10), Duration::from_millis(15));
-        let mut c = FailureCounter::new(policy);
+    fn retries_then_hands_over_and_never_stops_by_default() {
+        let policy = FailurePolicy::new(2).backoff(Duration::from_millis(10), Duration::from_millis(15));
+        let mut c = FailureCounter::new(FailurePolicy { max_backoff: DEFAULT_MAX_BACKOFF, ..policy }, ETM);
         assert_eq!(c.failed(1, false), Decision::NotLeading);
         c.became_leader(1);
         assert_eq!(c.failed(1, false), Decision::Retry(Duration::from_millis(10)));
-        assert_eq!(c.failed(1, false), Decision::StepDown { failures: 2, step_downs: 1 });
+        assert_eq!(c.failed(1, false), step(2, 1));
         assert_eq!(c.failed(1, false), Decision::AlreadyFailed);
         c.leadership_ended();
+        // An outage: every leadership fails, for as long as it lasts; the hold grows, bounded.
+        for n in 2..40 {
+            c.became_leader(n);
+            assert_eq!(c.failed(n, true), step(1, n as u32));
+        }
+        assert_eq!(FailurePolicy::default().hold(1, ETM), ETM);
+        assert_eq!(FailurePolicy::default().hold(3, ETM), ETM * 4);
+        assert_eq!(FailurePolicy::default().hold(39, ETM), DEFAULT_MAX_BACKOFF);
+        assert_eq!(FailurePolicy::default().hold(2, Duration::from_secs(9)), Duration::from_secs(9));
+        // The work succeeds again: a leadership without failures resets the count.
+        c.became_leader(50);
+        c.became_leader(51);
+        assert_eq!(c.failed(51, true), step(1, 1));
+    }
+
+    #[test]
+    fn a_limit_the_user_set_stops_the_node() {
+        let policy = FailurePolicy::new(2).limit(3).backoff(Duration::from_millis(10), Duration::from_millis(15));
+        let mut c = FailureCounter::new(policy, ETM);
+        let hold = |n| policy.hold(n, ETM);
+        c.became_leader(1);
+        assert_eq!(c.failed(1, true), Decision::StepDown { failures: 1, step_downs: 1, hold: hold(1) });
         c.became_leader(2);
-        assert_eq!(c.failed(2, true), Decision::StepDown { failures: 1, step_downs: 2 });
-        // A leadership whose work did not fail resets the consecutive count.
+        assert_eq!(c.failed(2, true), Decision::StepDown { failures: 1, step_downs: 2, hold: hold(2) });
         c.became_leader(3);
-        c.became_leader(4);
-        assert_eq!(c.failed(4, true), Decision::StepDown { failures: 1, step_downs: 1 });
-        c.became_leader(5);
-        assert_eq!(c.failed(5, true), Decision::StepDown { failures: 1, step_downs: 2 });
-        c.became_leader(6);
-        assert_eq!(c.failed(6, false), Decision::Retry(Duration::from_millis(10)));
-        assert_eq!(c.failed(6, true), Decision::Stop { step_downs: 3 });
+        assert_eq!(c.failed(3, false), Decision::Retry(Duration::from_millis(10)));
+        assert_eq!(c.failed(3, true), Decision::Stop { step_downs: 3 });
         assert_eq!(policy.delay(3), Duration::from_millis(15));
-        assert_eq!(FailurePolicy::default().delay(40), Duration::from_secs(5));
-        assert!(FailurePolicy::new(0, 1).validate().is_err());
-        assert!(FailurePolicy::new(1, 0).validate().is_err());
-        assert!(FailurePolicy::new(1, 1).backoff(Duration::from_secs(2), Duration::from_secs(1)).validate().is_err());
+        assert_eq!(FailurePolicy::default().delay(40), DEFAULT_MAX_BACKOFF);
+        assert!(FailurePolicy::new(0).validate().is_err());
+        assert!(FailurePolicy::new(1).limit(0).validate().is_err());
+        assert!(FailurePolicy::new(1).backoff(Duration::from_secs(2), Duration::from_secs(1)).validate().is_err());
+        assert!(FailurePolicy::default().validate().is_ok());
     }
 }

@@ -45,6 +45,83 @@ impl Resolver {
     }
 }
 
+/// How long `same_node` waits for DNS answers at start; names not answered by then are checked
+/// by nobody (the resolver thread retries them as usual).
+const START_LOOKUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Refuses one node under two spellings among `id` and `peers` (after resolving DNS names, in
+/// parallel, for at most [`START_LOOKUP_LIMIT`]), and returns the peers listed more than once
+/// under the same spelling (deduplicated by the core; the caller warns). A peer spelled exactly as
+/// `id` is this node listed among its peers, which every node's shared list does: allowed.
+pub(crate) fn same_node(id: &str, peers: &[String]) -> Result<Vec<String>, crate::RuntimeError> {
+    let mut seen: Vec<&str> = vec![id];
+    let mut repeated = Vec::new();
+    for p in peers {
+        if p == id {
+            continue;
+        }
+        if seen.contains(&p.as_str()) {
+            if !repeated.contains(p) {
+                repeated.push(p.clone());
+            }
+            continue;
+        }
+        seen.push(p);
+    }
+    let (tx, rx) = mpsc::channel();
+    let mut addrs: Vec<Vec<SocketAddr>> = Vec::with_capacity(seen.len());
+    let mut pending = 0;
+    for (i, spelling) in seen.iter().enumerate() {
+        let Ok(a) = parse_address(spelling) else {
+            addrs.push(Vec::new());
+            continue;
+        };
+        match (&a.host, a.socket_addr()) {
+            (_, Some(sa)) => addrs.push(vec![Family::source(sa)]),
+            (Host::Name(name), None) => {
+                addrs.push(Vec::new());
+                pending += 1;
+                let (tx, name, port) = (tx.clone(), name.clone(), a.port);
+                // Detached: a lookup that outlives the limit ends on its own.
+                let _ = std::thread::Builder::new().name("tenure-resolve-start".into()).spawn(move || {
+                    let found: Vec<SocketAddr> = (name.as_str(), port)
+                        .to_socket_addrs()
+                        .map(|a| a.map(Family::source).collect())
+                        .unwrap_or_default();
+                    let _ = tx.send((i, found));
+                });
+            }
+            (Host::Ip(_), None) => addrs.push(Vec::new()),
+        }
+    }
+    drop(tx);
+    let deadline = std::time::Instant::now() + START_LOOKUP_LIMIT;
+    while pending > 0 {
+        match rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+            Ok((i, found)) => {
+                if let Some(slot) = addrs.get_mut(i) {
+                    *slot = found;
+                }
+                pending -= 1;
+            }
+            Err(_) => break,
+        }
+    }
+    for (i, a) in addrs.iter().enumerate() {
+        for (j, b) in addrs.iter().enumerate().skip(i + 1) {
+            if let Some(shared) = a.iter().find(|x| b.contains(x)) {
+                return Err(crate::RuntimeError::SameNode {
+                    first: seen.get(i).map(|s| s.to_string()).unwrap_or_default(),
+                    second: seen.get(j).map(|s| s.to_string()).unwrap_or_default(),
+                    addr: shared.to_string(),
+                    is_self: i == 0,
+                });
+            }
+        }
+    }
+    Ok(repeated)
+}
+
 /// One peer the runtime sends to.
 #[derive(Debug)]
 pub(crate) struct Peer {
@@ -59,6 +136,12 @@ pub(crate) struct Peer {
     pub(crate) in_view: bool,
     /// `peer_down(no_connection)` reported and the peer not heard from since.
     pub(crate) down_reported: bool,
+    /// `peer_down(refused)` reported (its port refused, or it said goodbye) and the peer not
+    /// heard from since.
+    pub(crate) refused_reported: bool,
+    /// When the engine last accepted a message from it (runtime clock), whatever the engine: the
+    /// core's own `peer_heard_at` is not in the component's inspect record.
+    pub(crate) heard_at: Option<u64>,
     /// A lookup is in flight.
     pub(crate) resolving: bool,
     /// Consecutive failed lookups (0: never failed, or succeeded last).
@@ -143,6 +226,8 @@ impl Peers {
             declared,
             in_view: false,
             down_reported: false,
+            refused_reported: false,
+            heard_at: None,
             resolving: false,
             failures: 0,
             last_error: None,

@@ -25,6 +25,12 @@ pub(crate) const WAKER: Token = Token(1);
 /// Larger than any datagram the core accepts (`tenure::MAX_MESSAGE_SIZE`), so oversized input is
 /// seen whole and counted as such.
 pub(crate) const RECV_BUFFER: usize = 65_536;
+/// What a stopping runtime sends every peer (docs/wire.md, "Goodbyes"): one zero byte, shorter
+/// than any message. From a known peer it is reported to the engine as `peer_down(refused)`: the
+/// peer is no handover target until heard from again (a rolling stop must not hand leadership
+/// to the node stopped a moment before), and a follower of it stops waiting for it. As
+/// unauthenticated as the ICMP answer it stands in for, and as harmless: liveness only.
+pub(crate) const GOODBYE: [u8; 1] = [0];
 /// Datagrams handled per wake-up before timers and commands get their turn (a flood cannot
 /// starve the heartbeat timer); the rest are read on the next turn.
 const RECV_BATCH: usize = 256;
@@ -65,6 +71,17 @@ pub(crate) struct Loop<E, H> {
     pub(crate) heartbeat_interval: u64,
     /// The leader-work failure policy's counters.
     pub(crate) failures: FailureCounter,
+    /// The cluster key (to show what a dropped datagram claimed).
+    pub(crate) key: Option<Vec<u8>>,
+    /// When the members' silence is assessed next (see `quorum.rs`).
+    pub(crate) quorum_next: u64,
+    /// Since when no leader has been known (`None`: one is known).
+    pub(crate) leaderless_since: Option<u64>,
+    /// How long a member may go unheard before it counts as silent.
+    pub(crate) silent_after: u64,
+    /// A term this node leads whose `Leader` event waits for a valid lease (see
+    /// [`Loop::deliver_leadership`]).
+    pub(crate) leader_pending: Option<u64>,
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
@@ -122,6 +139,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         if self.log {
             log::info!(target: "tenure", "{}: stopped in term {term}", self.id);
         }
+        self.say_goodbye();
         self.shared.snapshot.publish(Role::Follower, term, None, None);
         self.emit(RuntimeEvent::Stopped { term });
         self.shared.running.store(false, Ordering::Release);
@@ -175,15 +193,21 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                         // arrival is the answer; nothing to handle.
                         continue;
                     }
+                    if self.buf.get(..n) == Some(&GOODBYE[..]) {
+                        self.goodbye(&from, now);
+                        continue;
+                    }
                     let len = n.min(self.buf.len());
                     let result = self.engine.handle_message(now, &from, self.buf.get(..len).unwrap_or_default());
                     match result {
                         Ok(()) => {
                             if let Some(p) = self.peers.by_id.get_mut(&from) {
                                 p.down_reported = false;
+                                p.refused_reported = false;
+                                p.heard_at = Some(now);
                             }
                         }
-                        Err(reason) => self.dropped(reason, &from, source, now),
+                        Err(reason) => self.dropped(reason, &from, source, len, now),
                     }
                     self.drain();
                     self.after_round();
@@ -211,18 +235,43 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         true
     }
 
-    /// Reads the queued ICMP errors and reports a refused port to the engine only for the peer the
-    /// prober watches (the leader this follower listens to): the core acts on nothing else, and a
-    /// leader whose follower died would otherwise pass it one refusal per heartbeat.
+    /// A known peer said it is stopping: `peer_down(refused)` (see [`GOODBYE`]).
+    fn goodbye(&mut self, from: &str, now: u64) {
+        let Some(p) = self.peers.by_id.get_mut(from) else { return };
+        p.refused_reported = true;
+        if self.log {
+            log::info!(target: "tenure", "{}: peer {from} is stopping", self.id);
+        }
+        let _ = self.engine.peer_down(now, from, PeerDownReason::Refused);
+        self.drain();
+        self.after_round();
+    }
+
+    /// Sends [`GOODBYE`] to every peer with an address (best effort: a lost one costs what it
+    /// did before, a handover to a stopped peer that its election timeout repairs).
+    fn say_goodbye(&mut self) {
+        let dests: Vec<std::net::SocketAddr> = self.peers.by_id.keys().filter_map(|id| self.peers.dest(id)).collect();
+        for addr in dests {
+            let _ = self.socket.send_to(&GOODBYE, addr);
+        }
+    }
+
+    /// Reads the queued ICMP errors and reports a refused port to the engine: for the peer the
+    /// prober watches (the leader this follower listens to) every time, for any other peer once
+    /// until it is heard from again (the core then hands leadership to it no more; a leader whose
+    /// follower died would otherwise pass it one refusal per heartbeat).
     fn icmp_errors(&mut self) {
         let Some(prober) = &self.prober else { return };
         let refused = refused_destinations(&self.socket);
-        let watched: Vec<String> = refused
-            .into_iter()
-            .filter_map(|addr| self.peers.id_of(Family::source(addr)))
-            .filter(|peer| prober.watches(peer))
-            .map(str::to_string)
-            .collect();
+        let mut watched: Vec<String> = Vec::new();
+        for addr in refused {
+            let Some(peer) = self.peers.id_of(Family::source(addr)).map(str::to_string) else { continue };
+            let first =
+                self.peers.by_id.get_mut(&peer).is_some_and(|p| !std::mem::replace(&mut p.refused_reported, true));
+            if (prober.watches(&peer) || first) && !watched.contains(&peer) {
+                watched.push(peer);
+            }
+        }
         for peer in watched {
             let now = self.now();
             if self.log {
@@ -322,10 +371,6 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 let result = self.leader_work_failed(now, term, at_once);
                 self.reply(r, result);
             }
-            Command::LeaderCommandFailed(term, r) => {
-                let result = self.engine.leader_handler_failed(now, term).map_err(RuntimeError::from);
-                self.reply(r, result);
-            }
             Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.handover_timeout)),
             Command::Resolved { name, result } => {
                 for (id, update) in self.peers.resolved(&name, result, now) {
@@ -372,20 +417,28 @@ impl<E: Engine, H: Handler> Loop<E, H> {
 
     /// The failure policy (see `policy.rs`): count, then retry, step down or stop.
     fn leader_work_failed(&mut self, now: u64, term: u64, at_once: bool) -> Result<LeaderWorkVerdict, RuntimeError> {
-        match self.failures.failed(term, at_once) {
+        let decision = self.failures.failed(term, at_once);
+        if decision != Decision::NotLeading && decision != Decision::AlreadyFailed {
+            self.shared.counters.leader_work_failure();
+        }
+        match decision {
             Decision::Retry(after) => Ok(LeaderWorkVerdict::Retry { after }),
             Decision::AlreadyFailed => Ok(LeaderWorkVerdict::SteppedDown),
             Decision::NotLeading => Err(RuntimeError::Node(tenure::Error::NotLeaderInTerm { term })),
-            Decision::StepDown { failures, step_downs } => {
-                let _ = self.engine.leader_handler_failed(now, term);
-                let max = self.failures.policy().max_step_downs;
-                self.emit_warning(
-                    "leader_work_failed".into(),
+            Decision::StepDown { failures, step_downs, hold } => {
+                self.hand_over_failed(now, term, hold);
+                self.shared.counters.leader_work_step_down();
+                let limit = match self.failures.policy().max_step_downs {
+                    Some(max) => format!("{step_downs} of {max} failed leaderships in a row before the node stops"),
+                    None => format!("{step_downs} failed leadership(s) in a row; the node keeps participating"),
+                };
+                let hold = hold.as_millis();
+                self.warn(now, "leader_work_failed", "", || {
                     format!(
-                        "leader-only work failed {failures} time(s) in term {term}: stepping down \
-                         ({step_downs} of {max} failed leaderships in a row before the node stops)"
-                    ),
-                );
+                        "leader-only work failed {failures} time(s) in term {term}: handing leadership over and \
+                         campaigning last for {hold} ms ({limit})"
+                    )
+                });
                 Ok(LeaderWorkVerdict::SteppedDown)
             }
             Decision::Stop { step_downs } => {
@@ -400,6 +453,20 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 Ok(LeaderWorkVerdict::Stopping)
             }
         }
+    }
+
+    /// Leader work of `term` keeps failing: hand leadership to the peer the core picks (else roll
+    /// it back), and campaign last for `hold`, so that any other member that can lead does.
+    pub(crate) fn hand_over_failed(&mut self, now: u64, term: u64, hold: Duration) {
+        let handed = match self.engine.transfer_target() {
+            Some(target) => self.engine.transfer_leadership(now, &target).is_ok(),
+            None => false,
+        };
+        if !handed {
+            let _ = self.engine.leader_handler_failed(now, term);
+        }
+        let hold = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX);
+        self.engine.hold_campaigns(now, now.saturating_add(hold));
     }
 
     fn begin_stop(&mut self, now: u64, handover: u64) {
@@ -446,6 +513,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let (role, leader) = self.publish();
         let now = self.now();
         let term = self.engine.term();
+        self.deliver_leadership(now);
         let peers = self.peers.by_id.values().map(|p| (p.in_view, p.down_reported));
         self.shared.counters.after_round(now, role, term, leader.as_deref(), self.stopping.is_some(), peers);
         if let Some(deadline) = self.stopping {
@@ -462,6 +530,11 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 }
             }
         }
+        if now >= self.quorum_next && self.exit.is_none() && self.stopping.is_none() {
+            // Once per heartbeat interval: `inspect` allocates.
+            self.quorum_next = now.saturating_add(self.heartbeat_interval);
+            self.assess_quorum(now, role, leader.is_some());
+        }
         if role == Role::Unclustered && self.exit.is_none() {
             let engine = &mut self.engine;
             let message = self.warner.note(now, "view_too_small", "", || {
@@ -474,6 +547,57 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             if let Some(m) = message {
                 self.emit_warning("view_too_small".into(), m);
             }
+        }
+    }
+
+    /// Publishes who is silent and the quorum's slack, and warns: a leader names its silent
+    /// members (`silent_peers`); a node that has known no leader for a while and hears too few
+    /// members to elect says so (`waiting_for_quorum`). Both rate-limited like every warning.
+    fn assess_quorum(&mut self, now: u64, role: Role, has_leader: bool) {
+        let i = self.engine.inspect();
+        let window = self.silent_after;
+        let peers = &self.peers;
+        let v = crate::quorum::assess(&i, |p| peers.by_id.get(p).and_then(|p| p.heard_at), now, window);
+        let since = match has_leader {
+            true => {
+                self.leaderless_since = None;
+                None
+            }
+            false => Some(*self.leaderless_since.get_or_insert(now)),
+        };
+        let silent = role == Role::Leader && !v.silent.is_empty();
+        let stuck = since.is_some_and(|s| now.saturating_sub(s) >= window)
+            && v.slack.is_some_and(|s| s < 0)
+            && role != Role::Unclustered;
+        let silent_message = silent.then(|| crate::quorum::silent_message(&v, window));
+        let waiting_message = stuck.then(|| crate::quorum::waiting_message(&v));
+        // Published first: a handler reading the metrics on the warning sees what it says.
+        self.shared.counters.set_quorum(v);
+        if let Some(m) = silent_message {
+            self.warn(now, "silent_peers", "", || m);
+        }
+        if let Some(m) = waiting_message {
+            self.warn(now, "waiting_for_quorum", "", || m);
+        }
+    }
+
+    /// Delivers the pending `Leader` event once this node's lease holds: leader work is handed a
+    /// lease only once it is valid, in every host (the core publishes leadership when it wins the
+    /// vote; the lease holds once a quorum acknowledged one of its heartbeats, a round trip later).
+    /// The failure policy counts the leadership from here.
+    fn deliver_leadership(&mut self, now: u64) {
+        let Some(term) = self.leader_pending else { return };
+        if self.engine.role() != Role::Leader || self.engine.term() != term {
+            self.leader_pending = None;
+            return;
+        }
+        if self.engine.lease_deadline().is_some_and(|d| d > now) && self.exit.is_none() {
+            self.leader_pending = None;
+            if self.log {
+                log::info!(target: "tenure", "{}: leader of term {term}", self.id);
+            }
+            self.failures.became_leader(term);
+            self.emit(RuntimeEvent::Leader { term });
         }
     }
 

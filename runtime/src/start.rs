@@ -63,12 +63,15 @@ where
     } = config;
     let id_addr = parse_id(&node.id)?;
     if let Some(path) = &key_file {
-        let bytes =
-            std::fs::read(path).map_err(|e| RuntimeError::KeyFile { path: path.clone(), message: e.to_string() })?;
-        node.key = Some(crate::config::key_from_file(&bytes));
+        node.key = Some(crate::config::read_key_file(path)?);
     }
     node.durable = state_file.is_some();
+    // The leadership gate is the runtime's, in every host: it asks the handler (which may defer
+    // to the application's confirm_leader) and denies on its own while stopping, so a stopping
+    // node cannot take leadership back.
+    node.confirm_leader = true;
     let valid = node.validate()?;
+    let repeated = crate::resolve::same_node(&node.id, &node.bootstrap)?;
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let confirm_timeout = confirm_timeout.map_or(valid.election_timeout_min, ms);
     let handover_timeout = handover_timeout.map_or(valid.election_timeout_max, ms);
@@ -112,6 +115,7 @@ where
         .map_err(|e| RuntimeError::Io { context: "seeding the election timers".into(), message: e.to_string() })?;
     // Wall-clock milliseconds: incarnations grow across restarts (the core's freshness rule).
     node.incarnation = node.incarnation.or(Some(crate::clock::wall_ms()));
+    let key = node.key.clone();
     let engine = engine_factory(EngineInit { config: node, seed, restored, now: clock.now() })?;
 
     let poll = Poll::new().map_err(io_err("creating the event loop"))?;
@@ -143,7 +147,6 @@ where
         counters: Default::default(),
         http_addr,
         on_end: Mutex::new(Vec::new()),
-        valid: valid.clone(),
     });
     let mut runner = Loop {
         engine,
@@ -161,6 +164,10 @@ where
             .warnings
             .iter()
             .map(|w| (w.code().to_string(), w.to_string()))
+            .chain(repeated.iter().map(|p| {
+                let m = format!("peer {p} is listed more than once: it counts once");
+                ("duplicate_peer".to_string(), m)
+            }))
             .chain((failure_detection && !icmp).then(|| {
                 let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";
                 ("failure_detection_off".to_string(), m.to_string())
@@ -179,7 +186,12 @@ where
         readable: false,
         prober: icmp.then(Prober::default),
         heartbeat_interval: valid.heartbeat_interval,
-        failures: FailureCounter::new(failure_policy),
+        key,
+        quorum_next: 0,
+        leaderless_since: None,
+        silent_after: crate::quorum::silent_after(valid.election_timeout_max),
+        failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
+        leader_pending: None,
     };
     #[cfg(feature = "http")]
     if let Some((server, _)) = sidecar {

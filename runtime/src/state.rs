@@ -5,14 +5,24 @@
 //! earlier Python, Node.js and wasmtime runtimes is read too; the runtime rewrites it as JSON at
 //! start.
 //!
-//! Writing: `PATH.tmp` is written and fsynced, renamed over `PATH`, then the directory is
-//! fsynced, so a crash leaves either the old or the new pair, never a torn one. `PATH.lock` is
+//! The path is resolved first: a symlink (or a chain of them, or a symlinked directory) names the
+//! real file, and the real file is the one locked, read and replaced. Writing through the link
+//! would replace the link by a regular file (the durable term would leave the volume it was meant
+//! to live on), and locking by the given path would let a second process, given another path to
+//! the same file, start and vote a second time in a term.
+//!
+//! Writing: `REAL.tmp` is written and fsynced, renamed over `REAL`, then the directory is
+//! fsynced, so a crash leaves either the old or the new pair, never a torn one. `REAL.lock` is
 //! locked exclusively (`flock`) while a [`StateFile`] is open: a second process opening the same
-//! path fails with [`RuntimeError::StateLocked`]. (The lock is on its own file because the rename
-//! replaces `PATH`'s inode at every write.)
+//! file by any path fails with [`RuntimeError::StateLocked`]. (The lock is on its own file because
+//! the rename replaces `REAL`'s inode at every write.) The lock file is removed when the
+//! [`StateFile`] is dropped (a stop, or a start that failed after opening it), so nothing is left
+//! behind; whoever locks it checks afterwards that the path still names the inode it locked, so a
+//! removal racing with a second opener cannot give two processes the lock.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -62,10 +72,77 @@ pub fn decode(text: &str) -> Result<DurableState, String> {
 /// An open, locked state file.
 #[derive(Debug)]
 pub struct StateFile {
+    /// The path as given (errors name it).
     path: PathBuf,
+    /// The real file the path resolves to (written, and locked through `lock_path`).
+    real: PathBuf,
     tmp: PathBuf,
     dir: PathBuf,
+    lock_path: PathBuf,
     _lock: File,
+}
+
+impl Drop for StateFile {
+    fn drop(&mut self) {
+        // Removed while still locked: an opener that had the old inode open re-checks the path
+        // after locking and retries (see `lock`).
+        let _ = std::fs::remove_file(&self.lock_path);
+    }
+}
+
+/// Symlinks followed at most (the kernel's own limit for one lookup).
+const MAX_LINKS: usize = 40;
+
+/// The real file `path` names: every symlink of the file itself followed (the target may not
+/// exist yet), and the directory made canonical. `Ok(None)`: the directory does not exist.
+fn real_path(path: &Path) -> Result<Option<PathBuf>, std::io::Error> {
+    let mut p = path.to_path_buf();
+    let mut links = 0;
+    while std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+        links += 1;
+        if links > MAX_LINKS {
+            return Err(std::io::Error::other(format!("more than {MAX_LINKS} symlinks (a loop?)")));
+        }
+        let target = std::fs::read_link(&p)?;
+        p = match p.parent() {
+            Some(d) if target.is_relative() => d.join(target),
+            _ => target,
+        };
+    }
+    let Some(name) = p.file_name().map(ToOwned::to_owned) else {
+        // `..`, `/` and the like: a directory, refused by the caller.
+        return Ok(Some(p));
+    };
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    match std::fs::canonicalize(&dir) {
+        Ok(dir) if dir.is_dir() => Ok(Some(dir.join(name))),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens and locks `lock_path` exclusively; `Ok(None)` when another process holds it. Retries
+/// when the path stopped naming the locked inode (its holder removed it on the way out).
+fn lock(lock_path: &Path) -> Result<Option<File>, std::io::Error> {
+    loop {
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(lock_path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        let held = file.metadata()?;
+        match std::fs::metadata(lock_path) {
+            Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => return Ok(Some(file)),
+            Ok(_) => continue,
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -80,49 +157,51 @@ impl StateFile {
     /// that an unwritable path fails here and an old-format file becomes JSON.
     pub fn open(path: impl Into<PathBuf>) -> Result<(StateFile, Option<DurableState>), RuntimeError> {
         let path: PathBuf = path.into();
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        if !dir.is_dir() {
-            return Err(RuntimeError::StateDirMissing { path });
-        }
-        if path.is_dir() {
-            return Err(RuntimeError::StateUnwritable { path, message: "it is a directory".into() });
-        }
         let unwritable = |e: std::io::Error, path: &Path| RuntimeError::StateUnwritable {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
-        let lock_path = with_suffix(&path, ".lock");
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| unwritable(e, &path))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(RuntimeError::StateLocked { path }),
-            Err(std::fs::TryLockError::Error(e)) => return Err(unwritable(e, &path)),
+        let real = match real_path(&path) {
+            Ok(Some(real)) => real,
+            Ok(None) => return Err(RuntimeError::StateDirMissing { path }),
+            Err(e) => return Err(unwritable(e, &path)),
+        };
+        let dir = match real.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if real.is_dir() || real.file_name().is_none() {
+            return Err(RuntimeError::StateUnwritable { path, message: "it is a directory".into() });
         }
-        let restored = match std::fs::read(&path) {
+        let lock_path = with_suffix(&real, ".lock");
+        let lock = match lock(&lock_path) {
+            Ok(Some(lock)) => lock,
+            Ok(None) => return Err(RuntimeError::StateLocked { path }),
+            Err(e) => return Err(unwritable(e, &path)),
+        };
+        // From here on a failure drops `file`, which removes the lock file it created.
+        let mut file = StateFile { tmp: with_suffix(&real, ".tmp"), path, real, dir, lock_path, _lock: lock };
+        let restored = match std::fs::read(&file.real) {
             Ok(bytes) => {
-                let text = String::from_utf8(bytes).map_err(|_| RuntimeError::StateNotUtf8 { path: path.clone() })?;
-                Some(decode(&text).map_err(|message| RuntimeError::StateCorrupt { path: path.clone(), message })?)
+                let text =
+                    String::from_utf8(bytes).map_err(|_| RuntimeError::StateNotUtf8 { path: file.path.clone() })?;
+                Some(decode(&text).map_err(|message| RuntimeError::StateCorrupt { path: file.path.clone(), message })?)
             }
             Err(e) if e.kind() == ErrorKind::NotFound => None,
-            Err(e) => return Err(RuntimeError::StateRead { path, message: e.to_string() }),
+            Err(e) => return Err(RuntimeError::StateRead { path: file.path.clone(), message: e.to_string() }),
         };
-        let mut file = StateFile { tmp: with_suffix(&path, ".tmp"), path, dir, _lock: lock };
         file.store(restored.as_ref().unwrap_or(&DurableState::default()))?;
         Ok((file, restored))
     }
 
-    /// The state file's path.
+    /// The state file's path, as given.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The real file written (the path with every symlink resolved).
+    pub fn real_path(&self) -> &Path {
+        &self.real
     }
 
     /// Makes `state` durable (temp file, fsync, rename, fsync of the directory).
@@ -133,7 +212,7 @@ impl StateFile {
         f.write_all(encode(state).as_bytes()).map_err(fail)?;
         f.sync_all().map_err(fail)?;
         drop(f);
-        std::fs::rename(&self.tmp, &self.path).map_err(fail)?;
+        std::fs::rename(&self.tmp, &self.real).map_err(fail)?;
         File::open(&self.dir).and_then(|d| d.sync_all()).map_err(fail)?;
         Ok(())
     }
@@ -184,6 +263,77 @@ mod tests {
         let (_f, restored) = StateFile::open(&old).unwrap();
         assert_eq!(restored, Some(DurableState { term: 12, voted_for: Some("127.0.0.1:7003".into()) }));
         assert!(std::fs::read_to_string(&old).unwrap().starts_with('{'), "migrated to JSON");
+    }
+
+    /// A symlinked state file stays a symlink (the real file is written), and the lock is the
+    /// real file's: a second opener through another path to it is refused.
+    #[test]
+    fn a_symlink_is_followed_and_the_real_file_is_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let volume = dir.path().join("volume");
+        std::fs::create_dir(&volume).unwrap();
+        let real = volume.join("node.json");
+        let link = dir.path().join("state.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        // A dangling link (its target does not exist yet) is followed too.
+        let (mut f, restored) = StateFile::open(&link).unwrap();
+        assert_eq!(restored, None);
+        f.store(&DurableState { term: 5, voted_for: Some("a:1".into()) }).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        assert_eq!(decode(&std::fs::read_to_string(&real).unwrap()).unwrap().term, 5);
+        assert_eq!(f.real_path(), std::fs::canonicalize(&real).unwrap());
+        // Another path to the same file: through the real path, a second link, a relative link
+        // and a symlinked directory.
+        let link2 = dir.path().join("other.json");
+        std::os::unix::fs::symlink("volume/node.json", &link2).unwrap();
+        let dirlink = dir.path().join("vol2");
+        std::os::unix::fs::symlink(&volume, &dirlink).unwrap();
+        for other in [real.clone(), link2, dirlink.join("node.json"), volume.join(".").join("node.json")] {
+            let e = StateFile::open(&other).unwrap_err();
+            assert_eq!(e.code(), "state_locked", "{}: {e}", other.display());
+            assert!(e.to_string().contains(&*other.to_string_lossy()), "{e}");
+        }
+        drop(f);
+        let (_f, restored) = StateFile::open(&real).unwrap();
+        assert_eq!(restored.unwrap().term, 5);
+        let loop_a = dir.path().join("loop");
+        std::os::unix::fs::symlink(&loop_a, &loop_a).unwrap();
+        assert_eq!(StateFile::open(&loop_a).unwrap_err().code(), "state_unwritable");
+    }
+
+    /// The lock file goes when the state file is closed, and when opening fails after the lock
+    /// was taken (a corrupt file); a holder's lock file is never removed by a refused opener.
+    #[test]
+    fn no_lock_file_is_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        let lock = dir.path().join("s.json.lock");
+        let (f, _) = StateFile::open(&path).unwrap();
+        assert!(lock.exists());
+        assert_eq!(StateFile::open(&path).unwrap_err().code(), "state_locked");
+        assert!(lock.exists(), "a refused opener leaves the holder's lock alone");
+        drop(f);
+        assert!(!lock.exists(), "closed: no lock file");
+        std::fs::write(&path, "not a state file").unwrap();
+        assert_eq!(StateFile::open(&path).unwrap_err().code(), "state_corrupt");
+        assert!(!lock.exists(), "a failed open leaves no lock file");
+        let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(entries, vec![std::ffi::OsString::from("s.json")]);
+    }
+
+    /// Ids that the old one-line format could not carry (`-`, whitespace, newlines, quotes) go
+    /// through the file itself unchanged.
+    #[test]
+    fn ids_the_old_format_lost_round_trip_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        for id in ["-", " ", "a b", "a\nb", "\"", "{", "null", "7 -", "\u{0}", "é:1"] {
+            let state = DurableState { term: 3, voted_for: Some(id.into()) };
+            let (mut f, _) = StateFile::open(&path).unwrap();
+            f.store(&state).unwrap();
+            drop(f);
+            assert_eq!(StateFile::open(&path).unwrap().1, Some(state), "{id:?}");
+        }
     }
 
     proptest! {

@@ -6,6 +6,35 @@ use std::net::SocketAddr;
 
 use tenure::DropReason;
 
+/// Every warning code the runtime and the command line deliver, besides `dropped_<reason>` (one
+/// per [`DropReason`]), the core's configuration warnings (`ConfigWarning::code`) and, for refused
+/// control lines, the core's error codes. `runtime/tests/tables.rs` scans the sources for codes
+/// passed to the warning functions and fails on one missing here.
+pub const WARNING_CODES: &[&str] = &[
+    "small_min_cluster_size",
+    "slow_heartbeat",
+    "view_too_small",
+    "peer_unreachable",
+    "unresolved_name",
+    "confirm_timeout",
+    "leader_work_failed",
+    "socket_error",
+    "handover_timeout",
+    "failure_detection_off",
+    "bad_control_line",
+    "command_failed",
+    "command_backoff",
+    "no_transfer_target",
+    "peer_refused",
+    "app_unhealthy",
+    "app_recovered",
+    "pod_label_failed",
+    "pod_label_recovered",
+    "silent_peers",
+    "waiting_for_quorum",
+    "duplicate_peer",
+];
+
 /// The minimum time between two warnings with the same code and subject.
 pub(crate) const WARN_INTERVAL_MS: u64 = 10_000;
 
@@ -49,7 +78,14 @@ impl Warner {
 }
 
 /// The warning for datagrams dropped for `reason`: what happened and the likely cause.
-pub(crate) fn explain_drop(reason: DropReason, from: &str, source: SocketAddr, id: &str) -> String {
+/// `claimed`: the sender id inside the message, when it differs from the transport's.
+pub(crate) fn explain_drop(
+    reason: DropReason,
+    from: &str,
+    source: SocketAddr,
+    id: &str,
+    claimed: Option<&str>,
+) -> String {
     let name = reason.as_str();
     let what = match name {
         "wrong_cluster" => format!(
@@ -58,9 +94,14 @@ pub(crate) fn explain_drop(reason: DropReason, from: &str, source: SocketAddr, i
         "bad_mac" => format!(
             "messages from {source} fail authentication: the sender uses a different key (--key-file), or only one side has a key"
         ),
-        "sender_mismatch" => format!(
-            "a message from {source} (peer {from}) names another sender: a node's --id must be the address it sends from (listen elsewhere with --bind; check for NAT)"
-        ),
+        "sender_mismatch" => match claimed {
+            Some(claimed) => format!(
+                "a message from {source} (peer {from}) claims to come from \"{claimed}\": a node's id must be the address it sends from (listen elsewhere with --bind; check for NAT)"
+            ),
+            None => format!(
+                "a message from {source} (peer {from}) names another sender: a node's id must be the address it sends from (listen elsewhere with --bind; check for NAT)"
+            ),
+        },
         "unknown_peer" => format!(
             "messages from {from} ({source}), which is not a declared peer: add it with --peer here, or check the sender's --id"
         ),
@@ -104,8 +145,10 @@ mod tests {
     fn every_drop_reason_has_an_explanation() {
         let source: SocketAddr = "127.0.0.1:9".parse().unwrap();
         for r in DropReason::ALL {
-            let m = explain_drop(r, "127.0.0.1:9", source, "127.0.0.1:1");
+            let m = explain_drop(r, "127.0.0.1:9", source, "127.0.0.1:1", None);
             assert!(!m.contains(" dropped: "), "{r:?} falls back to the generic text: {m}");
         }
+        let m = explain_drop(DropReason::SenderMismatch, "127.0.0.1:9", source, "127.0.0.1:1", Some("10.0.0.7:7000"));
+        assert!(m.contains("claims to come from \"10.0.0.7:7000\""), "{m}");
     }
 }

@@ -289,13 +289,14 @@ impl ShortTimeouts for RuntimeConfig {
 }
 
 /// The failure policy is the runtime's: retries with backoff within a leadership, a step-down
-/// (warning `leader_work_failed`) after `max_failures`, and a stop (`Fatal` with
-/// `leader_work_failed`, then `Stopped`) after `max_step_downs` failed leaderships in a row.
+/// (warning `leader_work_failed`) after `max_failures`, and, with a limit the user set, a stop
+/// (`Fatal` with `leader_work_failed`, then `Stopped`) after `max_step_downs` failed leaderships
+/// in a row.
 #[test]
-fn the_failure_policy_retries_steps_down_then_stops_the_node() {
+fn the_failure_policy_retries_steps_down_then_stops_the_node_at_a_user_limit() {
     let id = ids(1).remove(0);
     let (tx, rx) = channel();
-    let policy = FailurePolicy::new(2, 2).backoff(Duration::from_millis(10), Duration::from_millis(40));
+    let policy = FailurePolicy::new(2).limit(2).backoff(Duration::from_millis(10), Duration::from_millis(40));
     let mut c = config(&id, &[]).failure_policy(policy);
     c.node.min_cluster_size = 1;
     let h = spawn(c, native, forward(&id, &tx)).unwrap();
@@ -320,7 +321,74 @@ fn the_failure_policy_retries_steps_down_then_stops_the_node() {
     wait_for(&rx, Duration::from_secs(5), |_, e| matches!(e, RuntimeEvent::Stopped { .. }));
     h.wait();
     assert_eq!(h.fatal_error().map(|e| e.code()), Some("leader_work_failed"));
-    assert!(config(&id, &[]).failure_policy(FailurePolicy::new(0, 1)).validate().is_err());
+    assert!(config(&id, &[]).failure_policy(FailurePolicy::new(0)).validate().is_err());
+    assert!(config(&id, &[]).failure_policy(FailurePolicy::new(1).limit(0)).validate().is_err());
+}
+
+/// Leader work that always fails (a dependency outage) with the default policy: the cluster never
+/// stops. Each failed leader hands over and campaigns last, so the next leader is another member;
+/// every `Leader` event comes with a lease that holds; the metrics count the failures.
+#[test]
+fn work_failing_everywhere_never_stops_the_cluster_by_default() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let handles: Vec<Handle> = all
+        .iter()
+        .map(|id| spawn(config(id, &all).election_timeout_min(100), native, forward(id, &tx)).unwrap())
+        .collect();
+    let by_id = |id: &str| handles.iter().find(|h| h.id() == id).unwrap().clone();
+    let mut leaders: Vec<(String, u64)> = Vec::new();
+    let started = Instant::now();
+    while leaders.len() < 6 {
+        let (id, e) = wait_for(&rx, Duration::from_secs(15), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+        let RuntimeEvent::Leader { term } = e else { unreachable!() };
+        let h = by_id(&id);
+        assert!(h.lease_valid(term), "the Leader event of term {term} came before the lease held");
+        assert!(h.lease_remaining_ms().is_some_and(|r| r > 0));
+        assert!(!h.lease_valid(term + 1));
+        assert_eq!(h.leadership_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
+        leaders.push((id, term));
+    }
+    for pair in leaders.windows(2) {
+        assert_ne!(pair[0].0, pair[1].0, "a failed leader led again while another member could: {leaders:?}");
+    }
+    assert!(started.elapsed() < Duration::from_secs(12), "hand-overs took {:?}", started.elapsed());
+    for h in &handles {
+        assert!(h.is_running(), "{} stopped", h.id());
+        assert!(h.fatal_error().is_none());
+    }
+    let step_downs: u64 = handles.iter().map(|h| h.metrics().leader_work_step_downs).sum();
+    let failures: u64 = handles.iter().map(|h| h.metrics().leader_work_failures).sum();
+    assert_eq!((step_downs, failures), (6, 6));
+    // The work succeeds again: the cluster settles on one leader by itself.
+    let (id, _) = wait_for(&rx, Duration::from_secs(15), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(by_id(&id).is_leader(), "the recovered leader did not keep leadership");
+    for h in &handles {
+        h.stop();
+    }
+}
+
+/// A node whose work failed campaigns last: even handed leadership explicitly, it declines while
+/// another member can lead (the third one leads instead).
+#[test]
+fn a_failed_leader_campaigns_last() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let handles: Vec<Handle> =
+        all.iter().map(|id| spawn(config(id, &all), native, forward(id, &tx)).unwrap()).collect();
+    let by_id = |id: &str| handles.iter().find(|h| h.id() == id).unwrap().clone();
+    let (failed, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    assert_eq!(by_id(&failed).leadership_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
+    let (next, _) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    assert_ne!(next, failed);
+    by_id(&next).transfer(Some(&failed)).unwrap();
+    let (third, _) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
+    assert!(third != failed && third != next, "{third} led after the transfer to the held {failed}");
+    for h in &handles {
+        h.stop();
+    }
 }
 
 #[test]

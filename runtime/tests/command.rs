@@ -152,6 +152,7 @@ fn the_command_runs_on_the_leader_only_with_its_env_and_stops_before_a_transfer(
     let now = lives(&out);
     assert_eq!(now.len(), 1, "{now:?}");
     assert_eq!((now[0].term, now[0].leader.as_str()), (term, leader.as_str()));
+    assert!(now[0].name.ends_with(&format!("-{}", started["pid"])), "pid is not the command's own: {started}");
     assert_eq!(lines.seen.iter().filter(|v| v["event"] == "command_started").count(), 1);
 
     // transfer: the command stops (SIGTERM; it records `stop`), then the new leader's starts.
@@ -183,16 +184,18 @@ fn sigkill_of_the_runtime_takes_the_command_down() {
     let procs: Vec<Proc> =
         ids.iter().map(|id| start_node(id, &ids, &lines, &["sh", s, o, "ignore-term"], &[])).collect();
     let started = lines.wait(LIMIT, is("command_started"));
+    // The command's pid, and its process group's leader: the guard, the supervisor's child.
     let pid = started["pid"].as_u64().unwrap();
-    let supervisor = parent(pid);
-    assert!(alive(pid) && alive(supervisor));
+    let guard = started["pgid"].as_u64().unwrap();
+    let supervisor = parent(guard);
+    assert!(alive(pid) && alive(guard) && alive(supervisor));
     let p = procs.iter().position(|p| p.id == started["id"].as_str().unwrap()).unwrap();
     let runtime = procs[p].child.id() as u64;
     assert_eq!(parent(supervisor), runtime, "the supervisor is the runtime's child");
     let at = Instant::now();
     procs[p].signal(9); // the runtime's pid alone, not its group
     let limit = Duration::from_millis(LEASE_SPAN_MS + 1000);
-    poll_until(limit, Duration::from_millis(2), || !alive(pid) && !alive(supervisor));
+    poll_until(limit, Duration::from_millis(2), || !alive(pid) && !alive(guard) && !alive(supervisor));
     assert!(!alive(pid), "the command outlived its SIGKILLed runtime by {limit:?}");
     assert!(!alive(supervisor), "the supervisor outlived its SIGKILLed runtime by {limit:?}");
     // The lease bounds it: SIGTERM is ignored, so the SIGKILL came by the lease deadline.
@@ -241,10 +244,19 @@ fn sigstop_of_the_runtime_still_stops_the_command_by_the_lease_deadline() {
     let life = lives(dir.path()).into_iter().find(|l| l.leader == id).unwrap();
     let last_tick = life.end_ns / 1_000_000;
     assert!(last_tick <= deadline + SLACK_MS, "ticked at {last_tick}, after the lease deadline {deadline}");
-    // Back from the pause it does not lead (the command failed: it hands over if it still did).
+    // Back from the pause it follows. Its command was killed because the lease ran out, not
+    // because it failed: no "handing leadership over" it no longer has, and no backoff.
     lines.wait(LIMIT, |v| {
         v["event"] == "follower" && v["id"] == id.as_str() && v["term"].as_u64() >= next["term"].as_u64()
     });
+    lines.collect(Duration::from_millis(500));
+    let complaints: Vec<&Value> = lines
+        .seen
+        .iter()
+        .filter(|v| v["id"] == id.as_str() && v["event"] == "warning")
+        .filter(|v| v["code"] == "command_failed" || v["code"] == "command_backoff")
+        .collect();
+    assert!(complaints.is_empty(), "the resumed node blamed its command: {complaints:#?}");
 }
 
 #[test]
@@ -275,6 +287,9 @@ fn a_failing_command_hands_leadership_over_and_a_healthy_node_keeps_it() {
     assert_eq!(backoff["id"], ids[0].as_str());
     let next = lines.wait(LIMIT, |v| v["event"] == "command_started" && v["term"].as_u64() > failed["term"].as_u64());
     assert_ne!(next["id"], ids[0].as_str());
+    // The failure policy retried it in place (max_failures = 3) before handing over.
+    let runs = lines.seen.iter().filter(|v| v["event"] == "command_exited" && v["term"] == failed["term"]).count();
+    assert_eq!(runs, 3, "runs of the failing command in its leadership");
     // The healthy leader keeps it: no new term for a second.
     let before = lines.seen.len();
     lines.collect(Duration::from_secs(1));
@@ -296,11 +311,44 @@ fn a_command_that_always_fails_does_not_churn_terms() {
     let failures = lines.seen.iter().filter(|v| v["event"] == "command_exited").count();
     eprintln!("{failures} failures in 9 s; term {at_4s} at 4 s, {at_9s} at 9 s");
     assert!(failures >= 3, "the command did not run and fail repeatedly: {failures}");
-    // Without the backoff every node fails and hands over about every 200-300 ms (about 20 terms
-    // in 5 s). With it, each node starts its command after 1, 2, 4, 8 ... × election_timeout_max
-    // (300 ms): by 4 s each has waited its 300 + 600 + 1200 ms, so from 4 s to 9 s each runs it at
-    // most twice more (2.4 s, 4.8 s), and a node that leads meanwhile leads without the command.
+    // Without a backoff every node fails and hands over about every 200-300 ms (about 20 terms in
+    // 5 s). With the failure policy each node, after handing over, campaigns last for 1, 2, 4, 8
+    // ... × election_timeout_max (300 ms), at most 5 s: by 4 s each has held 300 + 600 + 1200 ms,
+    // so from 4 s to 9 s each leads at most about twice more.
     assert!(at_9s - at_4s <= 10, "{} terms from 4 s to 9 s (term {at_4s} -> {at_9s})", at_9s - at_4s);
+}
+
+/// At a limit the user set (`--max-step-downs`), a node whose command keeps failing hands
+/// leadership over and exits with status 1, so that a supervisor restarts it; the others go on.
+#[test]
+fn at_a_user_limit_a_failing_command_hands_over_and_exits_1() {
+    let ids = ids(3);
+    let mut lines = Lines::default();
+    let limit = ["--max-failures", "2", "--max-step-downs", "1", "--"];
+    let mut procs: Vec<Proc> = ids
+        .iter()
+        .map(|id| {
+            start_cmd(
+                id,
+                {
+                    let mut c = run_cmd(id, &ids, &limit);
+                    c.args(["sh", "-c", "exit 3"]);
+                    c
+                },
+                &lines,
+            )
+        })
+        .collect();
+    let failed = lines.wait(LIMIT, |v| v["event"] == "fatal" && v["code"] == "leader_work_failed");
+    let p = procs.iter().position(|p| p.id == failed["id"].as_str().unwrap()).unwrap();
+    assert_eq!(procs[p].wait_exit(LIMIT).code(), Some(1));
+    let exits: Vec<&Value> =
+        lines.seen.iter().filter(|v| v["event"] == "command_exited" && v["id"] == failed["id"]).collect();
+    let (runs, term) = (exits.len(), exits.last().and_then(|v| v["term"].as_u64()));
+    assert_eq!(runs, 2, "--max-failures 2: two runs before the hand-over");
+    // It handed over before it stopped: another node leads a later term.
+    lines.wait(LIMIT, |v| v["event"] == "leader" && v["id"] != failed["id"] && v["term"].as_u64() > term);
+    procs.remove(p);
 }
 
 /// Kills, pauses, transfers and graceful stops of the leader's runtime, cycled; returns the largest

@@ -110,13 +110,15 @@ fn leader_readyz_healthz_and_metrics_follow_the_cluster() {
     assert_eq!(l["is_leader"], true);
     assert_eq!(l["role"], "leader");
     assert_eq!(l["term"], leader.term());
-    let remaining = l["lease_deadline_ms"].as_u64().expect("a lease on the leader");
-    assert!(remaining <= 300, "lease_deadline_ms is the time remaining, not a deadline: {remaining}");
+    let remaining = l["lease_remaining_ms"].as_u64().expect("a lease on the leader");
+    assert!(remaining <= 300, "lease_remaining_ms is the time remaining: {remaining}");
+    assert_eq!(l["lease_deadline_ms"], l["lease_remaining_ms"], "the deprecated name carries the same value");
     let (_, f) = json(other, "/leader");
     assert_eq!(f["id"], other.id());
     assert_eq!(f["leader"], leader.id());
     assert_eq!(f["is_leader"], false);
     assert_eq!(f["role"], "follower");
+    assert_eq!(f["lease_remaining_ms"], Value::Null);
     assert_eq!(f["lease_deadline_ms"], Value::Null);
 
     // /readyz: the leader-mode leader and the node-mode node are ready; the other is not, and says why.

@@ -35,6 +35,14 @@ fn three_nodes_elect_obey_stdin_hand_over_on_sigterm_and_fail_over_on_kill() {
     procs[p].send_line("reboot now");
     let bad = lines.wait(LIMIT, |v| v["event"] == "warning" && v["id"] == leader.as_str());
     assert_eq!(bad["code"], "bad_control_line");
+    // `join PEER` and `leave PEER` (a fourth member that never runs, then withdrawn).
+    procs[p].send_line("join 127.0.0.1:1");
+    lines.wait(LIMIT, |v| v["event"] == "peer_joined" && v["id"] == leader.as_str() && v["peer"] == "127.0.0.1:1");
+    procs[p].send_line("leave 127.0.0.1:1");
+    lines.wait(LIMIT, |v| v["event"] == "peer_left" && v["id"] == leader.as_str() && v["peer"] == "127.0.0.1:1");
+    procs[p].send_line("join udp://127.0.0.1:1");
+    let w = lines.wait(LIMIT, |v| v["event"] == "warning" && v["code"] == "invalid_peer");
+    assert!(w["message"].as_str().unwrap().contains("URL scheme"), "{w}");
     let follower = procs.iter().position(|p| p.id != leader).unwrap();
     procs[follower].send_line("transfer");
     let refused = lines.wait(LIMIT, |v| v["event"] == "warning" && v["code"] == "not_leader");

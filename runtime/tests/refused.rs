@@ -81,7 +81,7 @@ fn ids(n: usize) -> Vec<String> {
 }
 
 #[test]
-fn a_followers_refused_port_does_not_reach_the_core() {
+fn a_followers_refused_port_reaches_the_core_once() {
     // Three members; the third never runs, so its port refuses every datagram sent to it.
     let all = ids(3);
     let dead = all[2].clone();
@@ -117,7 +117,10 @@ fn a_followers_refused_port_does_not_reach_the_core() {
         .filter(|(p, r)| *p == dead && matches!(r, PeerDownReason::Refused))
         .cloned()
         .collect();
-    assert!(reported.is_empty(), "the closed follower port reached the core: {reported:?}");
+    // Once, not once per heartbeat: the core then hands leadership to it no more (a rolling
+    // stop's dead follower), and nothing else changes for a follower's port.
+    // (At most once per node: both may have sent it a vote request.)
+    assert!((1..=2).contains(&reported.len()), "the closed follower port reached the core once per node: {reported:?}");
     for h in &handles {
         h.stop();
     }

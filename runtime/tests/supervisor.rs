@@ -72,6 +72,23 @@ fn kill(sig: &str, target: String) {
     assert!(status.success(), "kill {sig} -- {target}");
 }
 
+/// Resumes and ends what a case leaves behind, whether it passed or not: a stopped supervisor
+/// (its own session) and a daemon would otherwise outlive the test and hold its output open.
+struct Cleanup {
+    groups: Vec<u64>,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for group in &self.groups {
+            let _ = std::process::Command::new("kill").args(["-CONT", "--", &format!("-{group}")]).status();
+        }
+        // Whatever still writes into the test's directory (a daemon that escaped a failed case).
+        let _ = std::process::Command::new("pkill").args(["-9", "-f", &self.dir.to_string_lossy()]).status();
+    }
+}
+
 /// What a case does to the leader's processes: (the runtime, whose pid is its group's id; the
 /// supervisor's pid; the guard's pid, which is the command's group's id).
 type Fault = fn(&mut Proc, u64, u64);
@@ -90,7 +107,11 @@ fn case(name: &str, fault: Fault, bound_ms: u64) -> (u64, Lines) {
     let mut procs: Vec<Proc> = ids
         .iter()
         .map(|id| {
-            let mut cmd = run_cmd(id, &ids, &["--kill-grace", "300", "--", "sh", &script, o]);
+            // `--max-failures 1`: a command tree that a fault ended hands leadership over at once
+            // instead of starting again in the same leadership, so "nothing of it runs any more"
+            // is about this leadership's tree alone.
+            let args = ["--kill-grace", "300", "--max-failures", "1", "--", "sh", &script, o];
+            let mut cmd = run_cmd(id, &ids, &args);
             cmd.process_group(0);
             start_cmd(id, cmd, &lines)
         })
@@ -100,11 +121,14 @@ fn case(name: &str, fault: Fault, bound_ms: u64) -> (u64, Lines) {
     // The files of this leadership's command and of the daemon it started (other leaders' commands
     // write to the same directory under their own names).
     let prefix = format!("{leader}-{}-", started["term"]);
-    let guard = started["pid"].as_u64().unwrap();
+    let guard = started["pgid"].as_u64().unwrap();
+    assert_eq!(parent(started["pid"].as_u64().unwrap()), guard, "{name}: the command is the guard's child");
     let supervisor = parent(guard);
     let p = procs.iter().position(|p| p.id == leader).unwrap();
     let runtime = procs[p].child.id() as u64;
     assert_eq!(parent(supervisor), runtime, "{name}: the supervisor is the runtime's child");
+    let _cleanup =
+        Cleanup { groups: procs.iter().map(|p| p.child.id() as u64).chain([supervisor]).collect(), dir: out.clone() };
     lines.collect(Duration::from_millis(200)); // both tickers run, leases renewed
     let at = wall_ms();
     fault(&mut procs[p], supervisor, guard);
@@ -121,9 +145,6 @@ fn case(name: &str, fault: Fault, bound_ms: u64) -> (u64, Lines) {
     let after = last.saturating_sub(at);
     eprintln!("{name}: last tick {after} ms after the fault (bound {bound_ms} ms)");
     assert!(after <= bound_ms, "{name}: the command's tree ticked {after} ms after the fault (bound {bound_ms})");
-    for group in procs.iter().map(|p| p.child.id() as u64).chain([supervisor]) {
-        let _ = std::process::Command::new("kill").args(["-CONT", "--", &format!("-{group}")]).status();
-    }
     procs.iter_mut().for_each(|p| {
         let _ = p.child.kill();
     });

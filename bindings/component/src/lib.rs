@@ -116,6 +116,7 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
         ConfigError::ClockDriftTooLarge { .. } => C::ClockDriftTooLarge,
         ConfigError::TooManyPeers { .. } => C::TooManyPeers,
         ConfigError::LeaseOutOfRange { .. } => C::LeaseOutOfRange,
+        ConfigError::DurationTooLarge { .. } => C::DurationTooLarge,
     };
     wit::ConfigError { code, message: kebab_fields(e.message()) }
 }

@@ -11,7 +11,7 @@ use crate::conv::{
 };
 use crate::durable_from_js;
 use tenure::wire::{self, Envelope, Message};
-use tenure::{DropReason, DurableState, FenceVerdict};
+use tenure::{DropReason, FenceVerdict};
 
 /// The core's version (the version of the whole project).
 #[napi(catch_unwind)]
@@ -133,11 +133,12 @@ pub fn wire_encode<'e>(env: &'e Env, envelope: Unknown, key: Unknown) -> Result<
     }
 }
 
-/// The durable-state file text shared by every runtime (`"term voted_for\n"`).
+/// The durable-state file text written by the runtime (`{"term":4,"voted_for":"ID"}` and a
+/// newline; `null` for no vote).
 #[napi(catch_unwind)]
 pub fn encode_durable_state(env: Env, state: Unknown) -> Result<String> {
     match durable_from_js(&env, Some(&state), "state")? {
-        Some(s) => Ok(s.encode()),
+        Some(s) => Ok(tenure_runtime::state::encode(&s)),
         None => Err(type_error(&env, "state must be an object { term, votedFor }".into())),
     }
 }
@@ -146,7 +147,7 @@ pub fn encode_durable_state(env: Env, state: Unknown) -> Result<String> {
 #[napi(catch_unwind, ts_return_type = "DurableState | null")]
 pub fn decode_durable_state<'e>(env: &'e Env, text: Unknown) -> Result<Option<Object<'e>>> {
     let text = string(env, &text, "text")?;
-    match DurableState::decode(&text) {
+    match tenure_runtime::state::decode(&text).ok() {
         Some(s) => {
             let mut o = Object::new(env)?;
             o.set("term", U64(s.term))?;

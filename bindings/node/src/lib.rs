@@ -23,6 +23,7 @@ use conv::{
     prop, range_error, string, strings, type_error, u64_arg, uint, U64,
 };
 use tenure::{Config, DurableState, PeerDownReason};
+use tenure_runtime::vocabulary::camel_case_names;
 
 pub use extra::*;
 pub use runtime::*;
@@ -119,11 +120,11 @@ pub(crate) fn durable_from_js(env: &Env, v: Option<&Unknown>, what: &str) -> Res
 }
 
 fn core_error(env: &Env, e: tenure::Error) -> napi::Error {
-    coded_error(env, e.code(), e.to_string())
+    coded_error(env, e.code(), camel_case_names(&e.to_string()))
 }
 
 fn config_error(env: &Env, e: tenure::ConfigError) -> napi::Error {
-    coded_error(env, e.code(), e.to_string())
+    coded_error(env, e.code(), camel_case_names(&e.to_string()))
 }
 
 /// The sans-IO election state machine (`tenure::Node`). Wrapped by `Node` in `/node/lib`.

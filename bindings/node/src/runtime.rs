@@ -17,9 +17,11 @@ use crate::config_from_js;
 use crate::conv::{boolean, is_nullish, object, only_keys, opt_string, prop, u64_arg, MAX_SAFE};
 
 /// Throws an `Error` with the runtime error's stable `code` and its family as `kind` (the JS
-/// layer picks the `TenureError` subclass from them).
+/// layer picks the `TenureError` subclass from them). Option names in the message are spelled
+/// as this API spells them (`electionTimeoutMin`).
 pub(crate) fn runtime_error(env: &Env, e: &RuntimeError) -> napi::Error {
-    let err = napi::JsError::from(napi::Error::new(e.code(), e.to_string())).into_unknown(*env);
+    let message = tenure_runtime::vocabulary::camel_case_names(&e.to_string());
+    let err = napi::JsError::from(napi::Error::new(e.code(), message)).into_unknown(*env);
     if let Ok(mut obj) = err.coerce_to_object() {
         let _ = obj.set("kind", e.kind());
     }
@@ -45,8 +47,36 @@ const OPTION_KEYS: &[&str] = &[
     "deferConfirm",
     "http",
     "readyWhen",
-    "maxLeaderFailures",
+    "failurePolicy",
 ];
+
+const POLICY_KEYS: &[&str] = &["maxFailures", "maxStepDowns", "backoff", "maxBackoff"];
+
+/// `{ maxFailures, maxStepDowns, backoff, maxBackoff }` (durations in ms; each optional, the
+/// runtime's defaults for the rest) -> the runtime's `FailurePolicy`, checked by the runtime.
+fn failure_policy(env: &Env, v: &Unknown) -> Result<FailurePolicy> {
+    let o = object(env, v, "options.failurePolicy")?;
+    only_keys(env, &o, "options.failurePolicy", POLICY_KEYS)?;
+    let mut policy = FailurePolicy::default();
+    let count = |name: &str, what: &str| -> Result<Option<u32>> {
+        match prop(&o, name)? {
+            Some(v) if !is_nullish(&v)? => Ok(Some(u32::try_from(u64_arg(env, &v, what)?).unwrap_or(u32::MAX))),
+            _ => Ok(None),
+        }
+    };
+    if let Some(n) = count("maxFailures", "options.failurePolicy.maxFailures")? {
+        policy.max_failures = n;
+    }
+    policy.max_step_downs = count("maxStepDowns", "options.failurePolicy.maxStepDowns")?;
+    if let Some(d) = ms(env, prop(&o, "backoff")?, "options.failurePolicy.backoff")? {
+        policy.backoff = d;
+    }
+    if let Some(d) = ms(env, prop(&o, "maxBackoff")?, "options.failurePolicy.maxBackoff")? {
+        policy.max_backoff = d;
+    }
+    policy.validate().map_err(|e| runtime_error(env, &e))?;
+    Ok(policy)
+}
 
 /// A runtime configuration, validated when built (ids, peers, bind address, the core's
 /// configuration, option ranges) so that bad input fails at the `Elector`'s construction.
@@ -59,9 +89,9 @@ pub struct NativeRuntimeConfig {
 #[napi]
 impl NativeRuntimeConfig {
     /// `new NativeRuntimeConfig(nodeConfig, { bind, stateFile, keyFile, confirmTimeout,
-    /// handoverTimeout, resolveInterval, log, deferConfirm, http, readyWhen, maxLeaderFailures })`.
-    /// `maxLeaderFailures`: the runtime's failure policy with a step-down at the first failure of
-    /// a leadership and a stop after that many failed leaderships in a row.
+    /// handoverTimeout, resolveInterval, log, deferConfirm, http, readyWhen, failurePolicy })`.
+    /// `failurePolicy`: the runtime's `FailurePolicy` (`{ maxFailures, maxStepDowns, backoff,
+    /// maxBackoff }`, durations in ms).
     #[napi(constructor, catch_unwind)]
     pub fn new(env: Env, node: Unknown, options: Unknown) -> Result<Self> {
         let node = config_from_js(&env, &node)?;
@@ -85,17 +115,15 @@ impl NativeRuntimeConfig {
             if let Some(v) = prop(&o, "log")? {
                 config.log = boolean(&env, &v, "options.log")?;
             }
-            if let Some(v) = prop(&o, "maxLeaderFailures")? {
+            if let Some(v) = prop(&o, "failurePolicy")? {
                 if !is_nullish(&v)? {
-                    let n = u64_arg(&env, &v, "options.maxLeaderFailures")?;
-                    config.failure_policy = FailurePolicy::new(1, u32::try_from(n).unwrap_or(u32::MAX));
+                    config.failure_policy = failure_policy(&env, &v)?;
                 }
             }
             if let Some(v) = prop(&o, "deferConfirm")? {
                 defer_confirm = boolean(&env, &v, "options.deferConfirm")?;
             }
         }
-        config.node.confirm_leader = config.node.confirm_leader || defer_confirm;
         config.validate().map_err(|e| runtime_error(&env, &e))?;
         Ok(NativeRuntimeConfig { config, defer_confirm })
     }
@@ -137,7 +165,7 @@ impl Handler for JsHandler {
         if !self.defer_confirm {
             return Confirm::Grant;
         }
-        self.send(RuntimeEventJs::new("confirm_leader", Some(term)));
+        self.send(RuntimeEventJs::new(tenure_runtime::CONFIRM_LEADER, Some(term)));
         Confirm::Defer
     }
 }
@@ -185,29 +213,30 @@ impl RuntimeEventJs {
         }
     }
     fn from_event(e: RuntimeEvent) -> Option<Self> {
+        // The kind is the runtime's word for the event (`RuntimeEvent::kind`), as everywhere.
+        let kind = e.kind();
         Some(match e {
-            RuntimeEvent::Started { id, bound_addr, term } => RuntimeEventJs {
-                id: Some(id),
-                bound_addr: Some(bound_addr.to_string()),
-                ..Self::new("started", Some(term))
-            },
-            RuntimeEvent::Leader { term } => Self::new("leader", Some(term)),
-            RuntimeEvent::Follower { term, leader } => RuntimeEventJs { leader, ..Self::new("follower", Some(term)) },
-            RuntimeEvent::PeerJoined { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new("peer_joined", None) },
-            RuntimeEvent::PeerLeft { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new("peer_left", None) },
+            RuntimeEvent::Started { id, bound_addr, term } => {
+                RuntimeEventJs { id: Some(id), bound_addr: Some(bound_addr.to_string()), ..Self::new(kind, Some(term)) }
+            }
+            RuntimeEvent::Leader { term } => Self::new(kind, Some(term)),
+            RuntimeEvent::Follower { term, leader } => RuntimeEventJs { leader, ..Self::new(kind, Some(term)) },
+            RuntimeEvent::PeerJoined { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
+            RuntimeEvent::PeerLeft { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
             RuntimeEvent::Message { from, payload } => {
-                RuntimeEventJs { from: Some(from), payload: Some(payload.into()), ..Self::new("message", None) }
+                RuntimeEventJs { from: Some(from), payload: Some(payload.into()), ..Self::new(kind, None) }
             }
             RuntimeEvent::Warning { code, message } => {
-                RuntimeEventJs { code: Some(code), message: Some(message), ..Self::new("warning", None) }
+                let message = tenure_runtime::vocabulary::camel_case_names(&message);
+                RuntimeEventJs { code: Some(code), message: Some(message), ..Self::new(kind, None) }
             }
             RuntimeEvent::Fatal { error } => RuntimeEventJs {
                 code: Some(error.code().into()),
                 kind_of_error: Some(error.kind().into()),
-                message: Some(error.to_string()),
-                ..Self::new("fatal", None)
+                message: Some(tenure_runtime::vocabulary::camel_case_names(&error.to_string())),
+                ..Self::new(kind, None)
             },
-            RuntimeEvent::Stopped { term } => Self::new("stopped", Some(term)),
+            RuntimeEvent::Stopped { term } => Self::new(kind, Some(term)),
             _ => return None,
         })
     }
@@ -326,8 +355,12 @@ impl NativeRuntime {
     /// Milliseconds the lease has left (0 when expired), or `null` when not leading.
     #[napi(getter, catch_unwind)]
     pub fn lease_remaining(&self) -> Option<f64> {
-        let deadline = self.handle.lease_deadline_ms()?;
-        Some(num(deadline.saturating_sub(self.handle.now_ms())))
+        self.handle.lease_remaining_ms().map(num)
+    }
+    /// Whether this node leads `term` with a lease that holds now (the runtime's decision).
+    #[napi(catch_unwind, ts_args_type = "term: number")]
+    pub fn lease_valid(&self, env: Env, term: Unknown) -> Result<bool> {
+        Ok(self.handle.lease_valid(u64_arg(&env, &term, "term")?))
     }
 }
 

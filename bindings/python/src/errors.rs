@@ -15,22 +15,21 @@ where
     }
 }
 
+/// The exception `tenure.errors.from_code` picks for a stable code (the generated table decides
+/// the class; nothing here repeats it).
+fn coded(py: Python<'_>, message: String, code: &str) -> PyErr {
+    match errors_module(py).and_then(|m| m.getattr("from_code")).and_then(|f| f.call1((message, code))) {
+        Ok(value) => PyErr::from_value(value),
+        Err(e) => e,
+    }
+}
+
 pub(crate) fn node_error(py: Python<'_>, e: Error) -> PyErr {
-    let class = match e {
-        Error::InvalidPeer { .. } => "InvalidPeerError",
-        Error::SelfPeer => "SelfPeerError",
-        Error::UnknownPeer { .. } => "UnknownPeerError",
-        Error::NotLeader => "NotLeaderError",
-        Error::PayloadTooLarge { .. } => "PayloadTooLargeError",
-        Error::NoPendingConfirm { .. } => "NoPendingConfirmError",
-        Error::NotLeaderInTerm { .. } => "NotLeaderInTermError",
-        Error::ViewFull { .. } => "ViewFullError",
-    };
-    raise(py, class, (e.to_string(), e.code()))
+    coded(py, e.to_string(), e.code())
 }
 
 pub(crate) fn config_error(py: Python<'_>, e: ConfigError) -> PyErr {
-    raise(py, "ConfigError", (e.to_string(), e.code()))
+    coded(py, e.to_string(), e.code())
 }
 
 pub(crate) fn drop_reason<'py>(py: Python<'py>, r: DropReason) -> PyResult<Bound<'py, PyAny>> {

@@ -117,17 +117,18 @@ fn os_seed(py: Python<'_>) -> PyResult<u64> {
     tenure::os_seed().map_err(|e| raise(py, "RandomSourceError", (e.to_string(), "no_randomness")))
 }
 
-/// The state-file line for `(term, voted_for)`.
+/// The state file's text for `(term, voted_for)` (the runtime's one format).
 #[pyfunction]
 #[pyo3(signature = (term, voted_for=None))]
 fn encode_state(term: u64, voted_for: Option<String>) -> String {
-    DurableState { term, voted_for }.encode()
+    tenure_runtime::state::encode(&DurableState { term, voted_for })
 }
 
-/// Parses a state-file line into a `DurableState`, or None when it is not one.
+/// Parses a state file's text (the runtime's format, or the old one-line one) into a
+/// `DurableState`, or None when it is neither.
 #[pyfunction]
 fn decode_state<'py>(py: Python<'py>, text: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-    DurableState::decode(text).map(|s| durable_state(py, s)).transpose()
+    tenure_runtime::state::decode(text).ok().map(|s| durable_state(py, s)).transpose()
 }
 
 /// The tenure core compiled into this extension.
@@ -144,8 +145,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<runtime::PyRuntime>()?;
     m.add_function(wrap_pyfunction!(runtime::spawn_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::run_cli, m)?)?;
-    m.add_function(wrap_pyfunction!(runtime::check_addresses, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::validate_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::check_failure_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::failure_policy_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::failure_delay, m)?)?;
     m.add("VERSION", tenure::VERSION)?;
     m.add("MAX_MESSAGE_SIZE", tenure::MAX_MESSAGE_SIZE)?;

@@ -37,18 +37,18 @@ struct PyHandler {
 }
 
 fn event_tuple<'py>(py: Python<'py>, event: RuntimeEvent) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    // The first item is the runtime's word for the event (`RuntimeEvent::kind`), as everywhere.
+    let kind = event.kind();
     let t = match event {
-        RuntimeEvent::Started { id, bound_addr, term } => {
-            ("started", id, bound_addr.to_string(), term).into_pyobject(py)?
-        }
-        RuntimeEvent::Leader { term } => ("leader", term).into_pyobject(py)?,
-        RuntimeEvent::Follower { term, leader } => ("follower", term, leader).into_pyobject(py)?,
-        RuntimeEvent::PeerJoined { peer } => ("peer_joined", peer).into_pyobject(py)?,
-        RuntimeEvent::PeerLeft { peer } => ("peer_left", peer).into_pyobject(py)?,
-        RuntimeEvent::Message { from, payload } => ("message", from, PyBytes::new(py, &payload)).into_pyobject(py)?,
-        RuntimeEvent::Warning { code, message } => ("warning", code, message).into_pyobject(py)?,
-        RuntimeEvent::Fatal { error } => ("fatal", runtime_error(py, &error).into_value(py)).into_pyobject(py)?,
-        RuntimeEvent::Stopped { term } => ("stopped", term).into_pyobject(py)?,
+        RuntimeEvent::Started { id, bound_addr, term } => (kind, id, bound_addr.to_string(), term).into_pyobject(py)?,
+        RuntimeEvent::Leader { term } => (kind, term).into_pyobject(py)?,
+        RuntimeEvent::Follower { term, leader } => (kind, term, leader).into_pyobject(py)?,
+        RuntimeEvent::PeerJoined { peer } => (kind, peer).into_pyobject(py)?,
+        RuntimeEvent::PeerLeft { peer } => (kind, peer).into_pyobject(py)?,
+        RuntimeEvent::Message { from, payload } => (kind, from, PyBytes::new(py, &payload)).into_pyobject(py)?,
+        RuntimeEvent::Warning { code, message } => (kind, code, message).into_pyobject(py)?,
+        RuntimeEvent::Fatal { error } => (kind, runtime_error(py, &error).into_value(py)).into_pyobject(py)?,
+        RuntimeEvent::Stopped { term } => (kind, term).into_pyobject(py)?,
         _ => return Ok(None),
     };
     Ok(Some(t))
@@ -69,7 +69,7 @@ impl Handler for PyHandler {
             return Confirm::Grant;
         }
         Python::attach(|py| {
-            if let Err(e) = self.callback.call1(py, ("confirm", term)) {
+            if let Err(e) = self.callback.call1(py, (tenure_runtime::CONFIRM_LEADER, term)) {
                 e.write_unraisable(py, Some(self.callback.bind(py)));
             }
         });
@@ -89,17 +89,25 @@ fn ms(seconds: Option<f64>, what: &str) -> PyResult<Option<Duration>> {
         .transpose()
 }
 
-/// `(max_failures, max_step_downs, backoff, max_backoff)` (seconds) -> the runtime's policy,
-/// checked by the runtime (a `ConfigError` naming the option).
-type PolicyArgs = (u32, u32, f64, f64);
+/// `(max_failures, max_step_downs, backoff, max_backoff)` (seconds; `None`: no limit) -> the
+/// runtime's policy, checked by the runtime (a `ConfigError` naming the option).
+type PolicyArgs = (u32, Option<u32>, f64, f64);
 
 fn failure_policy(py: Python<'_>, args: PolicyArgs) -> PyResult<FailurePolicy> {
     let (max_failures, max_step_downs, backoff, max_backoff) = args;
     let first = ms(Some(backoff), "backoff")?.unwrap_or_default();
     let max = ms(Some(max_backoff), "max_backoff")?.unwrap_or_default();
-    let policy = FailurePolicy::new(max_failures, max_step_downs).backoff(first, max);
+    let mut policy = FailurePolicy::new(max_failures).backoff(first, max);
+    policy.max_step_downs = max_step_downs;
     policy.validate().map_err(|e| runtime_error(py, &e))?;
     Ok(policy)
+}
+
+/// The runtime's default failure policy, as `PolicyArgs` (`tenure.FailurePolicy`'s defaults).
+#[pyfunction]
+pub(crate) fn failure_policy_defaults() -> PolicyArgs {
+    let d = FailurePolicy::default();
+    (d.max_failures, d.max_step_downs, d.backoff.as_secs_f64(), d.max_backoff.as_secs_f64())
 }
 
 /// Checks a failure policy as the runtime will (`tenure.FailurePolicy` calls it when built).
@@ -220,6 +228,15 @@ impl PyRuntime {
     fn lease_deadline(&self) -> Option<u64> {
         self.handle.lease_deadline_ms()
     }
+    /// Milliseconds the lease has left (0 once expired), or None when not leading.
+    #[getter]
+    fn lease_remaining_ms(&self) -> Option<u64> {
+        self.handle.lease_remaining_ms()
+    }
+    /// Whether this node leads `term` with a lease that holds now.
+    fn lease_valid(&self, term: u64) -> bool {
+        self.handle.lease_valid(term)
+    }
     /// The runtime clock: monotonic milliseconds since the runtime started.
     fn now_ms(&self) -> u64 {
         self.handle.now_ms()
@@ -303,33 +320,27 @@ pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>, reexec: Option<Vec<Stri
     py.detach(|| tenure_runtime::cli::main_with(argv, native, reexec))
 }
 
-/// Checks an id, its peers and a bind address as the runtime will (typed errors naming the bad
-/// value), so that `tenure.Elector` refuses them at construction.
+/// Checks what `spawn_runtime` would be given, as the runtime checks it at start
+/// (`RuntimeConfig::validate`: id, peers, bind, key file, options, the core's configuration), so
+/// that the constructors raise where the bad value is given.
 #[pyfunction]
-#[pyo3(signature = (id, peers, bind=None, http=None, ready_when=None))]
-pub(crate) fn check_addresses(
+#[pyo3(signature = (config, *, bind=None, state_file=None, key_file=None, http=None, ready_when=None))]
+pub(crate) fn validate_runtime(
     py: Python<'_>,
-    id: &str,
-    peers: Vec<String>,
-    bind: Option<&str>,
-    http: Option<&str>,
-    ready_when: Option<&str>,
+    config: &Bound<'_, PyAny>,
+    bind: Option<String>,
+    state_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    http: Option<String>,
+    ready_when: Option<String>,
 ) -> PyResult<()> {
-    let check = || -> Result<(), RuntimeError> {
-        let addr = tenure_runtime::parse_id(id)?;
-        for p in &peers {
-            tenure_runtime::parse_peer(p)?;
-        }
-        if let Some(b) = bind {
-            tenure_runtime::parse_bind(b, addr.port)?;
-        }
-        if let Some(h) = http {
-            tenure_runtime::parse_http(h)?;
-        }
-        if let Some(w) = ready_when {
-            w.parse::<tenure_runtime::ReadyWhen>()?;
-        }
-        Ok(())
-    };
-    check().map_err(|e| runtime_error(py, &e))
+    let mut rc = RuntimeConfig::new(config_from(config)?);
+    rc.bind = bind;
+    rc.state_file = state_file;
+    rc.key_file = key_file;
+    rc.http = http;
+    if let Some(w) = ready_when {
+        rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
+    }
+    rc.validate().map(|_| ()).map_err(|e| runtime_error(py, &e))
 }

@@ -143,6 +143,7 @@ impl Node {
                     && self.leader.as_deref() == Some(from)
                     && self.role == Role::Follower
                     && self.clustered()
+                    && self.times.get(CAMPAIGN_HOLD).is_none_or(|hold| hold <= now)
                 {
                     self.start_election(now, true);
                 }

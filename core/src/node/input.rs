@@ -38,8 +38,10 @@ impl Node {
     pub(super) fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         // A steady follower's every input: its leader's next heartbeat, the same bytes as the last
         // one up to its `sent_at`. Everything that follows the checks below runs as for any other.
-        // Native builds only: the WebAssembly builds keep their bytes (issue 18's size goal) and
-        // decode every datagram in full.
+        // Native builds only: in the WebAssembly builds the ~1 KB it costs would take the
+        // component past its 60 KB goal, so they decode every datagram in full. Both paths run
+        // the one decoder (`wire::decode_raw`'s header check and `body::read`), and the core's
+        // tests run on wasm32-wasip1 too (`make test-wasm-core`).
         #[cfg(not(target_family = "wasm"))]
         if let Some(hb) = self.recognise_heartbeat(from, bytes) {
             self.last_sender = u16::try_from(hb.known).unwrap_or(self.last_sender);
@@ -187,6 +189,12 @@ impl Node {
             self.times.set(ELECTION_DEADLINE, Some(self.promise_until()));
             return;
         }
+        if let Some(hold) = self.times.get(CAMPAIGN_HOLD).filter(|h| *h > now) {
+            // The host asked this node to let the others lead first (its leader work keeps
+            // failing): it still votes, and campaigns only if nobody else has led by then.
+            self.times.set(ELECTION_DEADLINE, Some(hold));
+            return;
+        }
         if self.pre_vote {
             self.start_pre_vote(now);
         } else {
@@ -243,7 +251,12 @@ impl Node {
                     p.set_flag(SEND_FAILING, true);
                 }
             }
-            PeerDownReason::Refused => self.leader_refused(now, peer),
+            PeerDownReason::Refused => {
+                if let Some(p) = self.peers.get_mut(peer) {
+                    p.set_flag(REFUSED, true);
+                }
+                self.leader_refused(now, peer)
+            }
         }
         Ok(())
     }
@@ -312,6 +325,20 @@ impl Node {
         Ok(())
     }
 
+    /// Asks this node to campaign last until `until` (runtime clock): it starts no campaign of its
+    /// own before then, not even when a leader hands leadership to it (that leader's peers then
+    /// elect one of themselves after their election timeout), but votes and follows as usual. A host
+    /// whose leader-only work keeps failing calls it after stepping down, so that any other member
+    /// that can lead does so first, and this node leads again only when nobody else has by then.
+    /// A later call replaces the instant (one at or before `now` ends the hold; an election
+    /// deadline it already moved stays).
+    pub fn hold_campaigns(&mut self, now: u64, until: u64) {
+        self.times.set(CAMPAIGN_HOLD, (until > now).then_some(until));
+        if until > now && self.role == Role::Follower && self.times.get(ELECTION_DEADLINE).is_some_and(|t| t < until) {
+            self.times.set(ELECTION_DEADLINE, Some(until));
+        }
+    }
+
     /// Hands leadership to `peer`: it campaigns at once, and this node stops leading now. If no
     /// new leader appears, this node campaigns again after one election timeout.
     pub fn transfer_leadership(&mut self, now: u64, peer: &str) -> Result<(), Error> {
@@ -346,5 +373,6 @@ impl Node {
     }
 }
 
-#[cfg(test)]
+// The recognised path exists in native builds only; its tests with it.
+#[cfg(all(test, not(target_family = "wasm")))]
 mod tests;

@@ -210,6 +210,9 @@ const SEND_FAILING: u8 = 4;
 /// report that it was terminated (or `leave`) releases `acked_until`, since the host vouches that
 /// no lease of it still runs.
 const ACKED: u8 = 8;
+/// Reported `refused` by the host (its port refused a datagram, or its runtime said it is
+/// stopping) and not heard from since: leadership is never handed to it.
+const REFUSED: u8 = 16;
 
 /// What this node knows of one peer. The optional instants are packed (five `u64`s and one byte
 /// of presence bits, not five 16-byte `Option<u64>`s): a view of N peers holds N of these.
@@ -265,7 +268,7 @@ impl Peer {
     }
     /// A valid message from it arrived: it has answered, is no ghost and no failing send.
     fn heard(&mut self, now: u64, incarnation: u64) {
-        self.flags = (self.flags | ANSWERED) & !SEND_FAILING;
+        self.flags = (self.flags | ANSWERED) & !(SEND_FAILING | REFUSED);
         self.set_last_heard(Some(now));
         self.set_ghost_until(None);
         self.set_incarnation(Some(incarnation));
@@ -350,12 +353,12 @@ impl AppWindows {
     }
 }
 
-/// Optional instants of a node, packed as seven `u64`s and a byte of presence bits instead of
-/// seven 16-byte `Option<u64>`s (indices: the constants below).
+/// Optional instants of a node, packed as eight `u64`s and a byte of presence bits instead of
+/// eight 16-byte `Option<u64>`s (indices: the constants below).
 #[derive(Debug, Clone, Copy, Default)]
 struct Times {
     present: u8,
-    values: [u64; 7],
+    values: [u64; 8],
 }
 
 /// Last time a leader of the current term was heard (leader stickiness).
@@ -372,6 +375,8 @@ const LAST_DENIED_AT: usize = 4;
 const HEARTBEAT_IN_LAST: usize = 5;
 /// When this node last sent heartbeats as leader.
 const HEARTBEAT_OUT_LAST: usize = 6;
+/// No campaign of this node's own before this instant (see [`Node::hold_campaigns`]).
+const CAMPAIGN_HOLD: usize = 7;
 
 impl Times {
     fn get(&self, i: usize) -> Option<u64> {

@@ -104,13 +104,24 @@ impl Node {
         wire::decode_raw(bytes, self.mac.as_deref())?.into_owned()
     }
 
-    /// The peer a graceful stop should hand leadership to: of the peers that have answered and
-    /// are not reported unreachable, the one heard from most recently (ties: the smaller id).
-    /// Every runtime uses this, so they all choose alike.
+    /// The peer a graceful stop should hand leadership to: of the peers that have answered, are
+    /// not reported unreachable or refused (a stopped process, or one that said it stops) and,
+    /// while leading, acknowledged one of the last two heartbeat rounds, the one heard from most
+    /// recently (ties: the smaller id). Every runtime uses this, so they all choose alike.
     pub fn transfer_target(&self) -> Option<&str> {
+        // A leader's heartbeats are acknowledged every round: a peer whose newest acknowledged
+        // heartbeat is older than two rounds has stopped answering (a rolling stop's previous
+        // victim, a paused process).
+        let since = match self.is_leader() {
+            true => {
+                self.times.get(HEARTBEAT_OUT_LAST).map(|out| out.saturating_sub(2 * self.timing.heartbeat_interval))
+            }
+            false => None,
+        };
         self.peers
             .iter()
-            .filter(|(_, p)| p.has(ANSWERED) && p.ghost_until().is_none())
+            .filter(|(_, p)| p.has(ANSWERED) && !p.has(REFUSED) && p.ghost_until().is_none())
+            .filter(|(_, p)| since.is_none_or(|s| p.ack_echo() >= Some(s)))
             .filter_map(|(id, p)| p.last_heard().map(|t| (t, id)))
             .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
             .map(|(_, id)| id)
@@ -232,9 +243,22 @@ impl Node {
         // The peers iterate sorted by id, the reasons by name (`BY_NAME`): both lists come out
         // in key order without sorting.
         let mut unreachable = Vec::new();
+        #[allow(unused_mut)]
+        let (mut peer_heard_at, mut peer_acked_at) = (Vec::new(), Vec::new());
         for (k, p) in self.peers.iter() {
             if let Some(t) = p.ghost_until() {
                 unreachable.push((String::from(k), t));
+            }
+            // Native builds only: the WebAssembly builds leave both empty (the component's size
+            // budget; a runtime tracks when it heard each peer itself).
+            #[cfg(not(target_family = "wasm"))]
+            {
+                if let Some(t) = p.last_heard() {
+                    peer_heard_at.push((String::from(k), t));
+                }
+                if let Some(t) = p.ack_echo().filter(|_| self.is_leader()) {
+                    peer_acked_at.push((String::from(k), t));
+                }
             }
         }
         let mut dropped_by_reason = Vec::with_capacity(BY_NAME.len());
@@ -272,6 +296,8 @@ impl Node {
             confirm_denied: self.confirm_denied,
             last_denied_at: self.times.get(LAST_DENIED_AT),
             lease_deadline: self.lease_deadline(),
+            peer_heard_at,
+            peer_acked_at,
         }
     }
 }

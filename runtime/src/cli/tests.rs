@@ -28,7 +28,20 @@ fn parses_the_shared_command_line() {
     assert_eq!(parse_args(["--help"]), Ok(Command::Help));
     assert_eq!(parse_args(["--version"]), Ok(Command::Version));
     assert_eq!(parse_args(["run", "--id", "a:1", "--version"]), Ok(Command::Version));
-    assert!(parse_args(["run", "--id", "a:1", "--cluster", "c"]).unwrap_err().contains("--peer"));
+    // No peer: refused by the runtime's own check (as in every binding), unless one node is a
+    // cluster or peers may come to it.
+    let Ok(Command::Run(alone)) = parse_args(["run", "--id", "a:1", "--cluster", "c"]) else { panic!() };
+    let e = alone.runtime_config().validate().unwrap_err();
+    assert_eq!((e.code(), e.kind()), ("invalid_option", "config"));
+    assert!(e.to_string().contains("no peer was given"), "{e}");
+    let Ok(Command::Run(alone)) = parse_args(["run", "--id", "a:1", "--cluster", "c", "--min-cluster-size", "1"])
+    else {
+        panic!()
+    };
+    assert!(alone.runtime_config().validate().is_ok());
+    // An argument that was not UTF-8 (decoded lossily by every host) is a usage error.
+    let e = parse_args(["run", "--cluster", "bad\u{FFFD}"]).unwrap_err();
+    assert!(e.contains("argument 3") && e.contains("not valid UTF-8"), "{e}");
     assert!(parse_args(["run", "--ghost-ttl", "x"]).unwrap_err().contains("--ghost-ttl"));
     assert!(parse_args(["run", "--bogus", "1"]).unwrap_err().contains("--bogus"));
     assert!(parse_args(["run", "--id", "a:1", "--id", "b:1"]).unwrap_err().contains("more than once"));
@@ -161,4 +174,9 @@ fn control_lines() {
     assert_eq!(parse_control(""), Ok(None));
     assert!(parse_control("transfer a b").is_err());
     assert!(parse_control("reboot now").is_err());
+    // The control lines python/README.md lists.
+    assert_eq!(parse_control("join 127.0.0.1:7004"), Ok(Some(Control::Join("127.0.0.1:7004".into()))));
+    assert_eq!(parse_control("leave 127.0.0.1:7004"), Ok(Some(Control::Leave("127.0.0.1:7004".into()))));
+    assert!(parse_control("join").is_err());
+    assert!(parse_control("leave a b").is_err());
 }

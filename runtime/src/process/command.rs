@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::supervisor::SUBCOMMAND;
 use crate::clock::{instant_to_ns, ns_to_instant};
-use crate::{Handle, Handler, RuntimeEvent};
+use crate::{Handle, Handler, LeaderWorkVerdict, RuntimeEvent};
 
 /// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
 pub const DEFAULT_KILL_GRACE: u64 = 1000;
@@ -20,11 +20,6 @@ pub const DEFAULT_KILL_GRACE: u64 = 1000;
 /// How often a handover re-checks whether the command is gone while it waits for the
 /// supervisor's report (a bound on a missed notification, not a poll of the runtime).
 const TICK: Duration = Duration::from_millis(5);
-
-/// After the f-th failure in a row the command starts again no sooner than
-/// `election_timeout_max` × 2^(f−1) later (the node's, as validated when the runtime started);
-/// f counts up to this (at most 64 × `election_timeout_max`).
-const MAX_FAILURES: u32 = 7;
 
 /// The leader-only command: what to run and how to re-invoke this command line as its
 /// supervisor.
@@ -93,8 +88,7 @@ struct State {
     done_term: Option<u64>,
     /// A voluntary handover is under way: start nothing.
     hold: bool,
-    /// Consecutive failed runs, and when the command may start again after the last one.
-    failures: u32,
+    /// When the command may start again after a failure (the failure policy's retry delay).
     not_before: Option<Instant>,
     shutdown: bool,
 }
@@ -130,7 +124,6 @@ impl Runner {
             active: None,
             done_term: None,
             hold: false,
-            failures: 0,
             not_before: None,
             shutdown: false,
         };
@@ -351,14 +344,17 @@ impl Runner {
     /// Reads the supervisor's reports.
     fn reports(&self, reader: UnixStream) {
         for line in BufReader::new(reader).lines().map_while(Result::ok) {
-            let words: Vec<&str> = line.splitn(6, ' ').collect();
+            let words: Vec<&str> = line.splitn(7, ' ').collect();
             match words.as_slice() {
-                ["started", pid, term] => {
-                    let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
+                ["started", pgid, pid, term] => {
+                    let (Ok(pgid), Ok(pid), Ok(term)) = (pgid.parse::<u32>(), pid.parse::<u32>(), term.parse::<u64>())
+                    else {
+                        continue;
+                    };
                     if let Some(a) = self.lock().active.as_mut().filter(|a| a.term == term) {
-                        a.pid = Some(pid);
+                        a.pid = Some(pgid);
                     }
-                    self.line("command_started", &format!(",\"term\":{term},\"pid\":{pid}"));
+                    self.line("command_started", &format!(",\"term\":{term},\"pid\":{pid},\"pgid\":{pgid}"));
                 }
                 ["expired", term] => {
                     let mut st = self.lock();
@@ -371,15 +367,17 @@ impl Runner {
                     self.line(
                         "command_exited",
                         &format!(
-                            ",\"term\":{term},\"pid\":null,\"cause\":\"spawn_failed\",\"code\":null,\"signal\":null"
+                            ",\"term\":{term},\"pid\":null,\"pgid\":null,\"cause\":\"spawn_failed\",\"code\":null,\"signal\":null"
                         ),
                     );
-                    self.warn("command_failed", &rest.join(" "));
                     self.lock().active = None;
-                    self.failed(term);
+                    self.failed(term, &rest.join(" "));
                 }
-                ["exited", pid, term, cause, status, deadline] => {
-                    let (Ok(pid), Ok(term)) = (pid.parse::<u32>(), term.parse::<u64>()) else { continue };
+                ["exited", pgid, pid, term, cause, status, deadline] => {
+                    let (Ok(pgid), Ok(pid), Ok(term)) = (pgid.parse::<u32>(), pid.parse::<u32>(), term.parse::<u64>())
+                    else {
+                        continue;
+                    };
                     let (code, signal) = match status.split_once(':') {
                         Some(("code", n)) => (n.parse::<i32>().ok(), None),
                         Some(("signal", n)) => (None, n.parse::<i32>().ok()),
@@ -390,7 +388,7 @@ impl Runner {
                     self.line(
                         event,
                         &format!(
-                            ",\"term\":{term},\"pid\":{pid},\"cause\":{},\"code\":{},\"signal\":{},\"lease_deadline_ts_ms\":{}",
+                            ",\"term\":{term},\"pid\":{pid},\"pgid\":{pgid},\"cause\":{},\"code\":{},\"signal\":{},\"lease_deadline_ts_ms\":{}",
                             json_str(cause),
                             opt(code),
                             opt(signal),
@@ -400,21 +398,15 @@ impl Runner {
                     let mut st = self.lock();
                     st.active = None;
                     match *cause {
-                        "stopped" => st.failures = 0,
-                        "exited" if code == Some(0) => {
-                            st.failures = 0;
-                            st.done_term = Some(term);
-                        }
-                        "exited" | "deadline" => {
+                        "exited" if code == Some(0) => st.done_term = Some(term),
+                        "exited" => {
                             drop(st);
-                            self.warn(
-                                "command_failed",
-                                &format!(
-                                    "the command of term {term} ended ({status}, {cause}): handing leadership over"
-                                ),
-                            );
-                            self.failed(term);
+                            self.failed(term, &format!("the command of term {term} ended ({status})"));
                         }
+                        // "deadline": killed because the lease ran out (a paused or cut-off node):
+                        // leadership ended, the command did not fail. Nothing to hand over and no
+                        // backoff; it starts again if this node still leads with a renewed lease.
+                        // "stopped": ordered.
                         _ => {}
                     }
                 }
@@ -453,31 +445,47 @@ impl Runner {
             );
         }
         if let (Some(a), false) = (lost, shutdown) {
-            self.failed(a.term);
+            self.failed(a.term, &format!("the command of term {} lost its supervisor", a.term));
         }
     }
 
-    /// The command of `term` failed: hand leadership over through the core's
-    /// `leader_handler_failed`, and hold the next start back (doubling with each failure in a row;
-    /// a node that leads again before then leads without the command, so terms do not churn).
-    fn failed(&self, term: u64) {
+    /// The command of `term` failed (`why`). The runtime's failure policy decides, as for every
+    /// host's leader work (`FailurePolicy`): start it again in this leadership after a delay, or
+    /// hand leadership over and campaign last (the runtime does both), or, at a limit the user
+    /// set, stop (the command line then exits 1). A failure reported after this node stopped
+    /// leading `term` (leadership was lost while the command ran) is not one of leader work:
+    /// nothing to hand over, no backoff.
+    fn failed(&self, term: u64, why: &str) {
+        let Some(h) = self.inner.handle.get() else { return };
+        let verdict = h.command_failed(term);
         let mut st = self.lock();
-        st.done_term = Some(term);
-        st.failures = st.failures.saturating_add(1).min(MAX_FAILURES);
-        let base = self.inner.handle.get().map_or(0, |h| h.shared.valid.election_timeout_max);
-        let wait = base.saturating_mul(1 << (st.failures - 1));
-        st.not_before = Some(Instant::now() + Duration::from_millis(wait));
-        let failures = st.failures;
-        drop(st);
-        self.warn(
-            "command_backoff",
-            &format!("the command failed {failures} time(s) in a row: it starts again on this node no sooner than {wait} ms from now"),
-        );
-        if let Some(h) = self.inner.handle.get() {
-            if h.is_leader() && h.term() == term {
-                let _ = h.command_failed(term);
+        match verdict {
+            Ok(LeaderWorkVerdict::Retry { after }) => {
+                st.not_before = Some(Instant::now() + after);
+                drop(st);
+                let ms = after.as_millis();
+                self.warn("command_backoff", &format!("{why}: starting it again in {ms} ms (the failure policy)"));
+            }
+            Ok(LeaderWorkVerdict::Stopping) => {
+                st.done_term = Some(term);
+                drop(st);
+                self.warn(
+                    "command_failed",
+                    &format!("{why}: the failure policy's limit is reached: handing leadership over and stopping"),
+                );
+            }
+            Ok(_) => {
+                st.done_term = Some(term);
+                drop(st);
+                self.warn("command_failed", &format!("{why}: handing leadership over (the failure policy)"));
+            }
+            Err(_) => {
+                st.done_term = Some(term);
+                drop(st);
+                log::info!(target: "tenure", "{}: {why}, after leadership of term {term} ended", self.inner.id);
             }
         }
+        self.wake();
     }
 
     fn wake(&self) {

@@ -19,9 +19,10 @@
 //! deadline. When the socket reaches end of file (the runtime died, even by SIGKILL), the group is
 //! stopped as by `stop` and the supervisor exits once it is gone.
 //!
-//! Reports: `started PID TERM`, `failed TERM MESSAGE` (the command could not be spawned),
+//! Reports: `started PGID PID TERM` (the command's process group, led by its guard, and the
+//! command's own pid), `failed TERM MESSAGE` (the command could not be spawned),
 //! `expired TERM` (the deadline had passed before the start order was read), and
-//! `exited PID TERM CAUSE STATUS DEADLINE` with CAUSE `stopped` (ordered), `deadline` (the lease
+//! `exited PGID PID TERM CAUSE STATUS DEADLINE` with CAUSE `stopped` (ordered), `deadline` (the lease
 //! ran out), `runtime_gone` (end of file) or `exited` (by itself), STATUS `code:N` or `signal:N`,
 //! and DEADLINE the last lease deadline it was held to, in wall-clock milliseconds.
 
@@ -66,7 +67,10 @@ impl Cause {
 }
 
 struct Running {
+    /// The guard's pid, which is the command's process group (on Linux; elsewhere the command's).
     pid: u32,
+    /// The command's own pid (what `$$` is in a shell command).
+    command: u32,
     term: u64,
     deadline: Instant,
     cause: Option<Cause>,
@@ -110,6 +114,20 @@ fn guard_spawn(cmd: &mut std::process::Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn guard_spawn(_cmd: &mut std::process::Command) {}
+
+/// The command's pid under the guard `guard`: the guard's only child. The spawn returned after the
+/// command's exec, which the guard forked before, so the child is there (unless it already ended:
+/// then the guard's pid stands for it).
+fn command_pid(guard: u32) -> u32 {
+    #[cfg(target_os = "linux")]
+    if let Some(pid) = std::fs::read_to_string(format!("/proc/{guard}/task/{guard}/children"))
+        .ok()
+        .and_then(|c| c.split_whitespace().next().and_then(|p| p.parse().ok()))
+    {
+        return pid;
+    }
+    guard
+}
 
 /// Makes this process the subreaper of the command's tree, so that what escapes the guard's reach
 /// (a guard killed alone, while the command had daemonised) is handed here and ended by
@@ -292,8 +310,10 @@ impl Supervisor {
                         let _ = tx.send(Msg::Exited(pid, status));
                     }
                 });
-                self.running = Some(Running { pid, term, deadline, cause: None, kill_at: None, killed: false });
-                self.report(&format!("started {pid} {term}"));
+                let command = command_pid(pid);
+                self.running =
+                    Some(Running { pid, command, term, deadline, cause: None, kill_at: None, killed: false });
+                self.report(&format!("started {pid} {command} {term}"));
             }
             Err(e) => {
                 let message = format!("cannot start {:?}: {e}", self.argv[0]);
@@ -328,6 +348,6 @@ impl Supervisor {
             Some(ahead) => wall.saturating_add(u64::try_from(ahead.as_millis()).unwrap_or(u64::MAX)),
             None => wall.saturating_sub(u64::try_from(now.duration_since(r.deadline).as_millis()).unwrap_or(u64::MAX)),
         };
-        self.report(&format!("exited {pid} {} {cause} {} {deadline_wall}", r.term, status_text(status)));
+        self.report(&format!("exited {pid} {} {} {cause} {} {deadline_wall}", r.command, r.term, status_text(status)));
     }
 }

@@ -120,19 +120,19 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     pub(super) fn event(&mut self, e: Event) {
         match e {
             Event::BecameLeader { term } => {
-                if self.log {
-                    log::info!(target: "tenure", "{}: leader of term {term}", self.id);
-                }
-                self.failures.became_leader(term);
+                // Delivered once the lease holds (at once when it already does).
+                self.leader_pending = Some(term);
                 // The handler sees the handle's snapshot agree with the event.
                 self.publish();
-                self.emit(RuntimeEvent::Leader { term });
+                let now = self.now();
+                self.deliver_leadership(now);
             }
             Event::BecameFollower { term, leader } => {
                 if self.log {
                     log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
                 }
                 self.failures.leadership_ended();
+                self.leader_pending = None;
                 self.publish();
                 self.emit(RuntimeEvent::Follower { term, leader });
             }
@@ -185,10 +185,19 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
     }
 
-    pub(super) fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, now: u64) {
+    /// Counts and explains a dropped datagram (`len` bytes of `self.buf`).
+    pub(super) fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, len: usize, now: u64) {
         self.shared.counters.dropped(reason);
         let code = format!("dropped_{}", reason.as_str());
         let id = self.id.clone();
-        self.warn(now, &code, "", || explain_drop(reason, from, source, &id));
+        // The id the sender claimed: the core authenticated the datagram before it compared the
+        // sender, so it decodes with this node's key. (Cold: a misconfigured sender only.)
+        let claimed = match reason {
+            DropReason::SenderMismatch => {
+                tenure::wire::decode(self.buf.get(..len).unwrap_or_default(), self.key.as_deref()).ok().map(|e| e.from)
+            }
+            _ => None,
+        };
+        self.warn(now, &code, "", || explain_drop(reason, from, source, &id, claimed.as_deref()));
     }
 }

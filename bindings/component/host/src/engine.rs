@@ -257,5 +257,7 @@ fn empty_inspect() -> tenure::Inspect {
         confirm_denied: 0,
         last_denied_at: None,
         lease_deadline: None,
+        peer_heard_at: Vec::new(),
+        peer_acked_at: Vec::new(),
     }
 }

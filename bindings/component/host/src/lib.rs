@@ -467,6 +467,10 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         confirm_denied: i.confirm_denied,
         last_denied_at: i.last_denied_at,
         lease_deadline: i.lease_deadline,
+        // Not in the component's record (its size budget): the runtime tracks when it last
+        // heard each peer itself; acknowledgements are not shown for this engine.
+        peer_heard_at: Vec::new(),
+        peer_acked_at: Vec::new(),
     }
 }
 

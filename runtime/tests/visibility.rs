@@ -1,0 +1,125 @@
+//! Dead members are visible: per-peer ages and the quorum's slack in the metrics, a warning
+//! naming silent members on the leader, and "waiting for a quorum" on a node that cannot elect.
+
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use tenure_runtime::{native, spawn, Handle, RuntimeConfig, RuntimeEvent};
+
+fn ids(n: usize) -> Vec<String> {
+    let sockets: Vec<_> = (0..n).map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
+    sockets.iter().map(|s| format!("127.0.0.1:{}", s.local_addr().unwrap().port())).collect()
+}
+
+fn config(id: &str, all: &[String]) -> RuntimeConfig {
+    RuntimeConfig::new(tenure::Config::new(id, "visibility").bootstrap(all.iter().cloned())).log(false)
+}
+
+fn warning(rx: &Receiver<(String, RuntimeEvent)>, from: &str, code: &str, limit: Duration) -> String {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((id, RuntimeEvent::Warning { code: c, message })) if id == from && c == code => return message,
+            Ok(_) => {}
+            Err(_) => panic!("no {code} warning from {from}"),
+        }
+    }
+}
+
+fn get_metrics(h: &Handle) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(h.http_addr().unwrap()).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
+fn until(limit: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "condition not met in time");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_stopped_follower_is_named_and_counted_by_the_leader() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let handles: Vec<Handle> = all
+        .iter()
+        .map(|id| {
+            let (id2, tx) = (id.clone(), tx.clone());
+            spawn(config(id, &all).http("127.0.0.1:0"), native, move |e| {
+                let _ = tx.send((id2.clone(), e));
+            })
+            .unwrap()
+        })
+        .collect();
+    until(Duration::from_secs(10), || handles.iter().any(|h| h.is_leader() && h.lease_deadline().is_some()));
+    let leader = handles.iter().find(|h| h.is_leader()).unwrap();
+    until(Duration::from_secs(5), || leader.metrics().quorum_slack == Some(1));
+    let m = leader.metrics();
+    assert_eq!(m.peer_last_heard_ms.len(), 2);
+    assert!(m.peer_last_heard_ms.values().all(|a| a.is_some_and(|a| a < 1000)), "{m:?}");
+    assert_eq!(m.peer_last_ack_ms.len(), 2, "{m:?}");
+    assert!(m.silent_peers.is_empty());
+    // A follower cannot see the other follower: it makes no claim.
+    let follower = handles.iter().find(|h| !h.is_leader()).unwrap();
+    // (Assessed once per heartbeat interval: wait for one made after it learned of the leader.)
+    until(Duration::from_secs(2), || {
+        let m = follower.metrics();
+        m.quorum_slack.is_none() && m.peer_last_heard_ms.values().any(|a| a.is_some())
+    });
+    assert!(follower.metrics().silent_peers.is_empty());
+
+    let dead = follower.id().to_string();
+    follower.stop();
+    let message = warning(&rx, leader.id(), "silent_peers", Duration::from_secs(5));
+    assert!(message.contains(&dead) && message.contains("1 of 3 members silent"), "{message}");
+    assert!(message.contains("no other member can fail"), "{message}");
+    let m = leader.metrics();
+    assert_eq!(m.quorum_slack, Some(0));
+    assert_eq!(m.silent_peers, vec![dead.clone()]);
+    assert!(m.peer_last_heard_ms[&dead].is_some_and(|a| a >= 600), "{m:?}");
+    let live = m.peer_last_ack_ms.iter().filter(|(p, _)| **p != dead).map(|(_, a)| *a).next().unwrap();
+    assert!(live < 500 && m.peer_last_ack_ms.get(&dead).is_none_or(|a| *a >= 600), "{m:?}");
+    let json: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
+    assert_eq!(json["quorum_slack"], 0);
+    assert_eq!(json["silent_peers"][0], dead.as_str());
+    let text = get_metrics(leader);
+    for line in [
+        "tenure_quorum_slack 0",
+        "tenure_peers_silent 1",
+        &format!("tenure_peer_last_heard_seconds{{peer=\"{dead}\"}}"),
+    ] {
+        assert!(text.contains(line), "{line} not in {text}");
+    }
+    assert_eq!(text.matches("tenure_peer_last_ack_seconds{").count(), m.peer_last_ack_ms.len(), "{text}");
+    for h in &handles {
+        h.stop();
+    }
+}
+
+#[test]
+fn one_of_three_running_says_it_waits_for_a_quorum() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let id = all[0].clone();
+    let h = spawn(config(&id, &all), native, move |e| {
+        let _ = tx.send((id.clone(), e));
+    })
+    .unwrap();
+    let started = Instant::now();
+    let message = warning(&rx, &all[0], "waiting_for_quorum", Duration::from_secs(5));
+    // Two election timeouts (the silence window) after start, not 8 s.
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(message.starts_with("waiting for a quorum: 2 of 3 members silent ("), "{message}");
+    assert!(message.contains(&all[1]) && message.contains(&all[2]), "{message}");
+    let m = h.metrics();
+    assert_eq!(m.quorum_slack, Some(-1));
+    assert_eq!(m.silent_peers.len(), 2);
+    h.stop();
+}
