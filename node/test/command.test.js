@@ -52,26 +52,28 @@ for (const helper of [true, false]) {
     procs.forEach((p, i) => p.stderr?.on('data', (d) => { stderr[i] += d }))
     try {
       const started = /** @type {any} */ (await until((l) => l.event === 'command_started', 15000))
-      // `started.pid` is the guard the supervisor forked; the command, which names its record
-      // after its own pid (`$$`), is the guard's child.
+      // `started.pid` is the command's own (it names its record after `$$`); `started.pgid` its
+      // process group, led by the guard the supervisor forked, whose child the command is.
+      const guard = started.pgid
       const records = () => fs.readdirSync(dir)
       // `>` creates the file before `echo` writes it: wait for the whole line, not the file.
       const line = () => (records().length === 1 ? fs.readFileSync(path.join(dir, records()[0]), 'utf8') : '')
       for (let i = 0; i < 500 && !line().endsWith('\n'); i++) await sleep(10)
       assert.deepEqual(line().trim().split(' '), [String(started.term), started.id])
       const command = Number(records()[0])
-      assert.equal(parent(command), started.pid)
+      assert.equal(command, started.pid)
+      assert.equal(parent(command), guard)
       const leader = procs[ids.indexOf(started.id)]
       // The supervisor is the guard's parent, a child of the runtime's process.
-      assert.equal(fs.readFileSync(`/proc/${started.pid}/comm`, 'utf8').trim(), 'tenure-guard')
-      const supervisor = parent(started.pid)
+      assert.equal(fs.readFileSync(`/proc/${guard}/comm`, 'utf8').trim(), 'tenure-guard')
+      const supervisor = parent(guard)
       assert.equal(parent(supervisor), leader.pid)
       const exe = fs.readlinkSync(`/proc/${supervisor}/exe`)
       assert.equal(exe, fs.realpathSync(helper ? native.supervisorHelper : process.execPath), `supervised by ${exe}`)
       leader.kill('SIGKILL') // the runtime's pid alone
-      for (let i = 0; i < 200 && (alive(started.pid) || alive(command)); i++) await sleep(10)
+      for (let i = 0; i < 200 && (alive(guard) || alive(command)); i++) await sleep(10)
       assert.ok(!alive(command), 'the command outlived its SIGKILLed runtime')
-      assert.ok(!alive(started.pid), 'the guard outlived its SIGKILLed runtime')
+      assert.ok(!alive(guard), 'the guard outlived its SIGKILLed runtime')
     } finally {
       for (const p of procs) p.kill('SIGKILL')
       fs.rmSync(dir, { recursive: true, force: true })

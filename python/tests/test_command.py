@@ -95,9 +95,9 @@ def test_the_command_runs_on_the_leader_and_dies_with_its_runtime(helper: bool) 
                 drain.start()
                 drains.append(drain)
             started = wait_for("command_started")
-            # `pid` is the guard the supervisor forked; the command, which names its record after
-            # its own pid (`$$`), is the guard's child.
-            pid = started["pid"]
+            # `pid` is the command's own (it names its record after `$$`); `pgid` its process group,
+            # led by the guard the supervisor forked, whose child the command is.
+            pid = started["pgid"]
 
             def record_line() -> str:
                 records = list(Path(tmp).iterdir())
@@ -110,6 +110,7 @@ def test_the_command_runs_on_the_leader_and_dies_with_its_runtime(helper: bool) 
             assert record_line().split() == [str(started["term"]), started["id"]]
             (record,) = Path(tmp).iterdir()
             command = int(record.name)
+            assert command == started["pid"]
             assert parent(command) == pid
             leader = procs[started["id"]]
             # The supervisor is the guard's parent, a child of the runtime's process.

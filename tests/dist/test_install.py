@@ -40,11 +40,12 @@ def peer_args(peers: list[str]) -> list[str]:
 
 
 def supervised_by(helper: Path) -> Callable[[dict[str, object]], None]:
-    """A check of a `command_started` line: the command's guard (its pid, `tenure-guard`) has as
-    parent the supervisor, which must be the executable `helper` (not python or node again)."""
+    """A check of a `command_started` line: the command's guard (`tenure-guard`, which leads the
+    command's process group, `pgid`) has as parent the supervisor, which must be the executable
+    `helper` (not python or node again)."""
 
     def check(started: dict[str, object]) -> None:
-        pid = started["pid"]
+        pid = started["pgid"]
         assert Path(f"/proc/{pid}/comm").read_text().strip() == "tenure-guard"
         supervisor = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1]
         exe = os.readlink(f"/proc/{supervisor}/exe")
