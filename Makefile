@@ -34,8 +34,9 @@ export DEBIAN_FRONTEND := noninteractive
 # ---------------------------------------------------------------------------------------------------
 
 RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip1 wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
-# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI).
-DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
+# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI); the
+# aarch64 musl one is for the static supervisor helper (tenure-supervise) shipped in both.
+DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 RUSTUP_COMPONENTS ?= rustfmt clippy
 # Debian packages. python3-venv and a C toolchain are added automatically when missing.
 APT_PACKAGES ?= chromium
@@ -274,10 +275,11 @@ test-python: setup python-dev
 	python -m pytest -q tests
 
 # The npm package's native addon (node/native/tenure.node), built from source (bindings/node) by
-# @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed.
-node-addon: setup
+# @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed. The
+# supervisor helper goes beside it (node/native/tenure-supervise), as in the per-platform packages.
+node-addon: setup supervise-helper
 	@if [ ! -f node/package.json ]; then echo "node-addon: node/package.json not present yet, skipping"; exit 0; fi; \
-	cd node && npm run --silent build
+	cd node && npm run --silent build && install -m 755 "$(SUPERVISE_HELPER)" native/tenure-supervise
 
 test-node: setup node-addon
 	@if [ ! -f node/package.json ]; then echo "test-node: node/package.json not present yet, skipping"; exit 0; fi; \
@@ -358,9 +360,18 @@ quotes:
 # `cargo test` already built, and the component it hosts is optimised either way).
 TENURE_WASMTIME := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/debug/tenure-wasmtime
 export TENURE_WASMTIME
-.PHONY: python-dev runtimes
-python-dev: setup
+# The leader-only command's supervisor for the Python and Node.js command lines (tenure-supervise,
+# runtime/src/bin): python-dev and node-addon copy it next to the extension and the addon. The same
+# release settings as the npm addon (node/package.json `build`) and scripts/dist/build.py.
+SUPERVISE_HELPER := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure-supervise
+.PHONY: python-dev runtimes supervise-helper
+supervise-helper:
+	CARGO_PROFILE_RELEASE_LTO=true CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_STRIP=symbols \
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise
+
+python-dev: setup supervise-helper
 	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet
+	install -m 755 "$(SUPERVISE_HELPER)" python/tenure/tenure-supervise
 
 runtimes: python-dev node-addon component
 	$(CARGO) build -q -p tenure-runtime --bin tenure
