@@ -34,8 +34,9 @@ export DEBIAN_FRONTEND := noninteractive
 # ---------------------------------------------------------------------------------------------------
 
 RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip1 wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
-# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI).
-DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
+# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI); the
+# aarch64 musl one is for the static supervisor helper (tenure-supervise) shipped in both.
+DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 RUSTUP_COMPONENTS ?= rustfmt clippy
 # Debian packages. python3-venv and a C toolchain are added automatically when missing.
 APT_PACKAGES ?= chromium
@@ -61,7 +62,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-model-check test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -88,6 +89,7 @@ help:
 	@echo "  jepsen          SEEDS=N randomised seeded fault schedules in network namespaces (root)"
 	@echo "  bench-netns     leaderless/step-down times under kernel network faults (root)"
 	@echo "  fuzz            run every cargo-fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS) s each"
+	@echo "  model-check     exhaustive bounded model checking of the real core (DEPTH=N for longer runs)"
 	@echo "  soak            the simulator's fault variants over SOAK_SEEDS=$(SOAK_SEEDS) seeds (per-invariant counts)"
 	@echo "  tables          regenerate the hosts' tables (error classes, unions, metrics, defaults) from the Rust definitions"
 	@echo "  scenarios       regenerate tests/scenarios/*.json and tests/vectors/*.json from the simulator"
@@ -227,6 +229,29 @@ soak: setup
 	$(CARGO) build --release -q -p tenure-sim --bin tenure-sim
 	tests/sim/variants.sh $(SOAK_SEEDS) $(SIM_BIN)
 
+# Exhaustive, bounded model checking of the real core (tests/model, docs/model.md): every
+# interleaving of each scope's actions to its depth, every property on every state; prints the
+# distinct states explored and the depth per scope. `make model-check DEPTH=N` explores every
+# scope to depth N instead (longer runs). `make model-check-bugs` runs every injected core bug
+# (depth-first to depth 16, at most two million states per scope) and fails on one not caught:
+# not in TEST_SUITES while some bugs escape its bound (BENCHMARKS.md, reliability section).
+# MODEL_THREADS defaults to 2.
+MODEL_BIN := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/model-check
+MODEL_THREADS ?= 2
+DEPTH ?=
+
+model-check: setup
+	@if [ ! -f tests/model/Cargo.toml ]; then echo "model-check: tests/model not present yet, skipping"; exit 0; fi; \
+	$(CARGO) build --release -q -p tenure-model --bin model-check && \
+	$(MODEL_BIN) --threads $(MODEL_THREADS) $(if $(DEPTH),--depth $(DEPTH))
+
+model-check-bugs: setup
+	$(CARGO) build --release -q -p tenure-model --bin model-check
+	$(MODEL_BIN) --threads $(MODEL_THREADS) --bug all
+
+test-model-check: model-check
+.PHONY: model-check model-check-bugs test-model-check
+
 # The hosts' generated tables (python/tenure/_tables.py, node/lib/tables.js, node/tables.d.ts:
 # error code -> class, TypeScript unions and Python Literals, metric families and help texts, event
 # kinds, warning codes, configuration defaults) from the Rust definitions
@@ -250,10 +275,11 @@ test-python: setup python-dev
 	python -m pytest -q tests
 
 # The npm package's native addon (node/native/tenure.node), built from source (bindings/node) by
-# @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed.
-node-addon: setup
+# @napi-rs/cli; cargo keeps it incremental, so this takes seconds when nothing changed. The
+# supervisor helper goes beside it (node/native/tenure-supervise), as in the per-platform packages.
+node-addon: setup supervise-helper
 	@if [ ! -f node/package.json ]; then echo "node-addon: node/package.json not present yet, skipping"; exit 0; fi; \
-	cd node && npm run --silent build
+	cd node && npm run --silent build && install -m 755 "$(SUPERVISE_HELPER)" native/tenure-supervise
 
 test-node: setup node-addon
 	@if [ ! -f node/package.json ]; then echo "test-node: node/package.json not present yet, skipping"; exit 0; fi; \
@@ -334,9 +360,18 @@ quotes:
 # `cargo test` already built, and the component it hosts is optimised either way).
 TENURE_WASMTIME := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/debug/tenure-wasmtime
 export TENURE_WASMTIME
-.PHONY: python-dev runtimes
-python-dev: setup
+# The leader-only command's supervisor for the Python and Node.js command lines (tenure-supervise,
+# runtime/src/bin): python-dev and node-addon copy it next to the extension and the addon. The same
+# release settings as the npm addon (node/package.json `build`) and scripts/dist/build.py.
+SUPERVISE_HELPER := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure-supervise
+.PHONY: python-dev runtimes supervise-helper
+supervise-helper:
+	CARGO_PROFILE_RELEASE_LTO=true CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_STRIP=symbols \
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise
+
+python-dev: setup supervise-helper
 	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet
+	install -m 755 "$(SUPERVISE_HELPER)" python/tenure/tenure-supervise
 
 runtimes: python-dev node-addon component
 	$(CARGO) build -q -p tenure-runtime --bin tenure

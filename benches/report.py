@@ -414,6 +414,16 @@ def main() -> None:
     w("## 4. Failover and scale (`cargo bench -p tenure-bench`)\n")
     w(fragment("failover.md"))
 
+    # Reliability: long runs `make bench` does not repeat (minutes to hours each). Their figures
+    # are committed under benches/recorded/ with the command that produced them, and copied here
+    # on every regeneration.
+    w("## 5. Reliability (recorded runs)\n")
+    for name in ["model-check.md"]:
+        try:
+            w((args.root / "benches" / "recorded" / name).read_text().strip() + "\n")
+        except OSError:
+            w(f"_benches/recorded/{name} is missing._\n")
+
     rest = sorted(p for p in res.glob("*.md") if p.name not in used)
     if rest:
         w("## Other results\n")

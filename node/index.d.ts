@@ -695,6 +695,14 @@ export interface Metrics {
   leaderWorkFailures: number
   /** Leaderships handed over because their work kept failing. */
   leaderWorkStepDowns: number
+  /** Per peer in the view: milliseconds since its last valid message (`null`: never heard). A follower hears its leader only. */
+  peerLastHeardMs: Record<string, number | null>
+  /** While leading, per peer: milliseconds since the newest heartbeat it acknowledged was sent. */
+  peerLastAckMs: Record<string, number>
+  /** How many more members can fail before the quorum is lost (negative: lost); `null` on a follower with a leader. */
+  quorumSlack: number | null
+  /** Members not heard from within two election timeouts. */
+  silentPeers: string[]
   /** The runtime's version. */
   version: string
 }

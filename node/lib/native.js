@@ -3,6 +3,9 @@
 // if there is one, else the prebuilt per-platform package that npm installed through
 // optionalDependencies (tenure-linux-x64-gnu, ...; see npm/ and scripts/dist in the repository).
 
+const fs = require('node:fs')
+const path = require('node:path')
+
 /** The per-platform package for this machine, napi-rs style: tenure-linux-x64-gnu, ... */
 function platformPackage() {
   return `tenure-${process.platform}-${process.arch}${libcSuffix()}`
@@ -18,11 +21,15 @@ function libcSuffix() {
 
 /** @type {any} */
 let binding
+/** The directory the addon was loaded from: the supervisor helper ships beside it. */
+let addonDir = ''
 /** @type {unknown[]} */
 const errors = []
 for (const candidate of ['../native/tenure.node', platformPackage]) {
   try {
-    binding = require(typeof candidate === 'string' ? candidate : candidate())
+    const id = require.resolve(typeof candidate === 'string' ? candidate : candidate())
+    binding = require(id)
+    addonDir = path.dirname(id)
     break
   } catch (err) {
     errors.push(err)
@@ -37,5 +44,18 @@ if (binding === undefined) {
     { cause: errors[errors.length - 1] }
   )
 }
+
+// The leader-only command's supervisor: the small native program `tenure-supervise` next to the
+// addon it was built with (each per-platform package ships one; `make node-addon` builds one into
+// native/), so the supervisor speaks the same protocol as this runtime. null when there is none
+// (a source build made without `make node-addon`): bin/tenure.js then re-invokes itself, a second
+// Node.js process. Not enumerable: it is no part of the addon's API.
+const helper = path.join(addonDir, 'tenure-supervise')
+let helperPath = null
+try {
+  fs.accessSync(helper, fs.constants.X_OK)
+  helperPath = helper
+} catch {}
+Object.defineProperty(binding, 'supervisorHelper', { value: helperPath, enumerable: false, writable: true, configurable: true })
 
 module.exports = binding

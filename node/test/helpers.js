@@ -138,18 +138,20 @@ async function freePorts(n) {
  * One `tenure run` process per id (bin/tenure.js), their JSON stdout lines collected in arrival
  * order. `argsFor(id, peers)` gives the arguments after `run`; `until(pred, ms)` resolves with the
  * first line, already seen or still to come, that satisfies `pred` (rejects after `ms` with every
- * line so far). The caller kills `procs` when done.
+ * line so far). The caller kills `procs` when done. `bin` is the script node runs (default
+ * bin/tenure.js).
  * @param {string[]} ids
  * @param {(id: string, peers: string[]) => string[]} argsFor
- * @param {'inherit' | 'ignore'} [stderr]
+ * @param {'inherit' | 'ignore' | 'pipe'} [stderr]
+ * @param {string} [bin]
  */
-function runProcesses(ids, argsFor, stderr = 'inherit') {
+function runProcesses(ids, argsFor, stderr = 'inherit', bin = BIN) {
   /** @type {any[]} */
   const lines = []
   /** @type {Array<() => void>} */
   let waiters = []
   const procs = ids.map((id) => {
-    const args = [BIN, 'run', ...argsFor(id, ids.filter((p) => p !== id))]
+    const args = [bin, 'run', ...argsFor(id, ids.filter((p) => p !== id))]
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', stderr] })
     readline.createInterface({ input: /** @type {any} */ (child.stdout) }).on('line', (l) => {
       lines.push(JSON.parse(l))

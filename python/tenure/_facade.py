@@ -160,7 +160,6 @@ def _options(
     # The runtime makes term and vote durable when a state file is given, and owns the leadership
     # gate (it asks confirm_leader, if any).
     config = Config(**{**fields, "durable": False})
-    config.validate()
     bind_s = _bind_str(options.get("bind"))
     http = options.get("http")
     ready_when = options.get("ready_when", "node")

@@ -5,7 +5,7 @@ edit. `make tables` rewrites it; runtime/tests/tables.rs fails while it is stale
 
 from __future__ import annotations
 
-from typing import Dict, Literal, Tuple
+from typing import Dict, Literal, Optional, Tuple
 
 ErrorCode = Literal[
     "address_in_use",
@@ -242,7 +242,7 @@ DEFAULT_MAX_CLOCK_DRIFT_PPM: int = 10000
 DEFAULT_MAX_FAILURES: int = 3
 DEFAULT_MAX_ID_LEN: int = 255
 DEFAULT_MAX_PEERS: int = 64
-DEFAULT_MAX_STEP_DOWNS: int = None
+DEFAULT_MAX_STEP_DOWNS: Optional[int] = None
 DEFAULT_MIN_CLUSTER_SIZE: int = 3
 DEFAULT_PRE_VOTE: bool = True
 DEFAULT_RESOLVE_INTERVAL: int = 10000

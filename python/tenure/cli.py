@@ -8,11 +8,31 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional, Sequence
+from pathlib import Path
+from typing import List, Optional, Sequence
 
 from ._native import run_cli
 
 __all__ = ["main"]
+
+# The leader-only command's supervisor: the small native program the wheel ships next to this file
+# (``make python-dev`` builds it there too). An install built from the sdist, or a source checkout
+# not built with ``make python-dev``, has none; then the supervisor is this command line again, a
+# second Python interpreter (several times the memory, slower to start).
+SUPERVISOR_HELPER = Path(__file__).with_name("tenure-supervise")
+
+
+def _supervisor(args: List[str]) -> List[str]:
+    """The argv prefix the runtime starts the supervisor with (``PREFIX __supervise ...``)."""
+    if os.access(SUPERVISOR_HELPER, os.X_OK):
+        return [str(SUPERVISOR_HELPER)]
+    if args[:1] == ["run"] and "--" in args:  # a leader-only command: say at start why it costs more
+        print(
+            f"tenure: warning: the native supervisor {SUPERVISOR_HELPER} is missing (an install from the sdist "
+            "or an unbuilt source checkout); the leader-only command is supervised by a second Python interpreter",
+            file=sys.stderr,
+        )
+    return [sys.executable, "-m", "tenure"]
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "tenure") -> int:
@@ -21,5 +41,5 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "tenure") -> int:
     # shared command line refuses them as a usage error (status 2).
     args = [os.fsencode(a).decode("utf-8", "replace") for a in (sys.argv[1:] if argv is None else argv)]
     sys.stdout.flush()
-    # A leader-only command (`-- CMD ARGS...`) runs under a supervisor: this command line again.
-    return run_cli([prog, *args], [sys.executable, "-m", "tenure"])
+    # A leader-only command (`-- CMD ARGS...`) runs under a supervisor process.
+    return run_cli([prog, *args], _supervisor(args))

@@ -76,12 +76,6 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
     for state, n in s.get("peers", {}).items():
         peers.add_metric([state], n)
     yield peers
-    failover = HistogramMetricFamily("tenure_failover_seconds", _HELP["tenure_failover_seconds"])
-    if m is not None:
-        f = s["failover"]
-        buckets = [(str(float(le)), n) for le, n in f["buckets"]] + [("+Inf", f["count"])]
-        failover.add_metric([], buckets, f["sum_seconds"])
-    yield failover
     heard = GaugeMetricFamily(
         "tenure_peer_last_heard_seconds",
         _HELP["tenure_peer_last_heard_seconds"],
@@ -102,6 +96,12 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
     if m is None or s.get("quorum_slack") is not None:
         yield gauge("tenure_quorum_slack", s.get("quorum_slack") or 0)
         yield gauge("tenure_peers_silent", len(s.get("silent_peers", [])))
+    failover = HistogramMetricFamily("tenure_failover_seconds", _HELP["tenure_failover_seconds"])
+    if m is not None:
+        f = s["failover"]
+        buckets = [(str(float(le)), n) for le, n in f["buckets"]] + [("+Inf", f["count"])]
+        failover.add_metric([], buckets, f["sum_seconds"])
+    yield failover
     build = GaugeMetricFamily("tenure_build_info", _HELP["tenure_build_info"], labels=["version"])
     if m is not None:
         build.add_metric([s["version"]], 1)

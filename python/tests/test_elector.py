@@ -357,7 +357,8 @@ def test_unwritable_state_file_fails_start_or_stops_the_node_before_it_sends(tmp
             (tmp_path / "s2").mkdir()  # now the first Persist cannot replace it
             for e in els[1:]:
                 await e.start()
-            await wait_for(lambda: els[0].error is not None, 5)
+            # The error is published before the runtime thread ends: wait for both.
+            await wait_for(lambda: els[0].error is not None and not els[0].running, 5)
             assert isinstance(els[0].error, tenure.StateFileError) and not els[0].running
             with pytest.raises(tenure.StoppedError):
                 els[0].inspect()

@@ -148,6 +148,25 @@ pub mod state;
 pub mod vocabulary;
 mod warn;
 
+/// The leader-only command's supervisor as a program of its own: `args` are the arguments after
+/// the program name, `__supervise GRACE_MS -- CMD ARGS...` (the protocol of [`cli::main`]'s
+/// re-invocation). The `tenure-supervise` binary is this function alone, so Python and Node.js hosts
+/// supervise with a small native process instead of a second interpreter. Returns the exit status.
+#[doc(hidden)]
+pub fn supervise_main(args: &[String]) -> i32 {
+    match args.split_first() {
+        Some((sub, rest)) if sub == process::supervisor::SUBCOMMAND => process::supervisor::main(rest),
+        _ => {
+            eprintln!(
+                "tenure-supervise: the supervisor of tenure's leader-only command, started by the tenure runtime \
+                 ({} GRACE_MS -- CMD ARGS...; stdin a socket)",
+                process::supervisor::SUBCOMMAND
+            );
+            2
+        }
+    }
+}
+
 pub use config::{
     parse_address, parse_bind, parse_http, parse_id, parse_peer, Address, Host, ReadyWhen, RuntimeConfig,
     DEFAULT_RESOLVE_INTERVAL,

@@ -9,6 +9,10 @@ Writes into OUT (default dist/):
     python/  abi3 wheels (manylinux2014 x86_64 and aarch64, musllinux_1_2 x86_64) and the sdist
     npm/     tenure-VERSION.tgz (main package, optionalDependencies on the per-platform packages),
              tenure-linux-*-VERSION.tgz (one addon each, os/cpu/libc), tenure-web-VERSION.tgz
+
+Every wheel and per-platform npm package carries `tenure-supervise` for its target beside the
+extension or addon: the leader-only command's supervisor, so that the Python and Node.js command
+lines need not start their interpreter a second time (docs/command.md).
     wasm/    tenure.wasm, the component with name/version metadata in its custom sections
     ARTEFACTS.md  every artefact with its size and platform tag (also printed)
 
@@ -20,6 +24,8 @@ runs that this run did not rebuild are kept, so `--only` can refresh a subset.
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import re
@@ -29,6 +35,7 @@ import sys
 import tempfile
 import time
 import tomllib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +99,71 @@ def build_env(target_dir: Path) -> dict[str, str]:
     return env
 
 
+# The supervisor helper's file name inside the wheel's package and each npm platform package.
+HELPER = "tenure-supervise"
+# The same release settings as node/package.json's `build` script (and the Makefile's helper).
+RELEASE_SETTINGS = {
+    "CARGO_PROFILE_RELEASE_LTO": "true",
+    "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": "1",
+    "CARGO_PROFILE_RELEASE_STRIP": "symbols",
+}
+
+
+def zig_target(target: str) -> str:
+    # cargo-zigbuild (PyPI) links with zig; for glibc targets the `.2.17` suffix sets the glibc the
+    # binary is linked against (without it zig's default needs GLIBC_2.30: gettid, statx, getrandom),
+    # the same floor as the manylinux2014 wheels.
+    return f"{target}.{GLIBC_FLOOR}" if target.endswith("-gnu") else target
+
+
+def helper_target(target: str) -> str:
+    """The Rust target `tenure-supervise` is built for to go with an artefact for `target`: the
+    same CPU, musl, linked statically. A static executable needs no C library on the machine, so
+    one binary serves the glibc and the musl packages alike, and it maps no shared library: its
+    idle memory is the program alone (docs/command.md)."""
+    return f"{target.split('-')[0]}-unknown-linux-musl"
+
+
+def build_helper(target: str, env: dict[str, str]) -> Path:
+    """`tenure-supervise` for an artefact for `target` (cargo keeps it: the wheels and the npm
+    packages of one CPU share it)."""
+    rust_target = helper_target(target)
+    flags = f"CARGO_TARGET_{rust_target.upper().replace('-', '_')}_RUSTFLAGS"
+    # Its own target dir: static linking (+crt-static, musl's default, which build_env turns off
+    # for the addons) would otherwise rebuild the addons' dependencies at every switch.
+    target_dir = Path(env["CARGO_TARGET_DIR"]) / "helper"
+    env = dict(env, **RELEASE_SETTINGS, CARGO_TARGET_DIR=str(target_dir), **{flags: "-C target-feature=+crt-static"})
+    run(["cargo", "zigbuild", "--release", "--locked", "-p", "tenure-runtime", "--bin", HELPER,
+         "--target", rust_target], env=env)
+    return target_dir / rust_target / "release" / HELPER
+
+
+def add_to_wheel(wheel: Path, arcname: str, path: Path) -> None:
+    """Adds `path` to `wheel` as `arcname`, executable, with its line in RECORD (the wheel format's
+    `name,sha256=<urlsafe base64 without padding>,size`). maturin cannot put a binary of another
+    target into the package (its `include` takes files from the source tree as they are, and this
+    one differs per target), so the wheel it built is rewritten with the helper in it."""
+    data = path.read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    tmp = wheel.with_suffix(".tmp")
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
+        (record,) = [n for n in src.namelist() if n.endswith(".dist-info/RECORD")]
+        for item in src.infolist():
+            # A copy maturin may have taken from the source tree (a development build) is replaced.
+            if item.filename in (record, arcname):
+                continue
+            dst.writestr(item, src.read(item.filename))
+        info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
+        info.external_attr = 0o100755 << 16  # a regular file, rwxr-xr-x: pip keeps the x bit
+        info.compress_type = zipfile.ZIP_DEFLATED
+        dst.writestr(info, data)
+        lines = [line for line in src.read(record).decode().splitlines() if not line.startswith(arcname + ",")]
+        lines.insert(len(lines) - 1 if lines[-1].startswith(record + ",") else len(lines),
+                     f"{arcname},sha256={digest},{len(data)}")
+        dst.writestr(src.getinfo(record), "\n".join(lines) + "\n")
+    tmp.replace(wheel)
+
+
 def npm_pack(pkg_dir: Path, dest: Path) -> Path:
     out = run(["npm", "pack", "--json", "--pack-destination", str(dest)], cwd=pkg_dir, capture=True)
     return dest / json.loads(out)[0]["filename"]
@@ -112,6 +184,7 @@ def build_wheel(w: Wheel, out: Path, env: dict[str, str]) -> Path:
             env=env,
         )
         (built,) = Path(tmp).glob("*.whl")
+        add_to_wheel(built, f"tenure/{HELPER}", build_helper(w.target, env))
         for old in before:
             if old.name.split("-")[-1] == built.name.split("-")[-1]:
                 old.unlink()  # the same platform from an earlier run (maybe another version)
@@ -138,18 +211,14 @@ def build_sdist(out: Path, env: dict[str, str]) -> Path:
 def build_addon(pkg_dir: Path, out: Path, env: dict[str, str]) -> Path:
     manifest = json.loads((pkg_dir / "package.json").read_text())
     target = manifest["tenure"]["rustTarget"]
-    # The same release settings as node/package.json's `build` script.
-    env = dict(env, CARGO_PROFILE_RELEASE_LTO="true", CARGO_PROFILE_RELEASE_CODEGEN_UNITS="1",
-               CARGO_PROFILE_RELEASE_STRIP="symbols")
-    # cargo-zigbuild (PyPI) links with zig; for glibc targets the `.2.17` suffix sets the glibc the
-    # addon is linked against (without it zig's default needs GLIBC_2.30: gettid, statx, getrandom),
-    # the same floor as the manylinux2014 wheels. `napi build -x` runs the same cargo-zigbuild but
-    # passes no glibc version; the rest of what napi build does (generating JS/.d.ts bindings) is
-    # not used by the package, whose index.d.ts is written by hand.
-    zig_target = f"{target}.{GLIBC_FLOOR}" if target.endswith("-gnu") else target
-    run(["cargo", "zigbuild", "--release", "--locked", "-p", "tenure-node", "--target", zig_target], env=env)
+    # `napi build -x` runs the same cargo-zigbuild but passes no glibc version (see zig_target);
+    # the rest of what napi build does (generating JS/.d.ts bindings) is not used by the package,
+    # whose index.d.ts is written by hand.
+    run(["cargo", "zigbuild", "--release", "--locked", "-p", "tenure-node", "--target", zig_target(target)],
+        env=dict(env, **RELEASE_SETTINGS))
     built = Path(env["CARGO_TARGET_DIR"]) / target / "release" / "libtenure_node.so"
     shutil.copy2(built, pkg_dir / manifest["main"])
+    shutil.copy2(build_helper(target, env), pkg_dir / HELPER)  # node/lib/native.js finds it there
     copy_licenses(pkg_dir)
     return npm_pack(pkg_dir, out)  # prepack checks the addon's ELF machine
 

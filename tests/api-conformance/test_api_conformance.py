@@ -75,11 +75,6 @@ def test_host_tells_the_story_as_the_runtime_does(host: str) -> None:
     assert differences(want, got) == [], f"{host} differs from {REFERENCE}"
 
 
-@pytest.mark.xfail(
-    reason="the leader-work failure policy is still decided per host (retry in place vs step down, "
-    "limits) until it is the runtime's alone; this test passes once every host delegates it",
-    strict=False,
-)
 @pytest.mark.parametrize("host", [h for h in HOSTS if h != REFERENCE])
 def test_leader_work(host: str) -> None:
     _, want = split(records(REFERENCE))

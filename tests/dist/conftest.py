@@ -24,8 +24,9 @@ DIST = Path(os.environ.get("TENURE_DIST", ROOT / "dist")).resolve()
 
 # Nothing that could build the extension or the addon may be reachable in the install tests.
 FORBIDDEN = ("cargo", "rustc", "rustup", "cc", "gcc", "g++", "c++", "clang", "zig", "maturin", "cargo-zigbuild")
-# What the installs need besides python and node: npm's lifecycle scripts and npx run through sh.
-COREUTILS = ("sh", "env", "cat", "ls", "mkdir", "rm", "cp", "mv", "uname", "dirname", "basename", "sed")
+# What the installs need besides python and node: npm's lifecycle scripts and npx run through sh;
+# sleep is the leader-only command of the install tests.
+COREUTILS = ("sh", "env", "cat", "ls", "mkdir", "rm", "cp", "mv", "uname", "dirname", "basename", "sed", "sleep")
 
 
 def workspace_version() -> str:
@@ -103,9 +104,11 @@ def run_ok(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600)
 
 
 def elect(argv_for_node: Callable[[str, list[str]], list[str]], cwd: Path, env: dict[str, str],
-          timeout: float = 60) -> dict[str, object]:
+          timeout: float = 60, event: str = "leader",
+          while_running: Callable[[dict[str, object]], None] | None = None) -> dict[str, object]:
     """Starts 3 processes `argv_for_node(me, peers)` on loopback and waits for one JSON line with
-    `"event": "leader"` on any stdout; returns that line's object. Stops all of them either way."""
+    `"event": EVENT` (default `leader`) on any stdout; returns that line's object, after calling
+    `while_running` with it while the processes still run. Stops all of them either way."""
     addrs = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
     procs = []
     lines: list[str] = []
@@ -120,7 +123,7 @@ def elect(argv_for_node: Callable[[str, list[str]], list[str]], cwd: Path, env: 
                 obj = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(obj, dict) and obj.get("event") == "leader":
+            if isinstance(obj, dict) and obj.get("event") == event:
                 leader.append(obj)
                 done.set()
 
@@ -136,6 +139,8 @@ def elect(argv_for_node: Callable[[str, list[str]], list[str]], cwd: Path, env: 
             if all(p.poll() is not None for p in procs):
                 break
             done.wait(0.1)
+        if leader and while_running is not None:
+            while_running(leader[0])
     finally:
         for p in procs:
             if p.poll() is None:
@@ -147,7 +152,7 @@ def elect(argv_for_node: Callable[[str, list[str]], list[str]], cwd: Path, env: 
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
     errors = "\n".join((p.stderr.read() if p.stderr else "")[-2000:] for p in procs)
-    assert leader, "no leader elected; stdout:\n" + "\n".join(lines[-40:]) + "\nstderr:\n" + errors
+    assert leader, f"no {event} line; stdout:\n" + "\n".join(lines[-40:]) + "\nstderr:\n" + errors
     return leader[0]
 
 

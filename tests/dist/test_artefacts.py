@@ -1,7 +1,8 @@
 """What is inside dist/ (issue 17): every artefact is there, built for the architecture and C
 library floor its tag claims (auditwheel for the wheels; the ELF headers and symbol versions, as
 `readelf -h -V` shows them, for every native binary), with the one version, licenses and project
-URLs; the npm packages have the napi-rs layout; the prepack checks refuse to pack without a binary;
+URLs; every wheel and platform package carries the supervisor helper `tenure-supervise` for its
+target (static); the npm packages have the napi-rs layout; the prepack checks refuse to pack without a binary;
 the sdist builds; the component carries its name and version."""
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ def elf_facts(data: bytes) -> tuple[str, tuple[int, ...] | None, list[str]]:
     return elf["e_machine"], highest, needed
 
 
+def check_helper(data: bytes, mode: int, arch: str) -> None:
+    """The supervisor helper `tenure-supervise`: an executable for the artefact's architecture,
+    statically linked (no C library needed, glibc or musl alike; no interpreter, no DT_NEEDED)."""
+    assert mode & 0o111, f"tenure-supervise has mode {mode:o}: not executable"
+    machine, glibc, needed = elf_facts(data)
+    assert machine == EM[arch]
+    assert glibc is None and needed == [], f"tenure-supervise is not static: needs {needed}, GLIBC_{glibc}"
+    elf = ELFFile(io.BytesIO(data))
+    assert not [s for s in elf.iter_segments() if s["p_type"] == "PT_INTERP"], "tenure-supervise has an interpreter"
+
+
 def wheel_so(wheel: Path) -> bytes:
     with zipfile.ZipFile(wheel) as z:
         (name,) = [n for n in z.namelist() if n.endswith(".so")]
@@ -53,6 +65,11 @@ def wheel_so(wheel: Path) -> bytes:
 def tgz_files(tgz: Path) -> dict[str, bytes]:
     with tarfile.open(tgz) as t:
         return {m.name.removeprefix("package/"): t.extractfile(m).read() for m in t.getmembers() if m.isfile()}  # type: ignore[union-attr]
+
+
+def tgz_modes(tgz: Path) -> dict[str, int]:
+    with tarfile.open(tgz) as t:
+        return {m.name.removeprefix("package/"): m.mode for m in t.getmembers() if m.isfile()}
 
 
 def auditwheel_tag(wheel: Path) -> str:
@@ -85,6 +102,10 @@ def test_wheel(pattern: str, tag: str | None, arch: str, libc: str) -> None:
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         meta = z.read(f"tenure-{VERSION}.dist-info/METADATA").decode()
+        helper = z.getinfo("tenure/tenure-supervise")
+        record = z.read(f"tenure-{VERSION}.dist-info/RECORD").decode()
+        check_helper(z.read(helper), helper.external_attr >> 16, arch)
+    assert "\ntenure/tenure-supervise,sha256=" in record  # pip checks what it installs against RECORD
     for f in ("tenure/py.typed", "tenure/_native.pyi", *(f"tenure-{VERSION}.dist-info/licenses/LICENSE-{k}"
                                                          for k in ("MIT", "APACHE"))):
         assert f in names
@@ -152,6 +173,9 @@ def test_npm_platform_package(platform: str) -> None:
         assert glibc is not None and glibc <= GLIBC_FLOOR, f"needs GLIBC_{glibc}"
     else:
         assert glibc is None and needed == ["libc.so"], needed
+    assert "tenure-supervise" in files
+    check_helper(files["tenure-supervise"], tgz_modes(artefact(f"npm/tenure-{platform}-{VERSION}.tgz"))[
+        "tenure-supervise"], arch)
 
 
 def test_npm_main_package() -> None:
@@ -187,15 +211,27 @@ def test_component_metadata() -> None:
 
 def test_prepack_refuses_without_the_binary(tmp_path: Path) -> None:
     pkg = tmp_path / "linux-x64-gnu"
-    shutil.copytree(ROOT / "npm" / "linux-x64-gnu", pkg, ignore=shutil.ignore_patterns("*.node", "LICENSE-*"))
+    shutil.copytree(ROOT / "npm" / "linux-x64-gnu", pkg,
+                    ignore=shutil.ignore_patterns("*.node", "LICENSE-*", "tenure-supervise"))
     shutil.copy2(ROOT / "npm" / "prepack-addon.js", tmp_path / "prepack-addon.js")
     out = subprocess.run(["npm", "pack", "--dry-run"], cwd=pkg, capture_output=True, text=True, check=False)
     assert out.returncode != 0 and "refusing to pack" in out.stderr, out.stderr
     # The wrong architecture is refused too.
-    arm = tgz_files(artefact(f"npm/tenure-linux-arm64-gnu-{VERSION}.tgz"))["tenure.linux-arm64-gnu.node"]
-    (pkg / "tenure.linux-x64-gnu.node").write_bytes(arm)
+    x64_files = tgz_files(artefact(f"npm/tenure-linux-x64-gnu-{VERSION}.tgz"))
+    arm_files = tgz_files(artefact(f"npm/tenure-linux-arm64-gnu-{VERSION}.tgz"))
+    (pkg / "tenure.linux-x64-gnu.node").write_bytes(arm_files["tenure.linux-arm64-gnu.node"])
     out = subprocess.run(["npm", "pack", "--dry-run"], cwd=pkg, capture_output=True, text=True, check=False)
     assert out.returncode != 0 and "ELF machine 183" in out.stderr, out.stderr
+    # The right addon without the supervisor helper, or with the wrong one, or not executable.
+    (pkg / "tenure.linux-x64-gnu.node").write_bytes(x64_files["tenure.linux-x64-gnu.node"])
+    for helper, mode, message in [(None, 0, "the supervisor helper tenure-supervise is not there"),
+                                  (arm_files["tenure-supervise"], 0o755, "tenure-supervise is for ELF machine 183"),
+                                  (x64_files["tenure-supervise"], 0o644, "tenure-supervise is not executable")]:
+        if helper is not None:
+            (pkg / "tenure-supervise").write_bytes(helper)
+            (pkg / "tenure-supervise").chmod(mode)
+        out = subprocess.run(["npm", "pack", "--dry-run"], cwd=pkg, capture_output=True, text=True, check=False)
+        assert out.returncode != 0 and message in out.stderr, out.stderr
     # The main package as checked out (no optionalDependencies) is refused as well.
     out = subprocess.run(["npm", "pack", "--dry-run"], cwd=ROOT / "node", capture_output=True, text=True, check=False)
     assert out.returncode != 0 and "refusing to pack" in out.stderr, out.stderr

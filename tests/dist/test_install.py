@@ -3,10 +3,13 @@ no Rust and no C compiler. Each runs with a PATH of python, node, npm and coreut
 conftest.clean_env) in a directory outside the repository:
 
 - the x86_64 manylinux2014 wheel into a fresh venv (pip with --no-index: nothing else comes in),
-  then `python -m tenure run` x 3 on loopback until one prints `"event": "leader"`;
+  then `python -m tenure run` x 3 on loopback until one prints `"event": "leader"`, and again with
+  a leader-only command (`-- sleep 60`), which must run under the wheel's native supervisor
+  `tenure-supervise`, not a second interpreter;
 - the npm tarballs into a fresh npm project, offline: the main package plus every per-platform
   package (overrides point the optional dependencies at the tarballs), so npm's os/cpu/libc
-  filter picks the one for this machine; then `npx tenure run` x 3, a CommonJS and an ESM import,
+  filter picks the one for this machine; then `npx tenure run` x 3 (also with a leader-only
+  command, under the platform package's `tenure-supervise`), a CommonJS and an ESM import,
   and the shipped CommonJS example; the browser package `tenure-web` imports as an ES module.
 
 Only command lines and the JSON event lines are used, so the test holds whichever code is behind
@@ -16,7 +19,9 @@ Only command lines and the JSON event lines are used, so the test holds whicheve
 from __future__ import annotations
 
 import json
+import os
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import (
@@ -34,6 +39,22 @@ def peer_args(peers: list[str]) -> list[str]:
     return [arg for p in peers for arg in ("--peer", p)]
 
 
+def supervised_by(helper: Path) -> Callable[[dict[str, object]], None]:
+    """A check of a `command_started` line: the command's guard (`tenure-guard`, which leads the
+    command's process group, `pgid`) has as parent the supervisor, which must be the executable
+    `helper` (not python or node again)."""
+
+    def check(started: dict[str, object]) -> None:
+        pid = started["pgid"]
+        assert Path(f"/proc/{pid}/comm").read_text().strip() == "tenure-guard"
+        supervisor = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1]
+        exe = os.readlink(f"/proc/{supervisor}/exe")
+        assert Path(exe) == helper.resolve(), f"the leader-only command is supervised by {exe}, not {helper}"
+        assert Path(f"/proc/{supervisor}/comm").read_text().strip() == "tenure-supervis"  # 15 characters
+
+    return check
+
+
 def test_wheel_installs_and_elects_without_a_toolchain(clean_env: dict[str, str], workdir: Path) -> None:
     needs_x86_64()
     wheel = artefact(f"python/tenure-{VERSION}-cp310-abi3-manylinux2014_x86_64*.whl")
@@ -48,6 +69,13 @@ def test_wheel_installs_and_elects_without_a_toolchain(clean_env: dict[str, str]
     leader = elect(lambda me, peers: [py, "-m", "tenure", "run", "--id", me, *peer_args(peers),
                                       "--cluster", "dist-python"], workdir, clean_env)
     assert isinstance(leader["term"], int) and leader["term"] >= 1
+
+    helper = Path(run_ok([py, "-c", "import tenure.cli; print(tenure.cli.SUPERVISOR_HELPER)"], workdir,
+                         clean_env).strip())
+    assert helper.is_file() and os.access(helper, os.X_OK), f"the wheel installed no executable {helper}"
+    elect(lambda me, peers: [py, "-m", "tenure", "run", "--id", me, *peer_args(peers), "--cluster", "dist-py-cmd",
+                             "--", "sleep", "60"],
+          workdir, clean_env, event="command_started", while_running=supervised_by(helper))
 
 
 ESM_CLUSTER = """
@@ -127,3 +155,9 @@ def test_npm_tarballs_install_and_elect_without_a_toolchain(clean_env: dict[str,
                                       *peer_args(peers), "--cluster", "dist-node"],
                    project, clean_env)
     assert isinstance(leader["term"], int) and leader["term"] >= 1
+
+    helper = modules / "tenure-linux-x64-gnu" / "tenure-supervise"
+    assert helper.is_file() and os.access(helper, os.X_OK), f"npm installed no executable {helper}"
+    elect(lambda me, peers: ["npx", "--offline", "--no", "tenure", "run", "--id", me, *peer_args(peers),
+                             "--cluster", "dist-node-cmd", "--", "sleep", "60"],
+          project, clean_env, event="command_started", while_running=supervised_by(helper))

@@ -432,6 +432,7 @@ struct Campaign {
 /// assert_eq!(sent.len(), 2);
 /// ```
 #[derive(Debug)]
+#[cfg_attr(feature = "model-check", derive(Clone))]
 pub struct Node {
     /// This node's id followed by the cluster id, in one allocation (see [`Node::id`]).
     names: Box<str>,

@@ -40,7 +40,7 @@ fn warning_codes() -> Vec<&'static str> {
 pub fn python_module() -> String {
     let codes = error_codes();
     let mut s = format!("\"\"\"{HEADER}\"\"\"\n\n# ruff: noqa: E501\n\nfrom __future__ import annotations\n\n");
-    s.push_str("from typing import Dict, Literal, Tuple\n\n");
+    s.push_str("from typing import Dict, Literal, Optional, Tuple\n\n");
     let code_names: Vec<&str> = codes.iter().map(|e| e.code).collect();
     let _ = writeln!(
         s,
@@ -92,7 +92,14 @@ pub fn python_module() -> String {
     }
     s.push_str("}\n\"\"\"Configuration defaults by the core's field name (durations in milliseconds).\"\"\"\n\n");
     for (k, v) in defaults() {
-        let ty = if v.is_boolean() { "bool" } else { "int" };
+        // A default that is "none" (no limit) is an optional int.
+        let ty = if v.is_boolean() {
+            "bool"
+        } else if v.is_null() {
+            "Optional[int]"
+        } else {
+            "int"
+        };
         let _ = writeln!(s, "DEFAULT_{}: {ty} = {}", k.to_uppercase(), py_value(&v));
     }
     s

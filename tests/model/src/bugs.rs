@@ -1,0 +1,73 @@
+//! Every deliberate bug of the core (`tenure::Bug`, feature `bug-injection`), by the names the
+//! simulator's command line uses. The `match` in [`name`] has no wildcard: a bug added to the core
+//! does not compile here until it is listed, so `model-check --bug all` and the tests in
+//! `tests/bugs.rs` always cover every one.
+
+use tenure::Bug;
+
+/// Every bug, in the core's declaration order.
+pub const ALL: [Bug; 13] = [
+    Bug::DoubleVote,
+    Bug::NoStepDown,
+    Bug::IgnoreHigherTerm,
+    Bug::QuorumOffByOne,
+    Bug::NoPrevoteStickiness,
+    Bug::DeposedForgetsPromise,
+    Bug::RestartVotesAtOnce,
+    Bug::AnyMessageIsEvidence,
+    Bug::UnboundedTerm,
+    Bug::StaleHeartbeatRefreshes,
+    Bug::RefusedReleasesPromise,
+    Bug::RepeatedVoteRestartsTimer,
+    Bug::UncheckedLeadershipStart,
+];
+
+/// The bug's kebab-case name (as `tenure-sim --bug` spells it).
+pub fn name(bug: Bug) -> &'static str {
+    match bug {
+        Bug::DoubleVote => "double-vote",
+        Bug::NoStepDown => "no-step-down",
+        Bug::IgnoreHigherTerm => "ignore-higher-term",
+        Bug::QuorumOffByOne => "quorum-off-by-one",
+        Bug::NoPrevoteStickiness => "no-prevote-stickiness",
+        Bug::DeposedForgetsPromise => "deposed-forgets-promise",
+        Bug::RestartVotesAtOnce => "restart-votes-at-once",
+        Bug::AnyMessageIsEvidence => "any-message-is-evidence",
+        Bug::UnboundedTerm => "unbounded-term",
+        Bug::StaleHeartbeatRefreshes => "stale-heartbeat-refreshes",
+        Bug::RefusedReleasesPromise => "refused-releases-promise",
+        Bug::RepeatedVoteRestartsTimer => "repeated-vote-restarts-timer",
+        Bug::UncheckedLeadershipStart => "unchecked-leadership-start",
+    }
+}
+
+/// The scope (see `crate::scopes`) whose faults reach the bug soonest: `--bug` tries it first,
+/// then the others.
+pub fn first_scope(bug: Bug) -> &'static str {
+    match bug {
+        Bug::DoubleVote | Bug::QuorumOffByOne => "election",
+        Bug::RefusedReleasesPromise => "host",
+        Bug::UnboundedTerm
+        | Bug::StaleHeartbeatRefreshes
+        | Bug::AnyMessageIsEvidence
+        | Bug::RepeatedVoteRestartsTimer => "adversary",
+        Bug::UncheckedLeadershipStart => "host",
+        _ => "partition",
+    }
+}
+
+/// The bug named `s`.
+pub fn parse(s: &str) -> Option<Bug> {
+    ALL.into_iter().find(|b| name(*b) == s)
+}
+
+#[cfg(test)]
+mod tests {
+    /// `ALL` lists each bug once (the exhaustive `match` in `name` makes sure none is missing
+    /// from `name`; this makes sure none is missing from `ALL`: each is one bit of a `u16`).
+    #[test]
+    fn all_is_complete() {
+        let bits: u32 = super::ALL.iter().map(|b| *b as u32).sum();
+        assert_eq!(bits, (1 << super::ALL.len()) - 1, "Bug's bits are 1, 2, 4, …: ALL must hold each once");
+    }
+}

@@ -1,0 +1,453 @@
+//! # tenure-model — bounded exhaustive model checking of the real `tenure::Node`
+//!
+//! The state of the model is the real core: three (or four) `tenure::Node` values, the datagrams
+//! in flight between them (a multiset), what each host has carried out durably, one abstract real
+//! clock in whole milliseconds and one host clock per node that runs within ±ρ of it. Every action
+//! is a call into the core's public API, exactly as a host makes it: delivering, dropping or
+//! duplicating a datagram, a timer firing, a crash and a restart from the last `Persist` carried
+//! out, the host's answers (confirm granted or denied, leader work failing, a transfer, a
+//! `peer_down` report) and an adversary's datagrams (a stranger, a near-maximum term under a
+//! member's id, a replay of any datagram seen so far). [stateright] enumerates every interleaving
+//! up to a depth and checks the properties in [`props`] on every state it reaches.
+//!
+//! Time jumps between the instants at which a decision can change — a node's timer deadline, a
+//! lease deadline a leader reports, a promise's end — and their ±1 ms neighbours, so the
+//! one-millisecond corners the randomised soak finds only by luck are on every path.
+//!
+//! The core's nodes are not symmetric: an id's rank (its order among the members) times a
+//! survivor's campaign, and each node draws its timeouts from its own seed. Renaming nodes
+//! therefore does not map behaviours onto behaviours, and no symmetry reduction is applied.
+//!
+//! `docs/model.md` says what the bounds cover and what they do not.
+
+use std::fmt::{self, Write as _};
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use tenure::{Bug, Config, DurableState, Node};
+
+pub mod bugs;
+pub mod model;
+pub mod props;
+pub mod step;
+pub mod trace;
+
+/// The cluster id of every model run.
+pub const CLUSTER: &str = "mc";
+/// Member ids, in rank order.
+pub const IDS: [&str; 4] = ["n1", "n2", "n3", "n4"];
+/// The id the adversary's stranger writes under (never a member).
+pub const STRANGER: &str = "x9";
+/// Index standing for "not a member" in a [`Dgram`].
+pub const OUTSIDER: u8 = 9;
+
+/// What a run may do, and how often: each fault has a budget per path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Budget {
+    /// Datagrams dropped.
+    pub drop: u8,
+    /// Datagrams duplicated.
+    pub dup: u8,
+    /// Crashes (each followed, when the path chooses, by a restart from durable state).
+    pub crash: u8,
+    /// Adversary datagrams (stranger, near-maximum term, replay).
+    pub adversary: u8,
+    /// Host actions: a leadership transfer, leader work failing, a confirmation denied.
+    pub host: u8,
+    /// `peer_down` reports (`no_connection` and `refused`, true or false; `terminated` too when
+    /// membership changes are in scope).
+    pub report: u8,
+    /// Partitions: one node cut off from the others (everything in flight to or from it lost,
+    /// and everything it or they send to each other) until the partition heals.
+    pub partition: u8,
+}
+
+impl Budget {
+    /// No fault at all.
+    pub const NONE: Budget = Budget { drop: 0, dup: 0, crash: 0, adversary: 0, host: 0, report: 0, partition: 0 };
+}
+
+/// Where a run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Start {
+    /// Every node just constructed at real time 0, nothing in flight.
+    Fresh,
+    /// After a fault-free election (deterministic: the network delivers in 1 ms, hosts grant),
+    /// once the leader holds a lease acknowledged by every follower.
+    Led,
+}
+
+/// The model's fixed parameters.
+#[derive(Debug, Clone)]
+pub struct Opts {
+    /// Cluster size (3, or 4 for the membership cases).
+    pub nodes: usize,
+    /// Deliberate core bugs switched on in every node (empty: the real protocol).
+    pub bugs: Vec<Bug>,
+    /// Fault budgets per path.
+    pub budget: Budget,
+    /// Initial states.
+    pub starts: Vec<Start>,
+    /// Clock-rate patterns (ppm per node, within ±ρ) explored as separate initial states.
+    pub rates: Vec<Vec<i32>>,
+    /// At most this many datagrams in flight (beyond it, sends are lost: a bounded network).
+    pub max_in_flight: usize,
+    /// The bounded-liveness probe runs on states whose fingerprint is a multiple of this (1: all).
+    pub probe_every: u64,
+    /// Membership actions (`leave`, `join`) on the fourth node.
+    pub membership: bool,
+}
+
+/// One bounded region of the state space: a fault budget, the starts, and the depth `make
+/// model-check` explores it to.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// Its name (`--scope`).
+    pub name: &'static str,
+    /// The model's options.
+    pub opts: Opts,
+    /// The depth of the CI bound.
+    pub depth: usize,
+}
+
+/// The depth of the injected-bug runs: depth-first, they reach this depth at once and stop at the
+/// first counterexample (or after [`BUG_STATE_CAP`] distinct states).
+pub const BUG_DEPTH: usize = 16;
+
+/// At most this many distinct states per injected-bug run and scope.
+pub const BUG_STATE_CAP: usize = 2_000_000;
+
+/// The scopes of `make model-check`, each sized to explore about a million distinct states.
+pub fn scopes() -> Vec<Scope> {
+    let rho = tenure::DEFAULT_MAX_CLOCK_DRIFT_PPM as i32;
+    let base = Opts {
+        nodes: 3,
+        bugs: Vec::new(),
+        budget: Budget::NONE,
+        starts: vec![Start::Led],
+        // Exact clocks, and the first two nodes at opposite extremes of ±ρ.
+        rates: vec![vec![0, 0, 0, 0], vec![-rho, rho, 0, 0]],
+        max_in_flight: 8,
+        probe_every: 16,
+        membership: false,
+    };
+    let with = |budget: Budget, starts: Vec<Start>| Opts { budget, starts, ..base.clone() };
+    vec![
+        Scope {
+            name: "election",
+            opts: with(Budget { drop: 1, dup: 1, ..Budget::NONE }, vec![Start::Fresh]),
+            depth: 12,
+        },
+        Scope {
+            name: "partition",
+            opts: with(Budget { partition: 1, crash: 1, ..Budget::NONE }, vec![Start::Led]),
+            depth: 11,
+        },
+        Scope {
+            name: "host",
+            opts: with(Budget { host: 1, report: 1, crash: 1, ..Budget::NONE }, vec![Start::Led]),
+            depth: 7,
+        },
+        Scope {
+            name: "adversary",
+            opts: with(Budget { adversary: 2, drop: 1, ..Budget::NONE }, vec![Start::Led]),
+            depth: 8,
+        },
+    ]
+}
+
+impl Opts {
+    /// Node `i`'s configuration.
+    pub fn config(&self, i: usize) -> Config {
+        let members = &IDS[..self.nodes];
+        let bootstrap: Vec<&str> = if self.membership { &members[..3] } else { members }.to_vec();
+        // The incarnation is drawn from the seed, which differs per run (see `seed`): a restarted
+        // node's traffic is told apart from its earlier run's, as a runtime's incarnation is.
+        Config::new(IDS[i], CLUSTER).bootstrap(bootstrap).durable(true)
+    }
+
+    /// The seed node `i` uses in its `run`-th run (restarts draw new timeouts and incarnations).
+    pub fn seed(&self, i: usize, run: u8) -> u64 {
+        0x7e57_0000 + 1000 * i as u64 + u64::from(run)
+    }
+
+    /// A fresh node `i`, restarted `run` times, from `restored`, constructed at host time `now`.
+    pub fn new_node(&self, i: usize, run: u8, restored: Option<DurableState>, now: u64) -> Node {
+        let mut node =
+            Node::new(self.config(i), self.seed(i, run), restored, now).expect("the model's configuration is valid");
+        for &b in &self.bugs {
+            node.inject_bug(b);
+        }
+        node
+    }
+}
+
+/// A host clock: reads `real + ⌊real · rate / 10⁶⌋` (whole ms), never goes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Clock {
+    /// Rate error in parts per million, within ±ρ.
+    pub rate_ppm: i32,
+}
+
+impl Clock {
+    /// The reading at real instant `real`.
+    pub fn local(self, real: u64) -> u64 {
+        let r = i128::from(real);
+        let v = r + (r * i128::from(self.rate_ppm)).div_euclid(1_000_000);
+        u64::try_from(v.max(0)).unwrap_or(u64::MAX)
+    }
+    /// The first real instant at which the clock reads `local` or more.
+    pub fn real_at(self, local: u64) -> u64 {
+        if local == u64::MAX {
+            return u64::MAX;
+        }
+        let k = 1_000_000 + i128::from(self.rate_ppm);
+        let mut r = u64::try_from(i128::from(local) * 1_000_000 / k).unwrap_or(u64::MAX);
+        while r > 0 && self.local(r - 1) >= local {
+            r -= 1;
+        }
+        while r < u64::MAX && self.local(r) < local {
+            r += 1;
+        }
+        r
+    }
+}
+
+/// A datagram: transport sender, destination (member indices; [`OUTSIDER`] for a stranger), bytes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dgram {
+    /// Sender index.
+    pub from: u8,
+    /// Destination index.
+    pub to: u8,
+    /// The encoded message.
+    pub bytes: Vec<u8>,
+}
+
+/// A running node and the fingerprint of its whole state.
+#[derive(Clone)]
+pub struct Running {
+    /// The real core.
+    pub node: Node,
+    /// Hash of the node's complete `Debug` rendering (every field, the PRNG included), refreshed
+    /// after every call that may change it: the model's notion of "the same node state".
+    pub fp: u64,
+}
+
+impl Running {
+    /// Wraps a node.
+    pub fn new(node: Node) -> Running {
+        let mut r = Running { node, fp: 0 };
+        r.refresh();
+        r
+    }
+    /// Recomputes [`Running::fp`].
+    pub fn refresh(&mut self) {
+        self.fp = node_fingerprint(&self.node);
+    }
+}
+
+impl fmt::Debug for Running {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.node.role().as_str(), self.node.term(), self.node.leader().unwrap_or("-"))
+    }
+}
+
+/// A `Hasher` that is written to as a `fmt::Write` (no string is built).
+struct HashWriter(DefaultHasher);
+
+impl fmt::Write for HashWriter {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.write(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// Hash of the node's `Debug` output: derived `Debug` prints every field, so two nodes with the
+/// same fingerprint are (up to hash collisions) the same state.
+pub fn node_fingerprint(node: &Node) -> u64 {
+    let mut w = HashWriter(DefaultHasher::new());
+    let _ = write!(w, "{node:?}");
+    w.0.finish()
+}
+
+/// One host: its node (`None` while crashed), what it carried out durably, its clock.
+#[derive(Clone, Debug)]
+pub struct Host {
+    /// The node, while running.
+    pub node: Option<Running>,
+    /// The last `Persist` carried out (what a restart reads).
+    pub durable: DurableState,
+    /// The host's clock (survives the node's crashes).
+    pub clock: Clock,
+    /// How many times the node was (re)started.
+    pub runs: u8,
+    /// The term of a `ConfirmLeader` event the host has not answered yet.
+    pub confirm: Option<u64>,
+}
+
+impl Hash for Host {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.node.as_ref().map(|r| r.fp).hash(h);
+        self.durable.term.hash(h);
+        self.durable.voted_for.hash(h);
+        self.clock.hash(h);
+        self.runs.hash(h);
+        self.confirm.hash(h);
+    }
+}
+
+/// History the properties need and the nodes do not keep (ghost variables of the checker).
+#[derive(Clone, Debug, Default, Hash)]
+pub struct Ghost {
+    /// S1: the first leader of each term, `(term, node)`, sorted.
+    pub term_leader: Vec<(u64, u8)>,
+    /// One vote per term: `(voter, term, candidate)` from granted `VoteReply`s put on the wire and
+    /// self-votes carried out as `Persist`, sorted.
+    pub votes: Vec<(u8, u64, u8)>,
+    /// Fencing: the highest token of any leadership begun so far (what a fencing checker has seen).
+    pub fence_max: u64,
+    /// Lease: `(term, first real instant past the lease, holder)` for every lease a leader
+    /// reported while its clock had not passed it, the latest per term, sorted.
+    pub lease: Vec<(u64, u64, u8)>,
+    /// Each node's current leadership: `(term, real instant it began)`.
+    pub leading: [Option<(u64, u64)>; 4],
+    /// Check-quorum evidence: `heard[leader][peer]` = the real send instant of the newest
+    /// heartbeat of `leader`'s that `peer` acknowledged and `leader` accepted in its term.
+    pub heard: [[u64; 4]; 4],
+    /// Each node's view size and the real instant it last changed.
+    pub view: [(usize, u64); 4],
+    /// S1 and the lease hold while every view keeps its members (a `terminated` report or a
+    /// `leave` ends their scope, as in SPEC).
+    pub s1_scope: bool,
+}
+
+/// A violated property: its name and what happened.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct Broken {
+    /// The property's name (see [`props::NAMES`]).
+    pub name: &'static str,
+    /// A readable explanation.
+    pub why: String,
+}
+
+/// One state of the model.
+#[derive(Clone, Debug)]
+pub struct State {
+    /// Real time, whole milliseconds.
+    pub now: u64,
+    /// One host per node.
+    pub hosts: Vec<Host>,
+    /// Datagrams in flight, sorted (a multiset).
+    pub net: Vec<Dgram>,
+    /// Every datagram a member sent so far, sorted and deduplicated (the adversary replays any).
+    pub seen: Vec<Dgram>,
+    /// Fault budgets left on this path.
+    pub left: Budget,
+    /// The checker's history.
+    pub ghost: Ghost,
+    /// The node cut off by a partition, if any.
+    pub cut: Option<u8>,
+    /// The first property this state breaks, if any (no action leaves a broken state).
+    pub broken: Option<Broken>,
+}
+
+impl Hash for State {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.now.hash(h);
+        self.hosts.hash(h);
+        self.net.hash(h);
+        self.seen.hash(h);
+        self.left.hash(h);
+        self.ghost.hash(h);
+        self.cut.hash(h);
+        self.broken.hash(h);
+    }
+}
+
+impl State {
+    /// A 64-bit fingerprint of the whole state.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        self.hash(&mut h);
+        h.finish()
+    }
+}
+
+impl PartialEq for State {
+    fn eq(&self, other: &Self) -> bool {
+        self.fingerprint() == other.fingerprint()
+    }
+}
+
+/// The index of member id `id`, or [`OUTSIDER`].
+pub fn index_of(id: &str) -> u8 {
+    IDS.iter().position(|i| *i == id).map_or(OUTSIDER, |i| i as u8)
+}
+
+/// What one model-checking run found.
+#[derive(Debug)]
+pub struct Report {
+    /// Distinct states explored.
+    pub states: usize,
+    /// States generated, repeats included.
+    pub generated: usize,
+    /// The deepest path explored.
+    pub depth: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// The first counterexample: the property, its readable trace, the scenario files written.
+    pub violation: Option<(String, String, Vec<tenure_sim::scenario::Scenario>)>,
+    /// Whether some explored state had a leader (the bound reaches elections at all).
+    pub elected: bool,
+}
+
+/// Checks `opts` to `depth` (depth-first unless `bfs`) on `threads` threads, stopping at the
+/// first counterexample, and turns it into a trace and scenarios labelled `label`.
+pub fn check(opts: Opts, depth: usize, threads: usize, bfs: bool, label: &str) -> Report {
+    check_for(opts, depth, threads, bfs, label, None)
+}
+
+/// [`check`], stopping after `limit` if given (the report then covers what was explored).
+pub fn check_for(
+    opts: Opts,
+    depth: usize,
+    threads: usize,
+    bfs: bool,
+    label: &str,
+    limit: Option<std::time::Duration>,
+) -> Report {
+    use stateright::{Checker, HasDiscoveries, Model};
+    let model = model::TenureModel { opts };
+    let t = std::time::Instant::now();
+    let mut builder =
+        model.clone().checker().threads(threads).target_max_depth(depth).finish_when(HasDiscoveries::AnyFailures);
+    if let Some(limit) = limit {
+        builder = builder.timeout(limit);
+    }
+    if !model.opts.bugs.is_empty() {
+        builder = builder.target_state_count(BUG_STATE_CAP);
+    }
+    let (states, generated, max_depth, discoveries) = if bfs {
+        let c = builder.spawn_bfs().join();
+        (c.unique_state_count(), c.state_count(), c.max_depth(), c.discoveries())
+    } else {
+        let c = builder.spawn_dfs().join();
+        (c.unique_state_count(), c.state_count(), c.max_depth(), c.discoveries())
+    };
+    let seconds = t.elapsed().as_secs_f64();
+    let elected = discoveries.contains_key("a leader is elected");
+    let violation = discoveries.into_iter().find(|(n, _)| *n != "a leader is elected").map(|(name, path)| {
+        let steps = path.into_vec();
+        let init_fp = steps[0].0.fingerprint();
+        let init = model.inits().iter().position(|s| s.fingerprint() == init_fp).unwrap_or(0);
+        let actions: Vec<model::Action> = steps.into_iter().filter_map(|(_, a)| a).collect();
+        let (mut text, rec, last) = trace::rerun(&model, init, &actions);
+        if name == "liveness" && last.broken.is_none() {
+            let why = props::probe(&model.opts, &last).err().unwrap_or_default();
+            text.push_str(&format!("VIOLATED liveness: {why}\n"));
+        }
+        let scenarios = trace::scenarios(&model.opts, &rec, label);
+        (name.to_string(), text, scenarios)
+    });
+    Report { states, generated, depth: max_depth, seconds, violation, elected }
+}

@@ -1,0 +1,365 @@
+//! The properties, checked on every state the model checker reaches.
+//!
+//! - **one-leader** (S1): at most one node becomes leader of a term (while every view keeps its
+//!   members: a `terminated` report or a `leave` ends the scope, as SPEC states).
+//! - **one-vote** (S2): no voter gives its vote of one term to two candidates, counted from the
+//!   granted `VoteReply`s actually put on the wire and the self-votes actually persisted.
+//! - **fencing**: each leadership begins with a fencing token above every token of the leaderships
+//!   before it, so a fencing checker never sees one go backwards.
+//! - **lease**: no node becomes leader of a higher term before the real instant at which the
+//!   clock of a leader that reported a lease (`lease_deadline() = d` while its clock had not
+//!   passed `d`) reads `d + 1`; a transfer ends the lease when it is called.
+//! - **lease-unique**: at most one node reports itself leader with a lease its own clock has not
+//!   passed.
+//! - **check-quorum** (S4): a leader without quorum evidence (acknowledgements, in its term, of
+//!   heartbeats it sent, dated when they left) for `election_timeout_min + heartbeat_interval`
+//!   (each stretched by ρ for a slow clock) is no longer leader.
+//! - **liveness**: from the state, once the network is stable (every datagram delivered in 1 ms,
+//!   crashed nodes restarted, hosts granting, timers on time), a leader followed by every node
+//!   exists within [`SETTLE_BOUND_TIMEOUTS`] election timeouts; then its silent crash, while an
+//!   adversary replays its last heartbeats, is followed by a new leader within the simulator's L1
+//!   failover bound. Checked as a safety property of a deterministic continuation (bounded paths
+//!   only: an exhaustive checker cannot decide `eventually` on cyclic ones).
+
+use stateright::Property;
+use tenure::wire::Message;
+use tenure_sim::scenario::Input;
+
+use crate::model::TenureModel;
+use crate::step::{name, Rec};
+use crate::{Broken, Opts, State, IDS};
+
+/// Every property's name, in the order they are checked.
+pub const NAMES: [&str; 7] = ["one-leader", "one-vote", "fencing", "lease", "lease-unique", "check-quorum", "liveness"];
+
+/// Liveness: a leader followed by every node within this many `election_timeout_max` of the
+/// network becoming stable (the simulator's L1 settle bound).
+pub const SETTLE_BOUND_TIMEOUTS: u64 = tenure_sim::L1_SETTLE_BOUND_ELECTION_TIMEOUTS;
+
+/// The stateright properties: one per name, each true while the state breaks nothing of that name.
+pub fn properties() -> Vec<Property<TenureModel>> {
+    vec![
+        Property::always("one-leader", |_, s| ok(s, "one-leader")),
+        Property::always("one-vote", |_, s| ok(s, "one-vote")),
+        Property::always("fencing", |_, s| ok(s, "fencing")),
+        Property::always("lease", |_, s| ok(s, "lease")),
+        Property::always("lease-unique", |_, s| ok(s, "lease-unique")),
+        Property::always("check-quorum", |_, s| ok(s, "check-quorum")),
+        Property::always("liveness", |m, s| {
+            ok(s, "liveness")
+                && (!s.ghost.s1_scope || s.fingerprint() % m.opts.probe_every != 0 || probe(&m.opts, s).is_ok())
+        }),
+        // Not a requirement: shows the bound reaches elections at all (a vacuous run would pass).
+        Property::sometimes("a leader is elected", |_, s: &State| {
+            s.hosts.iter().any(|h| h.node.as_ref().is_some_and(|r| r.node.is_leader()))
+        }),
+    ]
+}
+
+fn ok(s: &State, name: &str) -> bool {
+    s.broken.as_ref().is_none_or(|b| b.name != name)
+}
+
+/// ρ-stretched span: the real time a slow clock (rate 1 − ρ) takes to count `ms`.
+fn slow(opts: &Opts, ms: u64) -> u64 {
+    let rho = u64::from(opts.config(0).max_clock_drift_ppm.min(999_999));
+    (ms * 1_000_000).div_ceil(1_000_000 - rho)
+}
+
+fn set_broken(broken: &mut Option<Broken>, name: &'static str, why: String) {
+    if broken.is_none() {
+        *broken = Some(Broken { name, why });
+    }
+}
+
+impl State {
+    /// The checks after every step (new leaderships, check-quorum, leases).
+    #[allow(clippy::needless_range_loop)] // `i` indexes the hosts and the ghost's per-node arrays alike
+    pub fn check(&mut self, opts: &Opts) {
+        let now = self.now;
+        for i in 0..self.hosts.len() {
+            let Some(run) = &self.hosts[i].node else {
+                self.ghost.leading[i] = None;
+                continue;
+            };
+            let node = &run.node;
+            let vs = node.view_size();
+            if self.ghost.view[i].0 != vs {
+                self.ghost.view[i] = (vs, now);
+            }
+            if !node.is_leader() {
+                self.ghost.leading[i] = None;
+                continue;
+            }
+            let term = node.term();
+            let id = i as u8;
+            let since = match self.ghost.leading[i] {
+                Some((t, since)) if t == term => since,
+                _ => {
+                    self.ghost.leading[i] = Some((term, now));
+                    if vs < node.config().min_cluster_size as usize {
+                        let why = format!("{} leads with a view of {vs}", IDS[i]);
+                        set_broken(&mut self.broken, "one-leader", why);
+                    }
+                    match self.ghost.term_leader.binary_search_by_key(&term, |e| e.0) {
+                        Ok(k) if self.ghost.term_leader[k].1 != id && self.ghost.s1_scope => {
+                            let why = format!(
+                                "{} and {} both became leader of term {term}",
+                                name(self.ghost.term_leader[k].1),
+                                IDS[i]
+                            );
+                            set_broken(&mut self.broken, "one-leader", why);
+                        }
+                        Ok(_) => {}
+                        Err(k) => self.ghost.term_leader.insert(k, (term, id)),
+                    }
+                    let token = node.fencing_token().unwrap_or(0);
+                    if self.ghost.s1_scope && token <= self.ghost.fence_max {
+                        let why = format!(
+                            "{} leads with fencing token {token}, not above the {} a fencing checker already saw",
+                            IDS[i], self.ghost.fence_max
+                        );
+                        set_broken(&mut self.broken, "fencing", why);
+                    }
+                    self.ghost.fence_max = self.ghost.fence_max.max(token);
+                    if self.ghost.s1_scope {
+                        if let Some(&(t, until, holder)) =
+                            self.ghost.lease.iter().find(|(t, until, h)| *t < term && *until > now && *h != id)
+                        {
+                            let why = format!(
+                                "{} became leader of term {term} at {now} ms (real), before the lease {} reported for term {t} ran out at {until} ms",
+                                IDS[i],
+                                name(holder)
+                            );
+                            set_broken(&mut self.broken, "lease", why);
+                        }
+                    }
+                    now
+                }
+            };
+            // Check-quorum: a quorum of its view (itself included) acknowledged heartbeats sent
+            // within the window, or the leadership (or the view) is younger than it.
+            let view = node.view();
+            let need = view.len() / 2;
+            if need == 0 {
+                continue;
+            }
+            let mut times: Vec<u64> = view
+                .iter()
+                .map(|p| crate::index_of(p) as usize)
+                .filter(|&p| p != i && p < 4)
+                .map(|p| self.ghost.heard[i][p])
+                .collect();
+            times.sort_unstable_by(|a, b| b.cmp(a));
+            let evidence = times.get(need - 1).copied().unwrap_or(0);
+            let cfg = node.config();
+            let from = evidence.max(self.ghost.view[i].1).max(since) + slow(opts, cfg.election_timeout_min);
+            if now > from + slow(opts, cfg.heartbeat_interval) {
+                let why = format!(
+                    "{} still leads term {term} at {now} ms; its quorum evidence lapsed (newest acknowledged heartbeats sent at {times:?} ms, leading since {since} ms)",
+                    IDS[i]
+                );
+                set_broken(&mut self.broken, "check-quorum", why);
+            }
+        }
+        // Leases reported now, as the real instant the leader's clock passes them; and no two
+        // leaders with a lease running on their own clocks.
+        let mut valid = Vec::new();
+        for i in 0..self.hosts.len() {
+            let Some(run) = &self.hosts[i].node else { continue };
+            let Some(d) = run.node.lease_deadline() else { continue };
+            let clock = self.hosts[i].clock;
+            if d < clock.local(now) {
+                continue;
+            }
+            valid.push(i);
+            let until = clock.real_at(d.saturating_add(1));
+            let term = run.node.term();
+            match self.ghost.lease.binary_search_by_key(&term, |e| e.0) {
+                Ok(k) => {
+                    if until > self.ghost.lease[k].1 {
+                        self.ghost.lease[k] = (term, until, i as u8);
+                    }
+                }
+                Err(k) => self.ghost.lease.insert(k, (term, until, i as u8)),
+            }
+        }
+        if valid.len() > 1 && self.ghost.s1_scope {
+            let names: Vec<&str> = valid.iter().map(|&i| IDS[i]).collect();
+            set_broken(
+                &mut self.broken,
+                "lease-unique",
+                format!("{names:?} all report a lease their clocks have not passed at {now} ms"),
+            );
+        }
+    }
+}
+
+/// The bounded-liveness probe: the deterministic stable continuation of `s` (see the module
+/// documentation). `Err` says what did not happen in time.
+pub fn probe(opts: &Opts, s: &State) -> Result<(), String> {
+    let mut s = s.clone();
+    s.cut = None;
+    let cfg = opts.config(0).validate().expect("valid");
+    for i in 0..s.hosts.len() {
+        if !s.up(i) {
+            crate::model::restart(opts, &mut s, i, false);
+        }
+    }
+    let start = s.now;
+    let settle = start + SETTLE_BOUND_TIMEOUTS * cfg.election_timeout_max;
+    let Some(leader) = run_stable(opts, &mut s, settle, None, settled) else {
+        return Err(format!(
+            "no leader followed by every node {} ms after the network became stable at {start} ms",
+            settle - start
+        ));
+    };
+    // The leader crashes silently; an adversary replays its last heartbeat to each follower
+    // every 100 ms.
+    let replay: Vec<(u8, Vec<u8>)> = (0..s.hosts.len())
+        .filter(|&i| i != leader)
+        .filter_map(|to| {
+            s.seen
+                .iter()
+                .filter(|d| usize::from(d.from) == leader && usize::from(d.to) == to)
+                .filter_map(|d| tenure::wire::decode(&d.bytes, None).ok().map(|e| (e, d)))
+                .filter(|(e, _)| matches!(e.message, Message::Heartbeat { .. }))
+                .max_by_key(|(e, _)| {
+                    (
+                        e.term,
+                        match e.message {
+                            Message::Heartbeat { sent_at } => sent_at,
+                            _ => 0,
+                        },
+                    )
+                })
+                .map(|(_, d)| (to as u8, d.bytes.clone()))
+        })
+        .collect();
+    s.hosts[leader].node = None;
+    s.net.retain(|d| usize::from(d.to) != leader);
+    let crashed = s.now;
+    let bound = crashed + tenure_sim::check::l1_failover_bound_ms(cfg.election_timeout_max, cfg.max_clock_drift_ppm, 1);
+    let gone = leader;
+    if run_stable(opts, &mut s, bound, Some((gone, &replay)), |s| {
+        (0..s.hosts.len()).find(|&i| i != gone && s.hosts[i].node.as_ref().is_some_and(|r| r.node.is_leader()))
+    })
+    .is_none()
+    {
+        return Err(format!(
+            "after {} (leader) crashed at {crashed} ms with its heartbeats replayed, no new leader by {bound} ms",
+            IDS[leader]
+        ));
+    }
+    Ok(())
+}
+
+/// A leader that every running node follows in its term.
+fn settled(s: &State) -> Option<usize> {
+    let l = (0..s.hosts.len()).find(|&i| s.hosts[i].node.as_ref().is_some_and(|r| r.node.is_leader()))?;
+    let term = s.hosts[l].node.as_ref()?.node.term();
+    s.hosts
+        .iter()
+        .filter_map(|h| h.node.as_ref())
+        .all(|r| r.node.term() == term && r.node.leader() == Some(IDS[l]))
+        .then_some(l)
+}
+
+/// A datagram the adversary replays in the stable continuation: destination index and bytes.
+pub type Replayed = (u8, Vec<u8>);
+
+/// Runs the stable network until `done` names a node or real time passes `until`: in-flight
+/// datagrams arrive 1 ms after they were sent (the ones already in flight, 1 ms from now), timers
+/// fire on time, hosts grant every confirmation, `replay` datagrams (from the crashed node `gone`)
+/// arrive every 100 ms.
+pub fn run_stable(
+    opts: &Opts,
+    s: &mut State,
+    until: u64,
+    replay: Option<(usize, &[Replayed])>,
+    done: impl Fn(&State) -> Option<usize>,
+) -> Option<usize> {
+    run_stable_with(opts, s, until, replay, false, None, done)
+}
+
+/// [`run_stable`] keeping the checker's history (how the `Led` initial state is reached); the
+/// datagrams still in flight at the end stay in flight.
+pub fn run_stable_tracked(
+    opts: &Opts,
+    s: &mut State,
+    until: u64,
+    rec: Option<&mut Rec>,
+    done: impl Fn(&State) -> Option<usize>,
+) -> Option<usize> {
+    run_stable_with(opts, s, until, None, true, rec, done)
+}
+
+fn run_stable_with(
+    opts: &Opts,
+    s: &mut State,
+    until: u64,
+    replay: Option<(usize, &[Replayed])>,
+    track: bool,
+    mut rec: Option<&mut Rec>,
+    done: impl Fn(&State) -> Option<usize>,
+) -> Option<usize> {
+    let mut queue: std::collections::VecDeque<(u64, crate::Dgram)> =
+        std::mem::take(&mut s.net).into_iter().map(|d| (s.now + 1, d)).collect();
+    let mut next_replay = s.now + 100;
+    // A timer that stays due after firing would spin at one instant: a liveness failure too.
+    for _ in 0..100_000 {
+        if let Some(l) = done(s) {
+            s.net.extend(queue.into_iter().map(|q| q.1));
+            s.net.sort();
+            return Some(l);
+        }
+        for i in 0..s.hosts.len() {
+            if let Some(term) = s.hosts[i].confirm.take() {
+                let _ = s.input(opts, i, &Input::Confirm { term, granted: true }, track, rec.as_deref_mut());
+                s.hosts[i].confirm = None;
+                queue.extend(std::mem::take(&mut s.net).into_iter().map(|d| (s.now + 1, d)));
+            }
+        }
+        let timer = (0..s.hosts.len())
+            .filter_map(|i| {
+                let t = s.hosts[i].node.as_ref()?.node.poll_timeout()?;
+                Some(s.hosts[i].clock.real_at(t).max(s.now))
+            })
+            .min();
+        let deliver = queue.front().map(|q| q.0);
+        let rep = replay.filter(|r| !r.1.is_empty()).map(|_| next_replay);
+        let next = [timer, deliver, rep].into_iter().flatten().min()?;
+        if next > until {
+            return None;
+        }
+        s.now = next;
+        if deliver == Some(next) {
+            let (_, d) = queue.pop_front().expect("front");
+            let from = IDS[usize::from(d.from)].to_string();
+            let _ =
+                s.input(opts, usize::from(d.to), &Input::Message { from, bytes: d.bytes }, track, rec.as_deref_mut());
+        } else if timer == Some(next) {
+            for i in 0..s.hosts.len() {
+                let due = s.hosts[i].node.as_ref().and_then(|r| r.node.poll_timeout());
+                if due.is_some_and(|t| t <= s.local(i)) {
+                    let _ = s.input(opts, i, &Input::Timeout, track, rec.as_deref_mut());
+                }
+            }
+        } else if let Some((gone, rs)) = replay {
+            for (to, bytes) in rs {
+                let from = IDS[gone].to_string();
+                let _ = s.input(
+                    opts,
+                    usize::from(*to),
+                    &Input::Message { from, bytes: bytes.clone() },
+                    track,
+                    rec.as_deref_mut(),
+                );
+            }
+            next_replay += 100;
+        }
+        let now = s.now;
+        queue.extend(std::mem::take(&mut s.net).into_iter().map(|d| (now + 1, d)));
+    }
+    None
+}

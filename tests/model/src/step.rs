@@ -1,0 +1,145 @@
+//! One host step: an input handed to the real node at its clock's reading, then every output
+//! carried out in order (a `Persist` is durable before any later `Send` leaves, as docs/host.md
+//! requires), with the checker's bookkeeping on what actually went on the wire.
+
+use tenure::wire::{self, Message};
+use tenure::{Event, Output};
+use tenure_sim::scenario::{apply_input, output_json, Input, Step};
+
+use crate::{index_of, Broken, Dgram, Opts, State, IDS};
+
+/// A recording of a path: per node run, the scenario steps it took, and a readable log.
+#[derive(Debug, Default)]
+pub struct Rec {
+    /// `(node, run, start_ms, restored, step)` for every input handed to a node.
+    pub steps: Vec<(u8, u8, Step)>,
+    /// Where each node run started: `(node, run, host time, restored state)`.
+    pub starts: Vec<(u8, u8, u64, Option<tenure::DurableState>)>,
+}
+
+impl State {
+    /// Node `i`'s clock reading now.
+    pub fn local(&self, i: usize) -> u64 {
+        self.hosts[i].clock.local(self.now)
+    }
+
+    /// Whether node `i` runs.
+    pub fn up(&self, i: usize) -> bool {
+        self.hosts[i].node.is_some()
+    }
+
+    /// Hands `input` to node `i` and carries out its outputs; `track` keeps the checker's history
+    /// (off in the liveness probe's continuation). Returns the input's result.
+    pub fn input(
+        &mut self,
+        opts: &Opts,
+        i: usize,
+        input: &Input,
+        track: bool,
+        rec: Option<&mut Rec>,
+    ) -> Result<(), &'static str> {
+        let local = self.local(i);
+        let now = self.now;
+        let host = &mut self.hosts[i];
+        let Some(run) = host.node.as_mut() else { return Err("down") };
+        let result = apply_input(&mut run.node, local, input);
+        let mut outputs = Vec::new();
+        let mut sends = Vec::new();
+        let mut self_votes = Vec::new();
+        while let Some(o) = run.node.poll_output() {
+            if rec.is_some() {
+                outputs.push(output_json(&o));
+            }
+            match o {
+                Output::Send { to, bytes } => sends.push((index_of(&to), bytes)),
+                Output::Persist(s) => {
+                    if s.voted_for.as_deref() == Some(IDS[i]) {
+                        self_votes.push(s.term);
+                    }
+                    host.durable = s;
+                }
+                Output::Event(Event::ConfirmLeader { term }) => host.confirm = Some(term),
+                Output::Event(_) => {}
+            }
+        }
+        let leader_term = run.node.is_leader().then(|| run.node.term());
+        let next_deadline = run.node.poll_timeout();
+        run.refresh();
+        let clock = host.clock;
+        if let Some(rec) = rec {
+            let step = Step {
+                at: local,
+                input: input.to_json(),
+                result: result.map_or_else(|e| e.to_string(), |()| "ok".to_string()),
+                outputs,
+                next_deadline,
+            };
+            rec.steps.push((i as u8, host.runs, step));
+        }
+        if track {
+            for term in self_votes {
+                self.vote(i as u8, term, i as u8);
+            }
+            // Check-quorum evidence: an acknowledgement the leader accepted, in its term, of a
+            // heartbeat it sent, dated when that heartbeat left (a replay is old evidence).
+            if let (Input::Message { from, bytes }, Ok(()), Some(term)) = (input, result, leader_term) {
+                if let Ok(env) = wire::decode(bytes, None) {
+                    let p = index_of(from) as usize;
+                    if let (Message::HeartbeatAck { echo }, true) = (&env.message, env.term == term && p < 4) {
+                        let sent = clock.real_at(*echo).min(now);
+                        let e = &mut self.ghost.heard[i][p];
+                        *e = (*e).max(sent);
+                    }
+                }
+            }
+        }
+        for (to, bytes) in sends {
+            if track {
+                if let Ok(env) = wire::decode(&bytes, None) {
+                    if let Message::VoteReply { granted: true } = env.message {
+                        self.vote(i as u8, env.term, to);
+                    }
+                }
+            }
+            if usize::from(to) >= opts.nodes || self.cut.is_some_and(|c| c == to || usize::from(c) == i) {
+                continue;
+            }
+            let d = Dgram { from: i as u8, to, bytes };
+            if let Err(k) = self.seen.binary_search(&d) {
+                self.seen.insert(k, d.clone());
+            }
+            if self.net.len() < opts.max_in_flight {
+                let k = self.net.binary_search(&d).unwrap_or_else(|k| k);
+                self.net.insert(k, d);
+            }
+        }
+        result
+    }
+
+    /// Records that `voter` gave its vote of `term` to `candidate` (one vote per term).
+    fn vote(&mut self, voter: u8, term: u64, candidate: u8) {
+        let votes = &mut self.ghost.votes;
+        match votes.binary_search_by(|v| (v.0, v.1).cmp(&(voter, term))) {
+            Ok(k) => {
+                let prev = votes[k].2;
+                if prev != candidate && self.broken.is_none() {
+                    self.broken = Some(Broken {
+                        name: "one-vote",
+                        why: format!(
+                            "{} gave its vote of term {term} to {} and to {}",
+                            IDS[voter as usize],
+                            name(prev),
+                            name(candidate)
+                        ),
+                    });
+                }
+            }
+            Err(k) => votes.insert(k, (voter, term, candidate)),
+        }
+    }
+}
+
+/// A readable node name.
+pub fn name(i: u8) -> &'static str {
+    IDS.get(usize::from(i)).copied().unwrap_or(crate::STRANGER)
+}
