@@ -444,6 +444,9 @@ fn transfer_target_is_the_freshest_answered_peer() {
     assert_eq!(n.transfer_target(), None);
     n.handle_message(12, "n3", &msg("n3", 0, Message::PreVoteReply { granted: false })).unwrap();
     assert_eq!(n.transfer_target(), Some("n3"));
+    // Heard at the same instant (either order): the smaller id.
+    n.handle_message(12, "n2", &msg("n2", 0, Message::PreVoteReply { granted: false })).unwrap();
+    assert_eq!(n.transfer_target(), Some("n2"), "a tie goes to the smaller id");
     let long = "x".repeat(300);
     let e = Node::new(Config::new("n1", "t"), 1, Some(DurableState { term: 1, voted_for: Some(long) }), 0).unwrap_err();
     assert_eq!(e.code(), "id_too_long");

@@ -395,6 +395,10 @@ impl GuestNode for NodeResource {
 
     fn inspect(&self) -> wit::Inspect {
         let i = self.core.borrow().inspect();
+        // The per-peer times are native only: the WebAssembly core leaves both empty, unallocated
+        // (`Vec::new`), so there is nothing to free and no drop code for them to carry.
+        debug_assert!(i.peer_heard_at.is_empty() && i.peer_acked_at.is_empty());
+        core::mem::forget((i.peer_heard_at, i.peer_acked_at));
         wit::Inspect {
             id: i.id,
             state: role(self.core.borrow().role()),

@@ -10,9 +10,7 @@ impl Node {
         // `election_timeout_min`. Leading on them until the first heartbeat tick would stretch
         // the bound check quorum keeps; a winner whose evidence is stale does not lead at all.
         if !self.quorum_evidence(now) && !self.bug(Bug::UncheckedLeadershipStart) {
-            self.leader = None;
-            self.times.set(LEADER_CONTACT, None);
-            self.become_follower(now);
+            self.follow_no_leader(now);
             return;
         }
         self.campaign = None;
@@ -65,11 +63,19 @@ impl Node {
         heard + 1 >= self.quorum()
     }
 
+    /// Stops leading, or a leadership that is not starting, with no leader known: check quorum
+    /// failing at a leadership's start or on a tick, and a denied confirmation. One copy of it:
+    /// the three call it (the WebAssembly builds' size).
+    #[inline(never)]
+    fn follow_no_leader(&mut self, now: u64) {
+        self.leader = None;
+        self.times.set(LEADER_CONTACT, None);
+        self.become_follower(now);
+    }
+
     pub(super) fn leader_tick(&mut self, now: u64) {
         if !self.quorum_evidence(now) && !self.bug(Bug::NoStepDown) {
-            self.leader = None;
-            self.times.set(LEADER_CONTACT, None);
-            self.become_follower(now);
+            self.follow_no_leader(now);
             return;
         }
         self.send_heartbeats(now);
@@ -79,9 +85,7 @@ impl Node {
         self.confirm_denied = self.confirm_denied.saturating_add(1);
         self.times.set(LAST_DENIED_AT, Some(now));
         self.times.set(AWAITING_CONFIRM, None);
-        self.leader = None;
-        self.times.set(LEADER_CONTACT, None);
-        self.become_follower(now);
+        self.follow_no_leader(now);
         let factor = u64::from(self.confirm_denied).min(MAX_BACKOFF_FACTOR);
         let backoff = self.timing.election_timeout_max.saturating_mul(factor);
         let jitter = self.rng.range_inclusive(0, self.timing.election_timeout_max - self.timing.election_timeout_min);

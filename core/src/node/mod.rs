@@ -155,7 +155,7 @@ pub enum Output {
 
 /// Deliberate protocol bugs for the simulator's self-test. Always compiled (the checks below name
 /// them), but only reachable from outside with feature `bug-injection`, which re-exports it and
-/// `Node::inject_bug`. Each variant is one bit of `Node::bugs`. Each names the invariant of the
+/// `Node::inject_bug`; without it every check is `false` at compile time (see `Node::bug`). Each variant is one bit of `Node::bugs`. Each names the invariant of the
 /// simulator (`tests/sim`) that must catch it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(not(feature = "bug-injection"), allow(dead_code))]
@@ -585,8 +585,12 @@ impl Node {
         }
     }
 
+    /// Whether bug `b` is switched on. Without feature `bug-injection` nothing can switch one on,
+    /// so every check is the constant `false` and compiles away (the shipped builds carry no
+    /// branch for any bug).
+    #[inline(always)]
     fn bug(&self, b: Bug) -> bool {
-        self.bugs & (b as u16) != 0
+        cfg!(feature = "bug-injection") && self.bugs & (b as u16) != 0
     }
 }
 

@@ -118,13 +118,22 @@ impl Node {
             }
             false => None,
         };
-        self.peers
-            .iter()
-            .filter(|(_, p)| p.has(ANSWERED) && !p.has(REFUSED) && p.ghost_until().is_none())
-            .filter(|(_, p)| since.is_none_or(|s| p.ack_echo() >= Some(s)))
-            .filter_map(|(id, p)| p.last_heard().map(|t| (t, id)))
-            .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-            .map(|(_, id)| id)
+        // The peers iterate sorted by id: keeping the first peer heard at the latest instant
+        // breaks ties toward the smaller id.
+        let mut best: Option<(u64, &str)> = None;
+        for (id, p) in self.peers.iter() {
+            let eligible = p.has(ANSWERED)
+                && !p.has(REFUSED)
+                && p.ghost_until().is_none()
+                && since.is_none_or(|s| p.ack_echo() >= Some(s));
+            if !eligible {
+                continue;
+            }
+            if let Some(t) = p.last_heard().filter(|t| best.is_none_or(|(b, _)| *t > b)) {
+                best = Some((t, id));
+            }
+        }
+        best.map(|(_, id)| id)
     }
 
     /// Until when this node refuses to help elect anyone (no vote, no pre-vote, no campaign of
