@@ -90,12 +90,15 @@ impl FailurePolicy {
         self.backoff.saturating_mul(factor).min(self.max_backoff)
     }
     /// How long a node campaigns last after its `step_downs`-th consecutive hand-over:
-    /// `election_timeout_max` × 2^(step_downs−1), at most `max_backoff` (or one
+    /// `election_timeout_max` × 2^step_downs, at most `max_backoff` (or two
     /// `election_timeout_max` when that is longer). Long enough for any other member to lead
-    /// first; bounded, so that a cluster whose work fails everywhere keeps trying.
+    /// first: another member campaigns up to one `election_timeout_max` after it last heard this
+    /// leader, then needs its pre-vote and vote round trips, so one `election_timeout_max` alone
+    /// would race it. Bounded, so that a cluster whose work fails everywhere keeps trying.
     pub fn hold(&self, step_downs: u32, election_timeout_max: Duration) -> Duration {
-        let factor = 1u32.checked_shl(step_downs.saturating_sub(1)).unwrap_or(u32::MAX);
-        election_timeout_max.saturating_mul(factor).min(self.max_backoff.max(election_timeout_max))
+        let factor = 1u32.checked_shl(step_downs.max(1)).unwrap_or(u32::MAX);
+        let floor = election_timeout_max.saturating_mul(2);
+        election_timeout_max.saturating_mul(factor).min(self.max_backoff.max(floor))
     }
 }
 
@@ -223,10 +226,10 @@ mod tests {
             c.became_leader(n);
             assert_eq!(c.failed(n, true), step(1, n as u32));
         }
-        assert_eq!(FailurePolicy::default().hold(1, ETM), ETM);
-        assert_eq!(FailurePolicy::default().hold(3, ETM), ETM * 4);
+        assert_eq!(FailurePolicy::default().hold(1, ETM), ETM * 2);
+        assert_eq!(FailurePolicy::default().hold(3, ETM), ETM * 8);
         assert_eq!(FailurePolicy::default().hold(39, ETM), DEFAULT_MAX_BACKOFF);
-        assert_eq!(FailurePolicy::default().hold(2, Duration::from_secs(9)), Duration::from_secs(9));
+        assert_eq!(FailurePolicy::default().hold(2, Duration::from_secs(9)), Duration::from_secs(18));
         // The work succeeds again: a leadership without failures resets the count.
         c.became_leader(50);
         c.became_leader(51);
