@@ -119,6 +119,10 @@ class Normaliser:
             # null until a quorum has acknowledged a heartbeat of this term: how soon is timing.
             state["lease_deadline"] = "<time or null>"
             state["unreachable"] = {p: "<time>" for p in state.get("unreachable", {})}
+            # Per-peer times of the last message and acknowledgement: filled in native builds only
+            # (the component leaves them empty, docs/component.md), and times besides.
+            state.pop("peer_heard_at", None)
+            state.pop("peer_acked_at", None)
             # Lists of ids are in id (port) order, which the relabelling does not keep.
             for k, v in state.items():
                 if isinstance(v, list):
