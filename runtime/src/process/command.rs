@@ -370,7 +370,12 @@ impl Runner {
                             ",\"term\":{term},\"pid\":null,\"pgid\":null,\"cause\":\"spawn_failed\",\"code\":null,\"signal\":null"
                         ),
                     );
-                    self.lock().active = None;
+                    {
+                        let mut st = self.lock();
+                        st.active = None;
+                        // Nothing starts again in this term until the failure policy has answered.
+                        st.done_term = Some(term);
+                    }
                     self.failed(term, &rest.join(" "));
                 }
                 ["exited", pgid, pid, term, cause, status, deadline] => {
@@ -400,6 +405,8 @@ impl Runner {
                     match *cause {
                         "exited" if code == Some(0) => st.done_term = Some(term),
                         "exited" => {
+                            // Nothing starts again in this term until the failure policy has answered.
+                            st.done_term = Some(term);
                             drop(st);
                             self.failed(term, &format!("the command of term {term} ended ({status})"));
                         }
@@ -418,6 +425,10 @@ impl Runner {
         let mut st = self.lock();
         let status = st.supervisor.take().and_then(|(_, mut child)| child.wait().ok());
         let lost = st.active.take();
+        if let Some(a) = &lost {
+            // Nothing starts again in that term until the failure policy has answered.
+            st.done_term = Some(a.term);
+        }
         // The guard ends the command's tree when the supervisor dies; this is the backstop for a
         // guard that could not. The guard was the supervisor's child and may be reaped by init
         // from now on, so this runs once, at once.
@@ -462,6 +473,9 @@ impl Runner {
         match verdict {
             Ok(LeaderWorkVerdict::Retry { after }) => {
                 st.not_before = Some(Instant::now() + after);
+                if st.done_term == Some(term) {
+                    st.done_term = None;
+                }
                 drop(st);
                 let ms = after.as_millis();
                 self.warn("command_backoff", &format!("{why}: starting it again in {ms} ms (the failure policy)"));
