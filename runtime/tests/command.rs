@@ -63,17 +63,8 @@ fn alive(pid: u64) -> bool {
     }
 }
 
-fn parent(pid: u64) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    stat.rsplit_once(") ").unwrap().1.split(' ').nth(1).unwrap().parse().unwrap()
-}
-
 fn ms(v: &Value) -> u64 {
     v["ts_ms"].as_u64().unwrap()
-}
-
-fn wall_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
 }
 
 /// One command's life from its own file.

@@ -58,15 +58,6 @@ fn last_tick_ms(dir: &Path, prefix: &str) -> u64 {
     last
 }
 
-fn wall_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
-}
-
-fn parent(pid: u64) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    stat.rsplit_once(") ").unwrap().1.split(' ').nth(1).unwrap().parse().unwrap()
-}
-
 fn kill(sig: &str, target: String) {
     let status = std::process::Command::new("kill").args([sig, "--", &target]).status().unwrap();
     assert!(status.success(), "kill {sig} -- {target}");

@@ -176,3 +176,14 @@ pub fn run_cmd(id: &str, all: &[String], extra: &[&str]) -> Command {
 pub fn is(event: &'static str) -> impl Fn(&Value) -> bool {
     move |v| v["event"] == event
 }
+
+/// The parent pid of `pid` (from /proc).
+pub fn parent(pid: u64) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit_once(") ").unwrap().1.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// Wall-clock milliseconds (to compare with the event lines' `ts_ms`).
+pub fn wall_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
