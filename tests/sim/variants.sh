@@ -71,6 +71,7 @@ for v in "${variants[@]}"; do
   if [ "$rc" -ne 0 ]; then
     failed=1
     grep -m1 -A3 '^VIOLATION' <<<"$out" | cut -c1-300 | sed 's/^/    /'
+    grep '^failing seeds:' <<<"$out" | sed 's/^/    /'
     grep '^reproduce:' <<<"$out" | sed "s/(same options)/--first-seed $first $opts/; s/^/    /"
   fi
 done

@@ -911,14 +911,19 @@ impl Sim {
     /// delivered within `max_one_way` ms from now or not at all, as the partial-synchrony model
     /// behind the liveness bound L1 assumes (a late duplicate of the chaos phase arriving seconds
     /// after the heal is the chaos phase, not a stable network). Hostile datagrams with a term no
-    /// member could have sent are dropped: an adversary stops at GST too.
+    /// member could have sent are dropped: an adversary stops at GST too. This holds when every
+    /// node is down at GST as well: a replay queued in the chaos phase must not land seconds
+    /// later on nodes restarted without durable state, whose terms went back below it.
     pub fn stabilise_in_flight(&mut self, max_one_way: u64) {
         let max = self.nodes.iter().filter_map(|n| n.node.as_ref().map(|x| x.term())).max().unwrap_or(0);
+        // Only the purge of hostile terms needs a running node (to decode); the deadline does not.
         let decoder = self.nodes.iter().find_map(|n| n.node.as_ref());
-        let Some(decoder) = decoder else { return };
         let before = self.flights.len();
-        let hostile =
-            |f: &Flight| matches!(decoder.decode_message(&f.bytes), Ok(env) if env.term > max.saturating_add(1));
+        let hostile = |f: &Flight| {
+            decoder.is_some_and(
+                |d| matches!(d.decode_message(&f.bytes), Ok(env) if env.term > max.saturating_add(1)),
+            )
+        };
         let by = self.now + max_one_way;
         let mut delayed = 0;
         let kept: Vec<Flight> = std::mem::take(&mut self.flights)
