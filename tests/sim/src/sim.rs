@@ -920,9 +920,7 @@ impl Sim {
         let decoder = self.nodes.iter().find_map(|n| n.node.as_ref());
         let before = self.flights.len();
         let hostile = |f: &Flight| {
-            decoder.is_some_and(
-                |d| matches!(d.decode_message(&f.bytes), Ok(env) if env.term > max.saturating_add(1)),
-            )
+            decoder.is_some_and(|d| matches!(d.decode_message(&f.bytes), Ok(env) if env.term > max.saturating_add(1)))
         };
         let by = self.now + max_one_way;
         let mut delayed = 0;
