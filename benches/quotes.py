@@ -182,6 +182,8 @@ _SIZES = "Sizes"
 _PY = "Python (`python python/benches/bench_node.py"
 _NODE = "Node.js (`node node/bench/bench.mjs`)"
 _WEB = "Browser build in headless Chromium"
+_SOAK = "Simulator soak"
+_SOAK_TOTAL = r"\| \*\*total\*\* \(\d+ variants\) \| \| \| (\d+) \| (\d+) \|"
 
 # Every quotable number. Keys are stable names; add one here, then quote it in a page.
 KEYS: dict[str, Quote] = {
@@ -303,6 +305,10 @@ KEYS: dict[str, Quote] = {
     "size.wheel": Quote(cell(_SIZES, {"artefact": "Python wheel (abi3)"}, "bytes"), verbatim),
     "size.node_addon": Quote(cell(_SIZES, {"artefact": "Node.js addon"}, "bytes"), verbatim),
     "bench.minutes": Quote(match("Run time", r"took ([\d.]+) minutes"), fixed(0, "minutes")),
+    # The recorded simulator soak (benches/recorded/soak.md, written by tests/sim/soak-record.py).
+    "soak.seeds": Quote(match(_SOAK, _SOAK_TOTAL), lambda v: fixed(0, "")([v[0]])),
+    "soak.violations": Quote(match(_SOAK, _SOAK_TOTAL), lambda v: fixed(0, "")([v[1]])),
+    "soak.default.failover.p99": Quote(cell(_SOAK, {"variant": "default"}, "failover p99 (ms)"), fixed(0, "ms")),
 }
 
 

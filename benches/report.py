@@ -418,7 +418,7 @@ def main() -> None:
     # are committed under benches/recorded/ with the command that produced them, and copied here
     # on every regeneration.
     w("## 5. Reliability (recorded runs)\n")
-    for name in ["model-check.md"]:
+    for name in ["model-check.md", "soak.md"]:
         try:
             w((args.root / "benches" / "recorded" / name).read_text().strip() + "\n")
         except OSError:
