@@ -199,8 +199,8 @@ export type Output = SendOutput | PersistOutput | EventOutput
 export interface Inspect {
   id: string
   state: Role
-  leader: boolean
-  leader_id: string | null
+  is_leader: boolean
+  leader: string | null
   term: number
   voted_for: string | null
   term_changed_at: number
@@ -622,7 +622,7 @@ export class Elector extends EventEmitter<ElectorEvents> {
   leave(peer: string): void
   /** Hands leadership to `peer` (default: the peer heard from most recently). */
   transferLeadership(peer?: string): void
-  /** The whole election state, camelCase keys (`leaderId`, `droppedByReason`, ...). */
+  /** The whole election state, camelCase keys (`isLeader`, `droppedByReason`, ...). */
   inspect(): Record<string, any>
   /** The runtime's metrics snapshot (what `tenure run --http` serves at `/metrics`; docs/http.md). */
   metrics(): Metrics

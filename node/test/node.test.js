@@ -10,8 +10,8 @@ const { SimCluster } = require('./helpers')
 
 const SPEC_INSPECT_KEYS = [
   'state',
+  'is_leader',
   'leader',
-  'leader_id',
   'term',
   'voted_for',
   'term_changed_at',

@@ -402,8 +402,8 @@ impl GuestNode for NodeResource {
         wit::Inspect {
             id: i.id,
             state: role(self.core.borrow().role()),
+            is_leader: i.is_leader,
             leader: i.leader,
-            leader_id: i.leader_id,
             term: i.term,
             voted_for: i.voted_for,
             term_changed_at: i.term_changed_at,

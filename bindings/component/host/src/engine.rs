@@ -229,8 +229,8 @@ fn empty_inspect() -> tenure::Inspect {
     tenure::Inspect {
         id: String::new(),
         state: String::new(),
-        leader: false,
-        leader_id: None,
+        is_leader: false,
+        leader: None,
         term: 0,
         voted_for: None,
         term_changed_at: 0,

@@ -430,8 +430,8 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
     tenure::Inspect {
         id: i.id,
         state: role_name(i.state).to_string(),
+        is_leader: i.is_leader,
         leader: i.leader,
-        leader_id: i.leader_id,
         term: i.term,
         voted_for: i.voted_for,
         term_changed_at: i.term_changed_at,
