@@ -37,20 +37,20 @@ class FailurePolicy:
     """Consecutive leaderships ended by failing work before the elector stops with
     :class:`tenure.LeaderWorkError`; ``None`` (the default): never stop for that, keep backing off
     and participating (an outage of something the work needs must not end leadership for good)."""
-    backoff: float = _POLICY_DEFAULTS[2]
-    """The first restart delay in seconds; doubles after each failure (default 0.1)."""
-    max_backoff: float = _POLICY_DEFAULTS[3]
-    """The longest restart delay in seconds, and the longest time a node that handed over
-    campaigns last (default 5.0)."""
+    backoff_ms: int = _POLICY_DEFAULTS[2]
+    """The first restart delay in milliseconds; doubles after each failure (default 100)."""
+    max_backoff_ms: int = _POLICY_DEFAULTS[3]
+    """The longest restart delay in milliseconds, and the longest time a node that handed over
+    campaigns last (default 5000)."""
 
     def __post_init__(self) -> None:
         _native.check_failure_policy(self._args())
 
-    def _args(self) -> Tuple[int, Optional[int], float, float]:
-        return (self.max_failures, self.max_step_downs, self.backoff, self.max_backoff)
+    def _args(self) -> Tuple[int, Optional[int], int, int]:
+        return (self.max_failures, self.max_step_downs, self.backoff_ms, self.max_backoff_ms)
 
-    def delay(self, failures: int) -> float:
-        """The restart delay after ``failures`` consecutive failures."""
+    def delay_ms(self, failures: int) -> int:
+        """The restart delay in milliseconds after ``failures`` consecutive failures."""
         return _native.failure_delay(self._args(), failures)
 
 
@@ -69,8 +69,8 @@ class _Options:
     bind: Optional[str]
     state_file: Optional[str]
     key_file: Optional[str]
-    confirm_timeout: Optional[float]
-    handover_timeout: Optional[float]
+    confirm_timeout_ms: Optional[int]
+    handover_timeout_ms: Optional[int]
     seed: Optional[int]
     log: bool
     failure_policy: FailurePolicy
@@ -84,8 +84,8 @@ class _Options:
             bind=self.bind,
             state_file=self.state_file,
             key_file=self.key_file,
-            confirm_timeout=self.confirm_timeout,
-            handover_timeout=self.handover_timeout,
+            confirm_timeout_ms=self.confirm_timeout_ms,
+            handover_timeout_ms=self.handover_timeout_ms,
             defer_confirm=defer_confirm,
             seed=self.seed,
             log=self.log,
@@ -113,7 +113,7 @@ class ElectorOptions(TypedDict, total=False):
     state_file: Union[str, os.PathLike[str], None]
     key: Union[bytes, str, None]
     key_file: Union[str, os.PathLike[str], None]
-    handover_timeout: Optional[float]
+    handover_timeout_ms: Optional[int]
     failure_policy: Optional[FailurePolicy]
     bind: Union[str, Address, None]
     seed: Optional[int]
@@ -138,7 +138,7 @@ def _options(
     id: Optional[str],
     peers: Iterable[str],
     options: ElectorOptions,
-    confirm_timeout: Optional[float] = None,
+    confirm_timeout_ms: Optional[int] = None,
 ) -> _Options:
     """Checks an elector's arguments (typed errors naming the bad value, before anything runs)."""
     unknown = sorted(set(options) - set(ElectorOptions.__annotations__))
@@ -165,6 +165,7 @@ def _options(
     ready_when = options.get("ready_when", "node")
     state_file = options.get("state_file")
     key_file = options.get("key_file")
+    handover_timeout_ms = options.get("handover_timeout_ms")
     # Everything the runtime checks at start (the addresses, the key file, the options, then the
     # core's configuration), checked now, in the runtime's order.
     _native.validate_runtime(
@@ -174,19 +175,17 @@ def _options(
         key_file=os.fspath(key_file) if key_file is not None else None,
         http=http,
         ready_when=ready_when,
+        confirm_timeout_ms=confirm_timeout_ms,
+        handover_timeout_ms=handover_timeout_ms,
     )
-    handover_timeout = options.get("handover_timeout")
-    for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
-        if value is not None and not value >= 0:
-            raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
     failure_policy = options.get("failure_policy")
     return _Options(
         config=config,
         bind=bind_s,
         state_file=os.fspath(state_file) if state_file is not None else None,
         key_file=os.fspath(key_file) if key_file is not None else None,
-        confirm_timeout=confirm_timeout,
-        handover_timeout=handover_timeout,
+        confirm_timeout_ms=confirm_timeout_ms,
+        handover_timeout_ms=handover_timeout_ms,
         seed=options.get("seed"),
         log=options.get("log", False),
         http=http,

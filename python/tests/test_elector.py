@@ -52,7 +52,7 @@ def leaders(els: List[Elector]) -> List[Elector]:
 
 async def stop_all(els: List[Elector]) -> None:
     for e in els:
-        await e.stop(handover_timeout=0.2)
+        await e.stop(handover_timeout_ms=200)
 
 
 def test_three_electors_elect_one_leader_and_report_callbacks() -> None:
@@ -78,7 +78,7 @@ def test_three_electors_elect_one_leader_and_report_callbacks() -> None:
             assert leader.lease is not None and leader.lease.term == leader.term
             await wait_for(lambda: leader.lease is not None and leader.lease.valid, 2)
             info = leader.inspect()
-            assert info["state"] == "leader" and info["leader_id"] == leader.id
+            assert info["state"] == "leader" and info["is_leader"] is True and info["leader"] == leader.id
             for e in els:
                 if e is not leader:
                     assert e.leader == leader.id and e.role is tenure.Role.FOLLOWER
@@ -129,7 +129,7 @@ def test_confirm_timeout_counts_as_denial() -> None:
         return True
 
     async def main() -> None:
-        els = cluster(confirm_leader=never, confirm_timeout=0.05)
+        els = cluster(confirm_leader=never, confirm_timeout_ms=50)
         try:
             for e in els:
                 await e.start()
