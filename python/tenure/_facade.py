@@ -5,13 +5,12 @@ event loop, or the ``tenure-callbacks`` thread)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, TypedDict, Union
 
-from . import _native
+from . import _native, _tables
 from ._types import Config, PeerDownReason, Role
 from .errors import TenureError
 
@@ -110,6 +109,10 @@ class ElectorOptions(TypedDict, total=False):
     lease_duration: Optional[int]
     ghost_ttl: int
     pre_vote: bool
+    admit_unknown_peers: bool
+    max_peers: int
+    max_clock_drift_ppm: int
+    incarnation: Optional[int]
     state_file: Union[str, os.PathLike[str], None]
     key: Union[bytes, str, None]
     key_file: Union[str, os.PathLike[str], None]
@@ -120,18 +123,6 @@ class ElectorOptions(TypedDict, total=False):
     log: bool
     http: Optional[str]
     ready_when: str
-
-
-# The options that are the core's configuration (the rest configure the runtime); defaults: Config's.
-_CONFIG_OPTIONS = (
-    "min_cluster_size",
-    "election_timeout_min",
-    "election_timeout_max",
-    "heartbeat_interval",
-    "lease_duration",
-    "ghost_ttl",
-    "pre_vote",
-)
 
 
 def _options(
@@ -147,13 +138,15 @@ def _options(
     config = options.get("config")
     cluster = options.get("cluster")
     key = options.get("key")
-    timing: Dict[str, Any] = {k: options[k] for k in _CONFIG_OPTIONS if k in options}  # type: ignore[literal-required]
+    # The options that are the core's configuration (the runtime's one list; the rest configure
+    # the runtime); defaults: Config's.
+    core: Dict[str, Any] = {k: options[k] for k in _tables.CONFIG_OPTIONS if k in options}  # type: ignore[literal-required]
     if config is None:
         if id is None or cluster is None:
             raise TypeError("Elector needs id and cluster (or config=)")
         if isinstance(peers, str):
             raise TypeError("peers must be a list of HOST:PORT strings, not a single str")
-        config = Config(id=id, cluster=cluster, bootstrap=tuple(peers), key=key, **timing)  # type: ignore[arg-type]
+        config = Config(id=id, cluster=cluster, bootstrap=tuple(peers), **core)
     elif key is not None:
         raise TypeError("pass key= inside config= when config= is given")
     fields = {f: getattr(config, f) for f in config.__dataclass_fields__}
@@ -223,20 +216,38 @@ class _Facade:
         fn = self._callbacks_by_kind.get(kind)
         return None if fn is None else (kind, fn, tuple(event[1:]))
 
-    def _callback_failed(self, kind: str, args: Tuple[Any, ...]) -> None:
-        """A user callback raised (called inside ``except``). A failing ``on_leader`` fails the
-        whole leadership: reported to the runtime's failure policy, which hands leadership over
-        (and, only with ``FailurePolicy.max_step_downs`` set, stops after that many in a row)."""
+    def _callback_failed(self, kind: str, fn: Callback, args: Tuple[Any, ...]) -> None:
+        """A user callback raised (called inside ``except``). A failing ``on_leader`` is leader work
+        that failed: reported to the runtime's failure policy, which decides, as for every other
+        leader work: ``on_leader`` runs again in the same leadership after the policy's delay, or
+        leadership is handed over."""
         log.exception("tenure: callback on_%s failed", kind)
         if kind == "leader":
-            self._leadership_failed(args[0])
+            term = args[0]
+            delay_ms = self._work_failed(term)
+            if delay_ms is not None:
+                self._retry_later(delay_ms, (kind, fn, args))
 
-    def _leadership_failed(self, term: int) -> None:
+    def _work_failed(self, term: int) -> Optional[int]:
+        """Reports a failure of leader work in ``term`` to the runtime's failure policy: the delay
+        in milliseconds before running it again in this leadership, or ``None`` (stepped down, or
+        the runtime is stopping: its ``fatal`` event carries the :class:`tenure.LeaderWorkError`)."""
         rt = self._rt
-        if rt is None:
-            return
-        with contextlib.suppress(TenureError):  # no longer leading that term, or stopped
-            rt.leader_work_failed(term, at_once=True)
+        if rt is None or not self._accepting_work():
+            return None
+        try:
+            return rt.leader_work_failed(term)
+        except TenureError:  # no longer leading that term: nothing to roll back
+            return None
+
+    def _accepting_work(self) -> bool:
+        """Whether leader work may still run (not stopping)."""
+        raise NotImplementedError
+
+    def _retry_later(self, delay_ms: int, item: Tuple[str, Callback, Tuple[Any, ...]]) -> None:
+        """Delivers the ``on_leader`` callback ``item`` again after ``delay_ms``, if this node
+        still leads its term then."""
+        raise NotImplementedError
 
     # ----- queries and inputs ----------------------------------------------------------------------
 

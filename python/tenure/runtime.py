@@ -20,7 +20,8 @@ a while (it still votes; it leads again only if no other member has by then), wi
 ``leader_work_step_downs`` metrics. By default that goes on for as long as the work fails, and the
 node recovers by itself when the work succeeds again; only with ``max_step_downs`` set does the
 elector stop with :class:`tenure.LeaderWorkError` after that many failed leaderships in a row. An
-``on_leader`` callback that raises hands over at once (one such leadership).
+``on_leader`` callback that raises is leader work too: called again in the same leadership after
+the backoff, under the same counts.
 """
 
 from __future__ import annotations
@@ -522,17 +523,19 @@ class Elector(_Facade):
 
         work.task = self._spawn(run())
 
-    def _work_failed(self, term: int, at_once: bool = False) -> Optional[int]:
-        """Reports a failure of leader-only work in ``term`` to the runtime's failure policy; the
-        delay in milliseconds before retrying, or ``None`` (stepped down, or the runtime is stopping: its
-        ``fatal`` event carries the :class:`tenure.LeaderWorkError`)."""
-        rt = self._rt
-        if rt is None or self._state != "running":
-            return None
-        try:
-            return rt.leader_work_failed(term, at_once)
-        except TenureError:  # no longer leading that term: nothing to roll back
-            return None
+    def _accepting_work(self) -> bool:
+        return self._state == "running"
+
+    def _retry_later(self, delay_ms: int, item: Tuple[str, Callable[..., Any], Tuple[Any, ...]]) -> None:
+        loop, term = self._loop, item[2][0]
+
+        def again() -> None:
+            lease = self._lease
+            if self._callbacks is not None and lease is not None and lease.term == term and not lease.lost:
+                self._callbacks.put_nowait(item)
+
+        if loop is not None:
+            loop.call_later(delay_ms / 1000, again)
 
     async def _confirm_task(self, term: int) -> None:
         """Asks ``confirm_leader``; the runtime denies on its own when the answer comes later than
@@ -569,7 +572,7 @@ class Elector(_Facade):
             try:
                 await _call(fn, *args)
             except Exception:
-                self._callback_failed(kind, args)
+                self._callback_failed(kind, fn, args)
 
     def __repr__(self) -> str:
         return f"<tenure.Elector id={self.id!r} role={self.role.value} term={self.term} {self._state}>"

@@ -105,8 +105,9 @@ class SyncElector(_Facade):
     an address in use or a locked state file). Callbacks are plain functions run on the
     ``tenure-callbacks`` thread: ``on_leader(term)``, ``on_follower(term, leader)``,
     ``on_peer_joined(peer)``, ``on_peer_left(peer)``, ``on_message(sender, payload)``,
-    ``on_warning(code, message)``. An ``on_leader`` that raises hands leadership over
-    (``leader_work_failed``, the runtime's failure policy); only with
+    ``on_warning(code, message)``. An ``on_leader`` that raises is leader work that failed: the
+    runtime's failure policy has it called again in the same leadership after a backoff, then hands
+    leadership over (``leader_work_failed``); only with
     ``failure_policy.max_step_downs`` set does the elector stop, with
     :class:`tenure.LeaderWorkError`, after that many failed leaderships in a row.
     ``stop()`` (or leaving ``with``) hands leadership over; :meth:`run_until_signal` does on
@@ -174,10 +175,26 @@ class SyncElector(_Facade):
             try:
                 fn(*args)
             except Exception:
-                self._callback_failed(kind, args)
+                self._callback_failed(kind, fn, args)
 
     def _running(self) -> _native.Runtime:
         return self._rt
+
+    def _accepting_work(self) -> bool:
+        return self._rt.running and not self._stopped
+
+    def _retry_later(self, delay_ms: int, item: Tuple[str, Callable[..., Any], Tuple[Any, ...]]) -> None:
+        term = item[2][0]
+
+        def again() -> None:
+            with self._cond:
+                if self._leading != term or self._stopped:
+                    return
+            self._queue.put(item)
+
+        timer = threading.Timer(delay_ms / 1000, again)
+        timer.daemon = True
+        timer.start()
 
     # ----- queries ---------------------------------------------------------------------------------
 

@@ -373,6 +373,25 @@ pub const OPTION_NAMES: &[&str] = &[
     "failure_detection",
 ];
 
+/// The core's configuration options an elector (Python's `Elector` and `SyncElector`, the Node.js
+/// `Elector`) takes as options of its own, beside the id, the cluster and the peers: the one list
+/// both hosts read (generated into their tables), so that an option added to the core reaches
+/// both or neither.
+pub const ELECTOR_CONFIG_OPTIONS: &[&str] = &[
+    "min_cluster_size",
+    "election_timeout_min",
+    "election_timeout_max",
+    "heartbeat_interval",
+    "lease_duration",
+    "ghost_ttl",
+    "pre_vote",
+    "key",
+    "admit_unknown_peers",
+    "max_peers",
+    "max_clock_drift_ppm",
+    "incarnation",
+];
+
 /// `election_timeout_min` → `electionTimeoutMin`.
 pub fn camel_case(name: &str) -> String {
     let mut out = String::with_capacity(name.len());

@@ -282,13 +282,11 @@ impl PyRuntime {
     fn confirm_leader(&self, py: Python<'_>, term: u64, granted: bool) -> PyResult<()> {
         self.call(py, |h| h.confirm_leader(term, granted))
     }
-    /// Reports a failure of leader-only work to the runtime's failure policy (`at_once`: the whole
-    /// leadership failed). Returns the delay in milliseconds before retrying, or `None` (stepped
-    /// down, stopping, or queued from the runtime thread).
-    #[pyo3(signature = (term, at_once=false))]
-    fn leader_work_failed(&self, py: Python<'_>, term: u64, at_once: bool) -> PyResult<Option<u64>> {
-        let verdict =
-            self.call(py, |h| if at_once { h.leadership_failed(term) } else { h.leader_work_failed(term) })?;
+    /// Reports a failure of leader work to the runtime's failure policy. Returns the delay in
+    /// milliseconds before running it again in this leadership, or `None` (stepped down,
+    /// stopping, or queued from the runtime thread).
+    fn leader_work_failed(&self, py: Python<'_>, term: u64) -> PyResult<Option<u64>> {
+        let verdict = self.call(py, |h| h.leader_work_failed(term))?;
         Ok(match verdict {
             LeaderWorkVerdict::Retry { after } => Some(whole_ms(after)),
             _ => None,
