@@ -52,6 +52,10 @@ fn every_bad_input_in_the_table_is_refused_by_name() {
     assert!(cases.len() >= 20);
     for case in cases {
         let name = case["name"].as_str().unwrap();
+        // A value of the wrong type or sign ('host'): the Rust API's types cannot hold it.
+        if case["surface"] == "host" {
+            continue;
+        }
         let message = case["message"].as_str().unwrap();
         match case["surface"].as_str().unwrap() {
             "config" => {
@@ -76,8 +80,6 @@ fn every_bad_input_in_the_table_is_refused_by_name() {
                 assert!(stderr.contains(message), "{name}: {stderr:?} lacks {message:?}");
                 assert!(!stderr.contains("panicked"), "{name}: {stderr}");
             }
-            // A value of the wrong type or sign: the Rust API's types cannot hold it.
-            "host" => {}
             other => panic!("unknown surface {other}"),
         }
     }
