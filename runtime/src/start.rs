@@ -13,7 +13,7 @@ use crate::handle::{EndGuard, Shared, Snapshot};
 use crate::policy::FailureCounter;
 use crate::probe::Prober;
 use crate::resolve::{Family, Peers, Resolver};
-use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
+use crate::runloop::{Durable, Io, Lead, Loop, Net, QuorumWatch, Report, Stop, SOCKET, WAKER};
 use crate::state::StateFile;
 use crate::warn::Warner;
 use crate::{Clock, Engine, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError};
@@ -148,50 +148,47 @@ where
         http_addr,
         on_end: Mutex::new(Vec::new()),
     });
+    let config_warnings = valid
+        .warnings
+        .iter()
+        .map(|w| (w.code().to_string(), w.to_string()))
+        .chain(repeated.iter().map(|p| {
+            let m = format!("peer {p} is listed more than once: it counts once");
+            ("duplicate_peer".to_string(), m)
+        }))
+        .chain((failure_detection && !icmp).then(|| {
+            let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";
+            ("failure_detection_off".to_string(), m.to_string())
+        }))
+        .collect();
     let mut runner = Loop {
         engine,
         handler,
         shared: shared.clone(),
-        poll,
-        socket,
-        rx,
-        state,
-        peers,
-        warner: Warner::default(),
-        log,
-        id,
-        config_warnings: valid
-            .warnings
-            .iter()
-            .map(|w| (w.code().to_string(), w.to_string()))
-            .chain(repeated.iter().map(|p| {
-                let m = format!("peer {p} is listed more than once: it counts once");
-                ("duplicate_peer".to_string(), m)
-            }))
-            .chain((failure_detection && !icmp).then(|| {
-                let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";
-                ("failure_detection_off".to_string(), m.to_string())
-            }))
-            .collect(),
-        confirm_timeout,
-        handover_timeout,
-        confirm_pending: None,
-        stopping: None,
-        exit: None,
-        pending_persist: None,
-        buf: vec![0; RECV_BUFFER],
-        out_to: String::new(),
-        out_bytes: Vec::new(),
-        start_term,
-        readable: false,
-        prober: icmp.then(Prober::default),
-        heartbeat_interval: valid.heartbeat_interval,
-        key,
-        quorum_next: 0,
-        leaderless_since: None,
-        silent_after: crate::quorum::silent_after(valid.election_timeout_max),
-        failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
-        leader_pending: None,
+        io: Io::new(poll, socket, rx),
+        durable: Durable { file: state, pending: None },
+        net: Net { peers, prober: icmp.then(Prober::default), heartbeat_interval: valid.heartbeat_interval },
+        lead: Lead {
+            confirm_timeout,
+            confirm_pending: None,
+            leader_pending: None,
+            failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
+        },
+        stop: Stop::new(handover_timeout),
+        report: Report {
+            id,
+            log,
+            warner: Warner::default(),
+            key,
+            start_term,
+            config_warnings,
+            quorum: QuorumWatch {
+                next: 0,
+                every: valid.heartbeat_interval,
+                leaderless_since: None,
+                silent_after: crate::quorum::silent_after(valid.election_timeout_max),
+            },
+        },
     };
     #[cfg(feature = "http")]
     if let Some((server, _)) = sidecar {
