@@ -355,20 +355,19 @@ pub fn parse_address(s: &str) -> Result<Address, AddressProblem> {
 
 /// Parses a node id: a `HOST:PORT` that peers can send to (not `0.0.0.0` or `::`).
 pub fn parse_id(s: &str) -> Result<Address, RuntimeError> {
-    let invalid = |problem| RuntimeError::InvalidId { value: s.to_string(), problem };
-    let a = parse_address(s).map_err(invalid)?;
-    if matches!(a.host, Host::Ip(ip) if ip.is_unspecified()) {
-        return Err(invalid(AddressProblem::Unspecified));
-    }
-    Ok(a)
+    parse_member(s).map_err(|problem| RuntimeError::InvalidId { value: s.to_string(), problem })
 }
 
 /// Parses a peer: a `HOST:PORT` (not `0.0.0.0` or `::`).
 pub fn parse_peer(s: &str) -> Result<Address, RuntimeError> {
-    let invalid = |problem| RuntimeError::InvalidPeer { value: s.to_string(), problem };
-    let a = parse_address(s).map_err(invalid)?;
+    parse_member(s).map_err(|problem| RuntimeError::InvalidPeer { value: s.to_string(), problem })
+}
+
+/// A member's address (an id or a peer): one that others can send to, so not unspecified.
+fn parse_member(s: &str) -> Result<Address, AddressProblem> {
+    let a = parse_address(s)?;
     if matches!(a.host, Host::Ip(ip) if ip.is_unspecified()) {
-        return Err(invalid(AddressProblem::Unspecified));
+        return Err(AddressProblem::Unspecified);
     }
     Ok(a)
 }
