@@ -372,7 +372,7 @@ supervise-helper:
 	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise
 
 python-dev: setup supervise-helper
-	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet
+	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet --features kubernetes
 	install -m 755 "$(SUPERVISE_HELPER)" python/tenure/tenure-supervise
 
 runtimes: python-dev node-addon component

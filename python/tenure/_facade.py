@@ -76,6 +76,8 @@ class _Options:
     failure_policy: FailurePolicy
     http: Optional[str] = None
     ready_when: str = "node"
+    pod_label: Optional[str] = None
+    service_account: Optional[str] = None
 
     def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
         return _native.spawn_runtime(
@@ -92,6 +94,8 @@ class _Options:
             http=self.http,
             ready_when=self.ready_when,
             failure_policy=self.failure_policy._args(),
+            pod_label=self.pod_label,
+            service_account=self.service_account,
         )
 
 
@@ -120,6 +124,8 @@ class ElectorOptions(TypedDict, total=False):
     log: bool
     http: Optional[str]
     ready_when: str
+    pod_label: Optional[str]
+    service_account: Union[str, os.PathLike[str], None]
 
 
 # The options that are the core's configuration (the rest configure the runtime); defaults: Config's.
@@ -163,6 +169,9 @@ def _options(
     bind_s = _bind_str(options.get("bind"))
     http = options.get("http")
     ready_when = options.get("ready_when", "node")
+    pod_label = options.get("pod_label")
+    service_account = options.get("service_account")
+    sa = os.fspath(service_account) if service_account is not None else None
     state_file = options.get("state_file")
     key_file = options.get("key_file")
     # Everything the runtime checks at start (the addresses, the key file, the options, then the
@@ -174,6 +183,8 @@ def _options(
         key_file=os.fspath(key_file) if key_file is not None else None,
         http=http,
         ready_when=ready_when,
+        pod_label=pod_label,
+        service_account=sa,
     )
     handover_timeout = options.get("handover_timeout")
     for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
@@ -191,6 +202,8 @@ def _options(
         log=options.get("log", False),
         http=http,
         ready_when=ready_when,
+        pod_label=pod_label,
+        service_account=sa,
         failure_policy=failure_policy if failure_policy is not None else FailurePolicy(),
     )
 

@@ -179,6 +179,8 @@ def spawn_runtime(
     http: Optional[str] = None,
     ready_when: Optional[str] = None,
     failure_policy: Optional[Tuple[int, Optional[int], float, float]] = None,
+    pod_label: Optional[str] = None,
+    service_account: Optional[str] = None,
 ) -> Runtime: ...
 def validate_runtime(
     config: Config,
@@ -188,6 +190,8 @@ def validate_runtime(
     key_file: Optional[str] = None,
     http: Optional[str] = None,
     ready_when: Optional[str] = None,
+    pod_label: Optional[str] = None,
+    service_account: Optional[str] = None,
 ) -> None: ...
 def run_cli(argv: List[str], reexec: Optional[List[str]] = None) -> int: ...
 def check_failure_policy(policy: Tuple[int, Optional[int], float, float]) -> None: ...

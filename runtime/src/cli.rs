@@ -338,6 +338,8 @@ impl RunOptions {
             r.failure_policy.max_failures = n;
         }
         r.failure_policy.max_step_downs = self.max_step_downs;
+        r.pod_label = self.pod_label.clone();
+        r.service_account = self.service_account.as_ref().map(PathBuf::from);
         r
     }
 }
@@ -497,14 +499,14 @@ where
         let spec = CommandSpec { argv: options.command.clone(), kill_grace, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))
     });
-    // --app-health and --pod-label (the pod label is cleared from here on).
+    // --app-health (--pod-label is the runtime's: `spawn` starts it).
     let warn_id = id.clone();
     let warn = move |code: &str, message: &str| {
         let warning = RuntimeEvent::Warning { code: code.into(), message: message.into() };
         emit(&event_line(wall_ms(), &warn_id, &warning));
     };
     let sidecar = match crate::sidecar::Sidecar::new(&options, warn) {
-        Ok(s) => std::sync::Arc::new(s),
+        Ok(s) => s,
         Err(e) => {
             eprintln!("{prog}: {e}");
             return 2;
@@ -512,10 +514,8 @@ where
     };
     // `started` is the first line: control lines (answered on the stdin thread) wait for it.
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
-    let events_sidecar = sidecar.clone();
     let on_event = move |event: RuntimeEvent| {
         emit(&event_line(wall_ms(), &id, &event));
-        events_sidecar.on_event(&event);
         if matches!(event, RuntimeEvent::Started { .. }) {
             let _ = started_tx.send(());
         }
@@ -525,7 +525,6 @@ where
         Ok(h) => h,
         Err(e) => {
             eprintln!("{prog}: {e}");
-            sidecar.finish();
             return exit_code(&e);
         }
     };
@@ -577,7 +576,6 @@ where
     if let Some(r) = runner {
         r.shutdown();
     }
-    sidecar.finish();
     match handle.fatal_error() {
         Some(_) => 1,
         None => 0,

@@ -136,6 +136,8 @@ mod handle;
 #[cfg(feature = "http")]
 mod http;
 pub mod metrics;
+#[cfg(feature = "kubernetes")]
+mod pod_label;
 mod policy;
 mod probe;
 mod process;

@@ -133,7 +133,7 @@ pub(crate) struct PyRuntime {
 #[pyfunction]
 #[pyo3(signature = (config, callback, *, bind=None, state_file=None, key_file=None, confirm_timeout=None,
     handover_timeout=None, defer_confirm=false, seed=None, log=false, http=None, ready_when=None,
-    failure_policy=None))]
+    failure_policy=None, pod_label=None, service_account=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_runtime(
     py: Python<'_>,
@@ -150,6 +150,8 @@ pub(crate) fn spawn_runtime(
     http: Option<String>,
     ready_when: Option<String>,
     failure_policy: Option<PolicyArgs>,
+    pod_label: Option<String>,
+    service_account: Option<PathBuf>,
 ) -> PyResult<PyRuntime> {
     let mut rc = RuntimeConfig::new(config_from(config)?).log(log);
     if let Some(p) = failure_policy {
@@ -164,6 +166,8 @@ pub(crate) fn spawn_runtime(
     if let Some(w) = ready_when {
         rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
     }
+    rc.pod_label = pod_label;
+    rc.service_account = service_account;
     let handler = PyHandler { callback, defer_confirm };
     let factory = move |mut init: EngineInit| {
         if let Some(seed) = seed {
@@ -324,7 +328,9 @@ pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>, reexec: Option<Vec<Stri
 /// (`RuntimeConfig::validate`: id, peers, bind, key file, options, the core's configuration), so
 /// that the constructors raise where the bad value is given.
 #[pyfunction]
-#[pyo3(signature = (config, *, bind=None, state_file=None, key_file=None, http=None, ready_when=None))]
+#[pyo3(signature = (config, *, bind=None, state_file=None, key_file=None, http=None, ready_when=None,
+    pod_label=None, service_account=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn validate_runtime(
     py: Python<'_>,
     config: &Bound<'_, PyAny>,
@@ -333,6 +339,8 @@ pub(crate) fn validate_runtime(
     key_file: Option<PathBuf>,
     http: Option<String>,
     ready_when: Option<String>,
+    pod_label: Option<String>,
+    service_account: Option<PathBuf>,
 ) -> PyResult<()> {
     let mut rc = RuntimeConfig::new(config_from(config)?);
     rc.bind = bind;
@@ -342,5 +350,7 @@ pub(crate) fn validate_runtime(
     if let Some(w) = ready_when {
         rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
     }
+    rc.pod_label = pod_label;
+    rc.service_account = service_account;
     rc.validate().map(|_| ()).map_err(|e| runtime_error(py, &e))
 }

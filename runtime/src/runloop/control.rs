@@ -68,6 +68,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 self.reply(r, result);
             }
             Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.stop.handover_timeout)),
+            Command::Warning { code, message } => self.emit_warning(code, message),
             Command::Resolved { name, result } => self.resolved(now, &name, result),
         }
         self.settle();
