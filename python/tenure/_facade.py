@@ -75,6 +75,8 @@ class _Options:
     failure_policy: FailurePolicy
     http: Optional[str] = None
     ready_when: str = "node"
+    pod_label: Optional[str] = None
+    service_account: Optional[str] = None
 
     def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
         return _native.spawn_runtime(
@@ -91,6 +93,8 @@ class _Options:
             http=self.http,
             ready_when=self.ready_when,
             failure_policy=self.failure_policy._args(),
+            pod_label=self.pod_label,
+            service_account=self.service_account,
         )
 
 
@@ -123,6 +127,8 @@ class ElectorOptions(TypedDict, total=False):
     log: bool
     http: Optional[str]
     ready_when: str
+    pod_label: Optional[str]
+    service_account: Union[str, os.PathLike[str], None]
 
 
 def _options(
@@ -156,6 +162,9 @@ def _options(
     bind_s = _bind_str(options.get("bind"))
     http = options.get("http")
     ready_when = options.get("ready_when", "node")
+    pod_label = options.get("pod_label")
+    service_account = options.get("service_account")
+    sa = os.fspath(service_account) if service_account is not None else None
     state_file = options.get("state_file")
     key_file = options.get("key_file")
     handover_timeout_ms = options.get("handover_timeout_ms")
@@ -170,6 +179,8 @@ def _options(
         ready_when=ready_when,
         confirm_timeout_ms=confirm_timeout_ms,
         handover_timeout_ms=handover_timeout_ms,
+        pod_label=pod_label,
+        service_account=sa,
     )
     failure_policy = options.get("failure_policy")
     return _Options(
@@ -183,6 +194,8 @@ def _options(
         log=options.get("log", False),
         http=http,
         ready_when=ready_when,
+        pod_label=pod_label,
+        service_account=sa,
         failure_policy=failure_policy if failure_policy is not None else FailurePolicy(),
     )
 

@@ -179,6 +179,8 @@ def spawn_runtime(
     http: Optional[str] = None,
     ready_when: Optional[str] = None,
     failure_policy: Optional[Tuple[int, Optional[int], int, int]] = None,
+    pod_label: Optional[str] = None,
+    service_account: Optional[str] = None,
 ) -> Runtime: ...
 def validate_runtime(
     config: Config,
@@ -190,6 +192,8 @@ def validate_runtime(
     ready_when: Optional[str] = None,
     confirm_timeout_ms: Optional[int] = None,
     handover_timeout_ms: Optional[int] = None,
+    pod_label: Optional[str] = None,
+    service_account: Optional[str] = None,
 ) -> None: ...
 def run_cli(argv: List[str], reexec: Optional[List[str]] = None) -> int: ...
 def check_failure_policy(policy: Tuple[int, Optional[int], int, int]) -> None: ...

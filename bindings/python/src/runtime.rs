@@ -137,7 +137,7 @@ pub(crate) struct PyRuntime {
 #[pyfunction]
 #[pyo3(signature = (config, callback, *, bind=None, state_file=None, key_file=None, confirm_timeout_ms=None,
     handover_timeout_ms=None, defer_confirm=false, seed=None, log=false, http=None, ready_when=None,
-    failure_policy=None))]
+    failure_policy=None, pod_label=None, service_account=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_runtime(
     py: Python<'_>,
@@ -154,6 +154,8 @@ pub(crate) fn spawn_runtime(
     http: Option<String>,
     ready_when: Option<String>,
     failure_policy: Option<PolicyArgs<'_>>,
+    pod_label: Option<String>,
+    service_account: Option<PathBuf>,
 ) -> PyResult<PyRuntime> {
     let mut rc = RuntimeConfig::new(config_from(config)?).log(log);
     if let Some(p) = failure_policy {
@@ -168,6 +170,8 @@ pub(crate) fn spawn_runtime(
     if let Some(w) = ready_when {
         rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
     }
+    rc.pod_label = pod_label;
+    rc.service_account = service_account;
     let handler = PyHandler { callback, defer_confirm };
     let factory = move |mut init: EngineInit| {
         if let Some(seed) = seed {
@@ -327,7 +331,7 @@ pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>, reexec: Option<Vec<Stri
 /// that the constructors raise where the bad value is given.
 #[pyfunction]
 #[pyo3(signature = (config, *, bind=None, state_file=None, key_file=None, http=None, ready_when=None,
-    confirm_timeout_ms=None, handover_timeout_ms=None))]
+    confirm_timeout_ms=None, handover_timeout_ms=None, pod_label=None, service_account=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn validate_runtime(
     py: Python<'_>,
@@ -339,6 +343,8 @@ pub(crate) fn validate_runtime(
     ready_when: Option<String>,
     confirm_timeout_ms: Option<Bound<'_, PyAny>>,
     handover_timeout_ms: Option<Bound<'_, PyAny>>,
+    pod_label: Option<String>,
+    service_account: Option<PathBuf>,
 ) -> PyResult<()> {
     let mut rc = RuntimeConfig::new(config_from(config)?);
     rc.bind = bind;
@@ -350,5 +356,7 @@ pub(crate) fn validate_runtime(
     if let Some(w) = ready_when {
         rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
     }
+    rc.pod_label = pod_label;
+    rc.service_account = service_account;
     rc.validate().map(|_| ()).map_err(|e| runtime_error(py, &e))
 }

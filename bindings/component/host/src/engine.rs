@@ -38,7 +38,7 @@ impl Callbacks for Queue {
         Ok(())
     }
     fn became_leader(&mut self, term: u64) -> Result<(), LeaderRefusal> {
-        // A handler that fails later reports it with `leader-failed`, as with the native core.
+        // A handler that fails later reports it with `leader-handler-failed`, as with the native core.
         self.outputs.push_back(Output::Event(Event::BecameLeader { term }));
         Ok(())
     }
@@ -178,7 +178,7 @@ impl Engine for ComponentEngine {
         self.node_result(r, Args { term: Some(term), ..Args::default() })
     }
     fn leader_handler_failed(&mut self, now: u64, term: u64) -> Result<(), tenure::Error> {
-        let r = self.node.leader_failed(now, term);
+        let r = self.node.leader_handler_failed(now, term);
         self.node_result(r, Args { term: Some(term), ..Args::default() })
     }
     fn transfer_leadership(&mut self, now: u64, peer: &str) -> Result<(), tenure::Error> {
