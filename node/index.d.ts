@@ -239,6 +239,8 @@ export type WireMessage =
   | { kind: 'heartbeat'; sentAt: U64 }
   | { kind: 'heartbeat_ack'; echo: U64 }
   | { kind: 'timeout_now' }
+  /** "I speak wire version `version`" (wire version 4 and later); `reply`: an answer to one. */
+  | { kind: 'hello'; version: number; reply?: boolean }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */

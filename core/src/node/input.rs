@@ -45,8 +45,11 @@ impl Node {
         #[cfg(not(target_family = "wasm"))]
         if let Some(hb) = self.recognise_heartbeat(from, bytes) {
             self.last_sender = u16::try_from(hb.known).unwrap_or(self.last_sender);
-            self.admit(now, from, hb.incarnation, Some(hb.known));
+            let greet = self.admit(now, from, hb.incarnation, Some(hb.known), false);
             self.dispatch(now, from, hb.term, Message::Heartbeat { sent_at: hb.sent_at }, Some(hb.known));
+            if greet {
+                self.greet(from, false);
+            }
             return Ok(());
         }
         self.accept_decoded(now, from, bytes)
@@ -124,8 +127,12 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
-        self.admit(now, from, raw.incarnation, known);
+        let hello = matches!(raw.message, Message::Hello { .. });
+        let greet = self.admit(now, from, raw.incarnation, known, hello);
         self.dispatch(now, from, raw.term, raw.message, known);
+        if greet {
+            self.greet(from, false);
+        }
         Ok(())
     }
 
