@@ -708,6 +708,8 @@ export interface Metrics {
   quorumSlack: number | null
   /** Members not heard from within two election timeouts. */
   silentPeers: string[]
+  /** The wire version every member of the view is known to speak (new messages only at the newest); `null` when unknown. */
+  wireVersion: number | null
   /** The runtime's version. */
   version: string
 }
