@@ -209,6 +209,8 @@ pub(crate) struct EnvelopeRef<'a> {
 /// them with the ids it expects and validates UTF-8 only when they differ.
 #[derive(Debug)]
 pub(crate) struct RawEnvelope<'a> {
+    /// The envelope's version byte.
+    pub version: u8,
     pub cluster: &'a [u8],
     pub from: &'a [u8],
     pub term: u64,

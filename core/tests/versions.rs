@@ -108,3 +108,18 @@ fn a_newer_kind_in_an_envelope_of_the_oldest_version_is_malformed() {
     bytes[2] = MIN_VERSION;
     assert_eq!(wire::decode(&bytes, None), Err(tenure::DropReason::Malformed));
 }
+
+#[test]
+fn a_node_limited_to_the_oldest_version_behaves_as_v0_1_0_on_the_wire() {
+    let mut h = Harness::new(3);
+    assert_eq!(h.node("n3").limit_wire_version(0), MIN_VERSION, "clamped to what exists");
+    h.run_until(3_000);
+    assert!(h.wire.iter().all(|(_, from, _, b)| from != "n3" || version_byte(b) == MIN_VERSION), "n3 sent a newer datagram");
+    let greeted = h.wire.iter().any(|(_, _, to, b)| to == "n3" && version_byte(b) > MIN_VERSION);
+    assert!(greeted && h.nodes["n3"].inspect().dropped("unknown_version").unwrap() > 0, "greetings to n3 are dropped there");
+    assert_eq!(h.nodes["n3"].wire_version(), MIN_VERSION);
+    let leader = h.leader();
+    if leader != "n3" {
+        assert_eq!(h.nodes[&leader].wire_version(), MIN_VERSION);
+    }
+}

@@ -58,6 +58,9 @@ impl Node {
     /// `accept` for any datagram: decoded in full, every check made.
     fn accept_decoded(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let raw = wire::decode_raw(bytes, self.mac.as_deref().map(|m| &m.receive))?;
+        if raw.version > self.wire_cap {
+            return Err(DropReason::UnknownVersion);
+        }
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let same_sender = raw.from == from.as_bytes();
         let env_from: &str =
@@ -336,6 +339,17 @@ impl Node {
         }
         self.deny(now);
         Ok(())
+    }
+
+    /// Limits the wire versions this node speaks to `version` (clamped to
+    /// [`wire::MIN_VERSION`]`..=`[`wire::VERSION`]; returns the limit in effect). At
+    /// `wire::MIN_VERSION` the node behaves on the wire exactly as v0.1.0: it sends and answers no
+    /// `Hello`, drops datagrams of newer versions as [`DropReason::UnknownVersion`], and its
+    /// [`Node::wire_version`] stays at the oldest. For pinning a cluster to the old messages
+    /// through an upgrade, and for simulating and model-checking clusters that mix versions.
+    pub fn limit_wire_version(&mut self, version: u8) -> u8 {
+        self.wire_cap = version.clamp(wire::MIN_VERSION, wire::VERSION);
+        self.wire_cap
     }
 
     /// Asks this node to campaign last until `until` (runtime clock): it starts no campaign of its

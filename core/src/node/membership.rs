@@ -14,6 +14,8 @@ impl Node {
     #[must_use]
     pub(super) fn admit(&mut self, now: u64, from: &str, incarnation: u64, known: Option<usize>, hello: bool) -> bool {
         let retry = self.timing.election_timeout_max.saturating_mul(HELLO_RETRY_TIMEOUTS);
+        // A node limited to the oldest version greets nobody, as a node of that version.
+        let hello = hello || self.wire_cap <= wire::MIN_VERSION;
         // No search and no comparison on the steady path (a known peer's every message): `accept`
         // found the entry.
         let entry = known.and_then(|i| self.peers.at_mut(i));

@@ -472,6 +472,8 @@ pub struct Node {
     incarnation: u64,
     /// Sequence number of the next application payload.
     app_seq: u64,
+    /// The newest wire version this node speaks ([`Node::limit_wire_version`]).
+    wire_cap: u8,
     /// Boxed: the keyed HMAC states are ~400 bytes that unauthenticated nodes should not carry.
     mac: Option<alloc::boxed::Box<wire::NodeMac>>,
     rng: Rng,
@@ -568,6 +570,7 @@ impl Node {
             admit_unknown: config.admit_unknown_peers,
             incarnation,
             app_seq: 0,
+            wire_cap: wire::VERSION,
             mac: config.key.as_deref().and_then(|k| wire::NodeMac::new(k, &config.id)).map(alloc::boxed::Box::new),
             rng: Rng::new(seed),
             role: Role::Unclustered,

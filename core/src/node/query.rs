@@ -38,7 +38,7 @@ impl Node {
     /// with an older version closes the gate again with its first message. A leader knows every
     /// member's within a heartbeat round trip; a follower knows those it exchanges messages with.
     pub fn wire_version(&self) -> u8 {
-        if self.peers.values().all(|p| p.has(SPEAKS)) {
+        if self.wire_cap > wire::MIN_VERSION && self.peers.values().all(|p| p.has(SPEAKS)) {
             wire::VERSION
         } else {
             wire::MIN_VERSION

@@ -264,7 +264,7 @@ pub(super) fn read(body: &[u8], version: u8) -> Result<RawEnvelope<'_>, DropReas
     if !r.rest.is_empty() {
         return Err(DropReason::Malformed);
     }
-    Ok(RawEnvelope { cluster, from, term, incarnation, message })
+    Ok(RawEnvelope { version, cluster, from, term, incarnation, message })
 }
 
 #[cfg(test)]
