@@ -199,8 +199,10 @@ test-rust: setup
 
 # The core's unit tests built for wasm32-wasip1 and run under wasmtime (PyPI;
 # scripts/wasi-run.py is cargo's runner): the wire decoder, the node and the accept path as the
-# WebAssembly builds compile them (those builds decode every datagram in full: the recognised-
-# heartbeat path and its equivalence proptest are native only, for the component's size goal).
+# WebAssembly builds compile them. Those builds decode every datagram in full (the recognised-
+# heartbeat path is native only, for the component's size goal); the equivalence proptest runs
+# here too, with that decode-only path as one side and the recognised path, compiled for the
+# tests, as the other.
 test-wasm-core: setup
 	CARGO_TARGET_WASM32_WASIP1_RUNNER="python $(ROOT)/scripts/wasi-run.py" $(CARGO) test -p tenure --lib --target wasm32-wasip1
 .PHONY: test-wasm-core
@@ -370,7 +372,7 @@ supervise-helper:
 	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise
 
 python-dev: setup supervise-helper
-	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet
+	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet --features kubernetes
 	install -m 755 "$(SUPERVISE_HELPER)" python/tenure/tenure-supervise
 
 runtimes: python-dev node-addon component

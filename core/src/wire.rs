@@ -348,8 +348,8 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
 /// exactly when `m` is given) and the same body decoder (`body::read`, its canonical varints) as
 /// [`decode_raw`]; only the order differs: the known fields are compared before the tag is
 /// checked, so a datagram that is not the expected heartbeat costs no HMAC here. Native builds
-/// only (see `Node::accept`).
-#[cfg(not(target_family = "wasm"))]
+/// only (see `Node::accept`), and the tests on every target.
+#[cfg(any(test, not(target_family = "wasm")))]
 #[inline]
 pub(crate) fn known_heartbeat(
     bytes: &[u8],

@@ -121,7 +121,7 @@ test('an election through the JS API: plain-object outputs, inspect, decodeMessa
   assert.equal(typeof L.leaseDeadline, 'number');
   for (const n of nodes) assert.equal(n.leader, L.id);
   assert.ok(events.some((e) => e.id === L.id && e.event === 'became_leader' && e.term === L.term));
-  const spec = ['state', 'leader', 'leader_id', 'term', 'voted_for', 'term_changed_at', 'cluster', 'view_size', 'quorum',
+  const spec = ['state', 'is_leader', 'leader', 'term', 'voted_for', 'term_changed_at', 'cluster', 'view_size', 'quorum',
     'min_cluster_size', 'peers', 'declared', 'bootstrap', 'unreachable', 'ghost_ttl', 'votes_granted', 'votes_count',
     'election_timer_armed', 'heartbeat_timer_armed', 'heartbeat_in_last', 'heartbeat_out_last', 'election_timeout_min',
     'election_timeout_max', 'heartbeat_interval', 'dropped_by_reason', 'send_failing_peers', 'confirm_denied', 'last_denied_at'];

@@ -9,7 +9,7 @@
 const promClient = require('prom-client')
 const tables = require('./tables')
 
-const ROLES = Object.freeze(['unclustered', 'follower', 'candidate', 'leader'])
+const { ROLES } = tables
 
 /**
  * @typedef {import('../index').Metrics} Metrics

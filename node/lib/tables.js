@@ -96,6 +96,10 @@ const METRIC_FAMILIES = Object.freeze([
   Object.freeze({ name: "tenure_failover_seconds", type: "histogram", help: "Leaderless time observed by this node: from losing a known leader to knowing the next.", labels: Object.freeze([]) }),
   Object.freeze({ name: "tenure_build_info", type: "gauge", help: "Always 1; the version label is the tenure runtime's version.", labels: Object.freeze(["version"]) }),
 ])
+/** every role name, in the order `tenure_role{role}` lists them */
+const ROLES = Object.freeze(["unclustered","follower","candidate","leader"])
+/** the core's configuration options an `Elector` takes (besides id, cluster and peers) */
+const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation"])
 /** configuration defaults by the core's field name (durations in milliseconds) */
 const DEFAULTS = Object.freeze({
   admit_unknown_peers: false,
@@ -118,4 +122,4 @@ const DEFAULTS = Object.freeze({
   resolve_interval: 10000,
 })
 
-module.exports = { ERROR_CODES, ERROR_CLASSES, EVENT_KINDS, DROP_REASONS, WARNING_CODES, METRIC_FAMILIES, DEFAULTS }
+module.exports = { ERROR_CODES, ERROR_CLASSES, EVENT_KINDS, DROP_REASONS, WARNING_CODES, METRIC_FAMILIES, ROLES, CONFIG_OPTIONS, DEFAULTS }

@@ -79,7 +79,7 @@ test('tests/vectors/invalid.json: a node drops each with the documented reason',
       (e) => e instanceof DroppedError && e.code === v.reason,
       `${v.name}: expected ${v.reason}`
     )
-    assert.equal(node.inspect().dropped_by_reason[v.reason], 1, `${v.name}: counted`)
+    assert.equal(node.inspect().droppedByReason[v.reason], 1, `${v.name}: counted`)
     assert.deepEqual(node.drain(), [], `${v.name}: no outputs`)
   }
 })

@@ -207,6 +207,26 @@ METRIC_FAMILIES: Tuple[Tuple[str, str, str, Tuple[str, ...]], ...] = (
 )
 """(name, type, help, labels) of every `tenure_*` family, in exposition order."""
 
+ROLES: Tuple[str, ...] = ("unclustered", "follower", "candidate", "leader",)
+"""Every role name, in the order `tenure_role{role}` lists them."""
+
+CONFIG_OPTIONS: Tuple[str, ...] = (
+    "min_cluster_size",
+    "election_timeout_min",
+    "election_timeout_max",
+    "heartbeat_interval",
+    "lease_duration",
+    "ghost_ttl",
+    "pre_vote",
+    "key",
+    "admit_unknown_peers",
+    "max_peers",
+    "max_clock_drift_ppm",
+    "incarnation",
+)
+"""The core's configuration options an elector takes as keyword options (besides id, cluster
+and the peers)."""
+
 DEFAULTS: Dict[str, object] = {
     "admit_unknown_peers": False,
     "backoff": 100,

@@ -27,12 +27,13 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from . import _tables
 from ._tables import METRIC_FAMILIES
 from .errors import TenureError
 
 __all__ = ["ROLES", "TenureCollector"]
 
-ROLES = ("unclustered", "follower", "candidate", "leader")
+ROLES = _tables.ROLES
 """Every value of the ``role`` label of ``tenure_role``."""
 
 

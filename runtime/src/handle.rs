@@ -27,6 +27,12 @@ pub(crate) enum Command {
     LeaderWorkFailed(u64, bool, Reply<LeaderWorkVerdict>),
     /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
     Stop(Option<u64>),
+    /// From a helper thread of the runtime's (the pod label): a warning to deliver.
+    #[cfg_attr(not(feature = "kubernetes"), allow(dead_code))]
+    Warning {
+        code: String,
+        message: String,
+    },
     /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
     Resolved {
         name: String,

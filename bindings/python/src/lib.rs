@@ -150,6 +150,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime::check_failure_policy, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::failure_policy_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::failure_delay, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::check_millis, m)?)?;
     m.add("VERSION", tenure::VERSION)?;
     m.add("MAX_MESSAGE_SIZE", tenure::MAX_MESSAGE_SIZE)?;
     m.add("MAX_TERM", tenure::MAX_TERM)?;

@@ -290,8 +290,8 @@ impl Node {
         Inspect {
             id: self.id().to_string(),
             state: self.role.as_str().to_string(),
-            leader: self.is_leader(),
-            leader_id: self.leader.as_deref().map(String::from),
+            is_leader: self.is_leader(),
+            leader: self.leader.as_deref().map(String::from),
             term: self.term,
             voted_for: self.voted_for.as_deref().map(String::from),
             term_changed_at: self.term_changed_at,

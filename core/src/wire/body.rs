@@ -148,8 +148,8 @@ pub(super) fn same_term_len(b: &[u8], e: &EnvelopeRef<'_>) -> Option<usize> {
 /// `term` and `incarnation`. It *is* [`read`] (the same canonical varints, lengths and ending),
 /// followed by a comparison, so the two cannot disagree on what a valid heartbeat is; a heartbeat
 /// body allocates nothing. Native builds only, like the recognised path itself (see
-/// `Node::accept`).
-#[cfg(not(target_family = "wasm"))]
+/// `Node::accept`), and the tests on every target.
+#[cfg(any(test, not(target_family = "wasm")))]
 #[inline]
 pub(super) fn known_heartbeat(b: &[u8], cluster: &[u8], from: &[u8], term: u64, incarnation: u64) -> Option<u64> {
     let e = read(b, super::MIN_VERSION).ok()?;
