@@ -19,7 +19,13 @@ fn kind(h: &Harness, to: &str, bytes: &[u8]) -> &'static str {
 #[test]
 fn every_message_of_the_oldest_version_is_written_in_it_byte_for_byte() {
     // The kinds v0.1.0 has are written with its version byte, so a heartbeat costs what it did.
-    let e = Envelope { cluster: "c".into(), from: "a".into(), term: 1, incarnation: 2, message: Message::Heartbeat { sent_at: 3 } };
+    let e = Envelope {
+        cluster: "c".into(),
+        from: "a".into(),
+        term: 1,
+        incarnation: 2,
+        message: Message::Heartbeat { sent_at: 3 },
+    };
     let bytes = wire::encode(&e, None).unwrap();
     assert_eq!(version_byte(&bytes), MIN_VERSION);
     let mut h = Harness::new(3);
@@ -85,7 +91,13 @@ fn a_member_restarted_with_the_oldest_version_closes_the_gate_with_its_first_mes
 fn a_hello_changes_no_term_and_no_vote() {
     let c = Config::new("n1", "test").bootstrap(ids(3));
     let mut n = Node::new(c, 1, None, 0).unwrap();
-    let e = Envelope { cluster: "test".into(), from: "n2".into(), term: 40, incarnation: 5, message: Message::Hello { version: VERSION, reply: false } };
+    let e = Envelope {
+        cluster: "test".into(),
+        from: "n2".into(),
+        term: 40,
+        incarnation: 5,
+        message: Message::Hello { version: VERSION, reply: false },
+    };
     n.handle_message(10, "n2", &wire::encode(&e, None).unwrap()).unwrap();
     assert_eq!((n.term(), n.voted_for()), (0, None));
     // It is answered, once, with a reply that is not answered again.
@@ -102,7 +114,13 @@ fn a_hello_changes_no_term_and_no_vote() {
 
 #[test]
 fn a_newer_kind_in_an_envelope_of_the_oldest_version_is_malformed() {
-    let e = Envelope { cluster: "c".into(), from: "a".into(), term: 1, incarnation: 2, message: Message::Hello { version: VERSION, reply: false } };
+    let e = Envelope {
+        cluster: "c".into(),
+        from: "a".into(),
+        term: 1,
+        incarnation: 2,
+        message: Message::Hello { version: VERSION, reply: false },
+    };
     let mut bytes = wire::encode(&e, None).unwrap();
     assert_eq!(version_byte(&bytes), VERSION);
     bytes[2] = MIN_VERSION;
@@ -114,9 +132,15 @@ fn a_node_limited_to_the_oldest_version_behaves_as_v0_1_0_on_the_wire() {
     let mut h = Harness::new(3);
     assert_eq!(h.node("n3").limit_wire_version(0), MIN_VERSION, "clamped to what exists");
     h.run_until(3_000);
-    assert!(h.wire.iter().all(|(_, from, _, b)| from != "n3" || version_byte(b) == MIN_VERSION), "n3 sent a newer datagram");
+    assert!(
+        h.wire.iter().all(|(_, from, _, b)| from != "n3" || version_byte(b) == MIN_VERSION),
+        "n3 sent a newer datagram"
+    );
     let greeted = h.wire.iter().any(|(_, _, to, b)| to == "n3" && version_byte(b) > MIN_VERSION);
-    assert!(greeted && h.nodes["n3"].inspect().dropped("unknown_version").unwrap() > 0, "greetings to n3 are dropped there");
+    assert!(
+        greeted && h.nodes["n3"].inspect().dropped("unknown_version").unwrap() > 0,
+        "greetings to n3 are dropped there"
+    );
     assert_eq!(h.nodes["n3"].wire_version(), MIN_VERSION);
     let leader = h.leader();
     if leader != "n3" {

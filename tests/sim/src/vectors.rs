@@ -189,7 +189,14 @@ pub fn invalid() -> Vec<InvalidVector> {
         ("empty", None, "n1", "n2", vec![], "malformed"),
         ("magic_only", None, "n1", "n2", b"TN".to_vec(), "malformed"),
         ("bad_magic", None, "n1", "n2", [b"XX".as_slice(), &good[2..]].concat(), "malformed"),
-        ("unknown_version", None, "n1", "n2", [b"TN".as_slice(), &[VERSION + 1], &good[3..]].concat(), "unknown_version"),
+        (
+            "unknown_version",
+            None,
+            "n1",
+            "n2",
+            [b"TN".as_slice(), &[VERSION + 1], &good[3..]].concat(),
+            "unknown_version",
+        ),
         ("version_1", None, "n1", "n2", [b"TN\x01".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("version_2", None, "n1", "n2", [b"TN\x02".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("hello_in_version_3", None, "n1", "n2", hello_in_version_3(), "malformed"),
@@ -287,7 +294,8 @@ fn raw(cluster_len: &[u8], term: &[u8], incarnation: &[u8], message: &[u8]) -> V
 
 /// A PreVote from the given id bytes (not necessarily UTF-8).
 fn raw_from(from: &[u8]) -> Vec<u8> {
-    [&b"TN"[..], &[tenure::wire::MIN_VERSION, 0], &uv(4), b"prod", &uv(from.len() as u64), from, &uv(4), &uv(INC), &[0]].concat()
+    [&b"TN"[..], &[tenure::wire::MIN_VERSION, 0], &uv(4), b"prod", &uv(from.len() as u64), from, &uv(4), &uv(INC), &[0]]
+        .concat()
 }
 
 /// A `Hello` (a kind version 4 added) in a version 3 envelope: malformed, as a version 3 node
