@@ -62,7 +62,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-model-check test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-model-check test-python test-node test-component test-web test-docs test-e2e test-conformance test-upgrade test-api-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -383,6 +383,15 @@ runtimes: python-dev node-addon component
 # fault schedule, plus the authenticated variant with a wrong-key outsider.
 test-e2e: setup runtimes
 	python -m pytest -q -s tests/e2e
+
+# Rolling upgrades (tests/upgrade): every release recorded in tests/upgrade/releases.txt is built
+# from the git history (git archive of its commit; target/upgrade keeps the build), and a 5-node
+# cluster of it is upgraded to this checkout one node at a time, then downgraded back, with one
+# leader per term, the leaderless gap of each step and the wire-version gate checked.
+test-upgrade: setup
+	$(CARGO) build -q -p tenure-runtime --bin tenure
+	python -m pytest -q -s tests/upgrade
+.PHONY: test-upgrade
 
 # Cross-runtime conformance: one scripted 3-node story (a `localhost:PORT` hostname peer, election,
 # inspect, a bad control line, a refused command, transfer, a graceful handover, a restart from the

@@ -253,6 +253,8 @@ export type WireMessage =
   | { kind: 'heartbeat'; sentAt: U64 }
   | { kind: 'heartbeat_ack'; echo: U64 }
   | { kind: 'timeout_now' }
+  /** "I speak wire version `version`" (wire version 4 and later); `reply`: an answer to one. */
+  | { kind: 'hello'; version: number; reply?: boolean }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */
@@ -736,6 +738,8 @@ export interface Metrics {
   quorumSlack: number | null
   /** Members not heard from within two election timeouts. */
   silentPeers: string[]
+  /** The wire version every member of the view is known to speak (new messages only at the newest); `null` when unknown. */
+  wireVersion: number | null
   /** The runtime's version. */
   version: string
 }

@@ -185,8 +185,12 @@ test('method errors carry the core codes; dropped input throws its drop reason',
   const pv = k1.drain().find((o) => o.type === 'send' && o.to === 'q');
   assert.equal(code(() => k2.handleMessage(5000, 'p', pv.bytes)), 'bad_mac');
   assert.equal(code(() => k2.decodeMessage(pv.bytes)), 'bad_mac');
-  assert.equal(k1.decodeMessage(pv.bytes).kind, 'pre_vote');
-  assert.equal(decodeMessage(pv.bytes, new TextEncoder().encode('one')).kind, 'pre_vote');
+  // The tag covers the receiver: q decodes what p sent it (with p's key), p itself does not.
+  const q1 = new Node({ id: 'q', cluster: 'x', bootstrap: ['p', 'q', 'r'], key: 'one' }, { seed: 3 });
+  assert.equal(q1.decodeMessage(pv.bytes).kind, 'pre_vote');
+  assert.equal(code(() => k1.decodeMessage(pv.bytes)), 'bad_mac');
+  assert.equal(decodeMessage(pv.bytes, new TextEncoder().encode('one'), 'q').kind, 'pre_vote');
+  assert.equal(code(() => decodeMessage(pv.bytes, new TextEncoder().encode('one'), 'r')), 'bad_mac');
 });
 
 test('shared wire vectors decode as documented and invalid ones drop with their reason', () => {
@@ -194,7 +198,7 @@ test('shared wire vectors decode as documented and invalid ones drop with their 
   assert.ok(vectors.length > 0);
   for (const v of vectors) {
     const key = v.key_hex === null ? undefined : unhex(v.key_hex);
-    const d = decodeMessage(unhex(v.hex), key);
+    const d = decodeMessage(unhex(v.hex), key, v.receiver);
     const e = v.envelope;
     assert.equal(d.cluster, e.cluster, v.name);
     assert.equal(d.from, e.from, v.name);

@@ -544,6 +544,7 @@ class Elector extends EventEmitter {
       silentPeers: m.silent_peers,
       leaderWorkFailures: m.leader_work_failures,
       leaderWorkStepDowns: m.leader_work_step_downs,
+      wireVersion: m.wire_version ?? null,
       version: m.version,
     }
   }

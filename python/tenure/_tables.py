@@ -201,6 +201,7 @@ METRIC_FAMILIES: Tuple[Tuple[str, str, str, Tuple[str, ...]], ...] = (
     ("tenure_peer_last_ack_seconds", "gauge", "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.", ("peer",)),
     ("tenure_quorum_slack", "gauge", "How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.", ()),
     ("tenure_peers_silent", "gauge", "Members not heard from within two election timeouts.", ()),
+    ("tenure_wire_version", "gauge", "The wire version every member of the view is known to speak (new messages only at the newest).", ()),
     ("tenure_failover_seconds", "histogram", "Leaderless time observed by this node: from losing a known leader to knowing the next.", ()),
     ("tenure_build_info", "gauge", "Always 1; the version label is the tenure runtime's version.", ("version",)),
 )

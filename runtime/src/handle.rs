@@ -286,6 +286,7 @@ impl Handle {
             silent_peers,
             leader_work_failures: self.shared.counters.leader_work_failures.load(Ordering::Relaxed),
             leader_work_step_downs: self.shared.counters.leader_work_step_downs.load(Ordering::Relaxed),
+            wire_version: Some(self.shared.counters.wire_version.load(Ordering::Relaxed)).filter(|v| *v > 0),
         }
     }
     /// The address the HTTP sidecar listens on, when [`crate::RuntimeConfig::http`] was set

@@ -55,8 +55,11 @@ impl Node {
     fn accept_recognising(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         if let Some(hb) = self.recognise_heartbeat(from, bytes) {
             self.last_sender = u16::try_from(hb.known).unwrap_or(self.last_sender);
-            self.admit(now, from, hb.incarnation, Some(hb.known));
+            let greet = self.admit(now, from, hb.incarnation, Some(hb.known), false);
             self.dispatch(now, from, hb.term, Message::Heartbeat { sent_at: hb.sent_at }, Some(hb.known));
+            if greet {
+                self.greet(from, false);
+            }
             return Ok(());
         }
         self.accept_decoded(now, from, bytes)
@@ -65,6 +68,9 @@ impl Node {
     /// `accept` for any datagram: decoded in full, every check made.
     fn accept_decoded(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let raw = wire::decode_raw(bytes, self.mac.as_deref().map(|m| &m.receive))?;
+        if raw.version > self.wire_cap {
+            return Err(DropReason::UnknownVersion);
+        }
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let same_sender = raw.from == from.as_bytes();
         let env_from: &str =
@@ -134,8 +140,12 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
-        self.admit(now, from, raw.incarnation, known);
+        let hello = matches!(raw.message, Message::Hello { .. });
+        let greet = self.admit(now, from, raw.incarnation, known, hello);
         self.dispatch(now, from, raw.term, raw.message, known);
+        if greet {
+            self.greet(from, false);
+        }
         Ok(())
     }
 
@@ -339,6 +349,17 @@ impl Node {
         }
         self.deny(now);
         Ok(())
+    }
+
+    /// Limits the wire versions this node speaks to `version` (clamped to
+    /// [`wire::MIN_VERSION`]`..=`[`wire::VERSION`]; returns the limit in effect). At
+    /// `wire::MIN_VERSION` the node behaves on the wire exactly as v0.1.0: it sends and answers no
+    /// `Hello`, drops datagrams of newer versions as [`DropReason::UnknownVersion`], and its
+    /// [`Node::wire_version`] stays at the oldest. For pinning a cluster to the old messages
+    /// through an upgrade, and for simulating and model-checking clusters that mix versions.
+    pub fn limit_wire_version(&mut self, version: u8) -> u8 {
+        self.wire_cap = version.clamp(wire::MIN_VERSION, wire::VERSION);
+        self.wire_cap
     }
 
     /// Asks this node to campaign last until `until` (runtime clock): it starts no campaign of its

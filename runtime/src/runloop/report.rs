@@ -85,6 +85,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let waiting_message = stuck.then(|| crate::quorum::waiting_message(&v));
         // Published first: a handler reading the metrics on the warning sees what it says.
         self.shared.counters.set_quorum(v);
+        let wire = self.engine.wire_version().unwrap_or(0);
+        self.shared.counters.wire_version.store(wire, std::sync::atomic::Ordering::Relaxed);
         if let Some(m) = silent_message {
             self.warn(now, "silent_peers", "", || m);
         }
