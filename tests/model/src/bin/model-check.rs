@@ -67,7 +67,12 @@ fn main() -> ExitCode {
     let (mut total_states, mut total_generated, mut total_s) = (0usize, 0usize, 0f64);
     for run in runs {
         let mut caught = false;
-        for sc in &scopes {
+        // The scope whose faults reach the bug first, then the others.
+        let mut order: Vec<&tenure_model::Scope> = scopes.iter().collect();
+        if let Some(first) = run.first().map(|b| bugs::first_scope(*b)) {
+            order.sort_by_key(|sc| sc.name != first);
+        }
+        for sc in order {
             let names: Vec<&str> = run.iter().map(|b| bugs::name(*b)).collect();
             let label = if names.is_empty() {
                 format!("model-check-{}", sc.name)
@@ -76,20 +81,24 @@ fn main() -> ExitCode {
             };
             let opts =
                 Opts { bugs: run.clone(), probe_every: probe_every.unwrap_or(sc.opts.probe_every), ..sc.opts.clone() };
-            let depth = depth.unwrap_or(if run.is_empty() { sc.depth } else { tenure_model::BUG_DEPTH });
-            let r = check_for(opts, depth, threads, bfs, &label, limit);
-            total_states += r.states;
+            let depth = depth.unwrap_or(sc.depth);
+            // An injected bug is looked for breadth-first within the scope's CI bound: the first
+            // counterexample is a shortest one (the most readable trace), and every state within
+            // the bound is checked before the search stops.
+            let r = check_for(opts, depth, threads, bfs || !run.is_empty(), &label, limit);
+            total_states += r.checked;
             total_generated += r.generated;
             total_s += r.seconds;
             let bugs_text = if names.is_empty() { "none".to_string() } else { names.join(",") };
             println!(
-            "model-check: scope={} bugs={bugs_text} states={} generated={} depth={} elapsed_s={:.1} states_per_s={:.0} violations={}{}",
+            "model-check: scope={} bugs={bugs_text} states={} distinct_generated={} generated={} depth={} elapsed_s={:.1} states_per_s={:.0} violations={}{}",
             sc.name,
+            r.checked,
             r.states,
             r.generated,
             r.depth,
             r.seconds,
-            r.states as f64 / r.seconds.max(1e-9),
+            r.checked as f64 / r.seconds.max(1e-9),
             usize::from(r.violation.is_some()),
             r.violation.as_ref().map(|v| format!(" caught_by={}", v.0)).unwrap_or_default(),
         );
