@@ -425,10 +425,12 @@ pub struct Report {
 /// Checks `opts` to `depth` (depth-first unless `bfs`) on `threads` threads, stopping at the
 /// first counterexample, and turns it into a trace and scenarios labelled `label`.
 pub fn check(opts: Opts, depth: usize, threads: usize, bfs: bool, label: &str) -> Report {
-    check_for(opts, depth, threads, bfs, label, None)
+    check_for(opts, depth, threads, bfs, label, None, None)
 }
 
-/// [`check`], stopping after `limit` if given (the report then covers what was explored).
+/// [`check`], stopping after `limit` if given, or once `max_generated` states were generated
+/// (repeats included; default for injected-bug runs: [`BUG_STATE_CAP`]); the report then covers
+/// what was explored.
 pub fn check_for(
     opts: Opts,
     depth: usize,
@@ -436,6 +438,7 @@ pub fn check_for(
     bfs: bool,
     label: &str,
     limit: Option<std::time::Duration>,
+    max_generated: Option<usize>,
 ) -> Report {
     use stateright::{Checker, HasDiscoveries, Model};
     let model = model::TenureModel::new(opts);
@@ -447,8 +450,9 @@ pub fn check_for(
     if let Some(limit) = limit {
         builder = builder.timeout(limit);
     }
-    if !model.opts.bugs.is_empty() {
-        builder = builder.target_state_count(BUG_STATE_CAP);
+    let cap = max_generated.or((!model.opts.bugs.is_empty()).then_some(BUG_STATE_CAP));
+    if let Some(cap) = cap {
+        builder = builder.target_state_count(cap);
     }
     let (states, generated, max_depth, discoveries) = if bfs {
         let c = builder.spawn_bfs().join();
