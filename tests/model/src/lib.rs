@@ -12,7 +12,10 @@
 //!
 //! Time jumps between the instants at which a decision can change — a node's timer deadline, a
 //! lease deadline a leader reports, a promise's end — and their ±1 ms neighbours, so the
-//! one-millisecond corners the randomised soak finds only by luck are on every path.
+//! one-millisecond corners the randomised soak finds only by luck are on every path. A quiet
+//! stretch (`Action::Run`: on-time deliveries and heartbeats until a decision is the model's
+//! again) stands for the many single actions between two faults that are several heartbeat
+//! rounds apart.
 //!
 //! The core's nodes are not symmetric: an id's rank (its order among the members) times a
 //! survivor's campaign, and each node draws its timeouts from its own seed. Renaming nodes
