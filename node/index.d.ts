@@ -446,10 +446,13 @@ export class FenceChecker {
 
 /** The wire format, for tests and tools. */
 export declare const wire: {
-  /** Decodes (and with `key` authenticates) a datagram; throws {@link DroppedError}. */
-  decode(bytes: Uint8Array, key?: Uint8Array | string | null): Envelope
-  /** Encodes an envelope (with an HMAC tag when `key` is given). */
-  encode(envelope: Envelope, key?: Uint8Array | string | null): Buffer
+  /**
+   * Decodes (and with `key` authenticates, as received by `receiver`, the node's own id) a
+   * datagram; throws {@link DroppedError}. A key needs the receiver: the tag covers its id.
+   */
+  decode(bytes: Uint8Array, key?: Uint8Array | string | null, receiver?: string | null): Envelope
+  /** Encodes an envelope (with an HMAC tag for `receiver`, the node it is sent to, when `key` is given). */
+  encode(envelope: Envelope, key?: Uint8Array | string | null, receiver?: string | null): Buffer
 }
 
 /** The state-file text shared by every runtime: `"<term> <votedFor or ->\n"`. */

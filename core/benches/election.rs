@@ -38,13 +38,14 @@ fn messages(c: &mut Criterion) {
         // Each iteration gets a fresh heartbeat (`sent_at` one higher, encoded outside the
         // measurement): a follower drops a repeated one without an ack (freshness rule).
         let (mut node, _, mut now) = follower(5, auth);
+        let me = node.id().to_string();
         let leader_id = id(0);
         let mut sent_at = 1_000;
         g.bench_function(BenchmarkId::new("follower_heartbeat_to_ack", auth_label(auth)), |b| {
             b.iter_batched(
                 || {
                     sent_at += 1;
-                    bytes(&leader_id, 1, Message::Heartbeat { sent_at }, auth)
+                    bytes(&leader_id, &me, 1, Message::Heartbeat { sent_at }, auth)
                 },
                 |hb| {
                     now += 1;
@@ -60,7 +61,7 @@ fn messages(c: &mut Criterion) {
 
         // Leader: one heartbeat ack in (nothing out).
         let (mut node, mut now) = leader(5, auth, None);
-        let ack = bytes(&id(1), node.term(), Message::HeartbeatAck { echo: now }, auth);
+        let ack = bytes(&id(1), node.id(), node.term(), Message::HeartbeatAck { echo: now }, auth);
         let from = id(1);
         g.bench_function(BenchmarkId::new("leader_ack", auth_label(auth)), |b| {
             b.iter(|| {
@@ -81,7 +82,7 @@ fn messages(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     term += 1;
-                    bytes(&candidate, term, Message::Vote { transfer: false }, auth)
+                    bytes(&candidate, &all[1], term, Message::Vote { transfer: false }, auth)
                 },
                 |req| {
                     now += 1;
@@ -97,7 +98,7 @@ fn messages(c: &mut Criterion) {
 
         // Follower without a leader: pre-vote request in -> granted pre-vote reply out.
         let mut node = Node::new(common::config(&all[1], &all, auth), 7, None, 0).unwrap();
-        let pre = bytes(&candidate, 1, Message::PreVote, auth);
+        let pre = bytes(&candidate, &all[1], 1, Message::PreVote, auth);
         g.bench_function(BenchmarkId::new("pre_vote_request_to_reply", auth_label(auth)), |b| {
             b.iter(|| {
                 node.handle_message(10, &candidate, black_box(&pre)).unwrap();
@@ -154,7 +155,7 @@ fn codec(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("codec_{}", auth_label(auth)));
         for m in all_kinds() {
             let env = envelope(&id(0), 42, m.clone());
-            let k = key(auth);
+            let k = key(auth, "10.0.0.9:7000");
             g.bench_function(BenchmarkId::new("encode", m.kind()), |b| b.iter(|| encode(black_box(&env), k)));
             let encoded = encode(&env, k).unwrap();
             g.bench_function(BenchmarkId::new("decode", m.kind()), |b| {

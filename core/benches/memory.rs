@@ -45,7 +45,7 @@ fn steady_follower(n: usize) -> Node {
     let (mut node, _, now) = follower(n, false);
     for i in 2..n {
         // Every peer writes once (as pre-vote probes would), so all are "answered".
-        let m = bytes(&id(i), 0, Message::PreVote, false);
+        let m = bytes(&id(i), node.id(), 0, Message::PreVote, false);
         node.handle_message(now, &id(i), &m).unwrap();
     }
     drain(&mut node, now);
@@ -60,7 +60,7 @@ fn steady_leader(n: usize) -> Node {
         node.handle_timeout(now);
         drain(&mut node, now);
         for i in 1..n {
-            let m = bytes(&id(i), node.term(), Message::HeartbeatAck { echo: now }, false);
+            let m = bytes(&id(i), node.id(), node.term(), Message::HeartbeatAck { echo: now }, false);
             node.handle_message(now, &id(i), &m).unwrap();
         }
     }
@@ -109,7 +109,7 @@ fn main() {
         let (mut node, _, now) = follower(5, auth);
         let leader_id = id(0);
         // The leader's next heartbeat (a replay of the first would be dropped, unanswered).
-        let hb = bytes(&leader_id, 1, Message::Heartbeat { sent_at: 2_000 }, auth);
+        let hb = bytes(&leader_id, node.id(), 1, Message::Heartbeat { sent_at: 2_000 }, auth);
         let (a0, l0) = (allocs(), live());
         node.handle_message(now + 1, &leader_id, &hb).unwrap();
         let ack = node.poll_output();
@@ -119,7 +119,7 @@ fn main() {
         writeln!(w, "| follower: heartbeat in → ack out ({label}) | {} | {} |", allocs() - a0, live() - l0).unwrap();
 
         let (mut node, now) = leader(5, auth, None);
-        let ack = bytes(&id(1), node.term(), Message::HeartbeatAck { echo: now }, auth);
+        let ack = bytes(&id(1), node.id(), node.term(), Message::HeartbeatAck { echo: now }, auth);
         let (a0, l0) = (allocs(), live());
         node.handle_message(now + 1, &id(1), &ack).unwrap();
         writeln!(w, "| leader: ack in ({label}) | {} | {} |", allocs() - a0, live() - l0).unwrap();
@@ -159,8 +159,8 @@ fn main() {
     ] {
         let kind = if let Message::App { .. } = m { "app (64-byte payload)" } else { m.kind() };
         let env = envelope(&id(0), 42, m);
-        let plain = encode(&env, key(false)).unwrap().len();
-        let tagged = encode(&env, key(true)).unwrap().len();
+        let plain = encode(&env, key(false, "10.0.0.9:7000")).unwrap().len();
+        let tagged = encode(&env, key(true, "10.0.0.9:7000")).unwrap().len();
         writeln!(w, "| {kind} | {plain} | {tagged} |").unwrap();
     }
 

@@ -3,11 +3,16 @@
 //! ```text
 //! offset  size  field
 //! 0       2     magic  b"TN"
-//! 2       1     version (2)
+//! 2       1     version (3)
 //! 3       1     flags: bit 0 = an HMAC-SHA256 tag follows the body; other bits must be 0
 //! 4       n     body: cluster, from, term, incarnation, message (see `body`)
-//! 4+n     32    tag (only when flag bit 0 is set): HMAC-SHA256(key, bytes[0 .. 4+n])
+//! 4+n     32    tag (only when flag bit 0 is set):
+//!               HMAC-SHA256(key, receiver id as the body writes an id ‖ bytes[0 .. 4+n])
 //! ```
+//!
+//! The tag covers the id of the node the datagram is addressed to, which is not on the wire: a
+//! datagram sent to one node does not authenticate at another, so an attacker cannot redirect a
+//! vote granted to one candidate to another (see `docs/wire.md`).
 //!
 //! `docs/wire.md` is the definition of every byte. Decoding never panics: every failure is a
 //! [`DropReason`].
@@ -24,8 +29,9 @@ pub use reason::DropReason;
 
 /// The two magic bytes that start every tenure message.
 pub const MAGIC: [u8; 2] = *b"TN";
-/// The wire format version this core writes and reads.
-pub const VERSION: u8 = 2;
+/// The wire format version this core writes and reads. Version 3 added the receiver's id to
+/// what the tag covers; version 2 datagrams are dropped as [`DropReason::UnknownVersion`].
+pub const VERSION: u8 = 3;
 /// The largest term on the wire: 2^53 − 1, the largest integer a JavaScript number holds exactly.
 /// A message with a greater term is [`DropReason::Malformed`].
 pub const MAX_TERM: u64 = (1 << 53) - 1;
@@ -121,10 +127,47 @@ fn mac(key: &[u8]) -> Option<HmacSha256> {
     <HmacSha256 as Mac>::new_from_slice(key).ok()
 }
 
-/// The keyed HMAC state, computed once per node and cloned per message (the key schedule is
-/// half the cost of a short HMAC).
-pub(crate) fn keyed(key: &[u8]) -> Option<HmacSha256> {
-    mac(key)
+/// `m` with the id of the datagram's receiver absorbed first, encoded as the body encodes an id
+/// (its length as a varint, then its bytes): the state that tags a datagram for `receiver`, and
+/// the one `receiver` checks tags with (a node computes its own once).
+pub(crate) fn addressed(m: &HmacSha256, receiver: &[u8]) -> HmacSha256 {
+    let mut m = m.clone();
+    let (len, n) = body::varint_bytes(receiver.len() as u64);
+    m.update(len.get(..n).unwrap_or_default());
+    m.update(receiver);
+    m
+}
+
+/// A node's two keyed states: the key's own, cloned for every datagram it sends and addressed
+/// there to the receiver, and the one with its own id absorbed, which checks every datagram it
+/// receives (computed once: receiving costs no more than without the receiver in the tag).
+#[derive(Clone, Debug)]
+pub(crate) struct NodeMac {
+    pub send: HmacSha256,
+    pub receive: HmacSha256,
+}
+
+impl NodeMac {
+    pub(crate) fn new(key: &[u8], id: &str) -> Option<Self> {
+        let send = mac(key)?;
+        let receive = addressed(&send, id.as_bytes());
+        Some(NodeMac { send, receive })
+    }
+}
+
+/// The cluster key and the id of the node a datagram is addressed to: a tag covers both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Auth<'a> {
+    /// The cluster key.
+    pub key: &'a [u8],
+    /// The id of the node the datagram is sent to (for [`decode`]: the node that received it).
+    pub receiver: &'a str,
+}
+
+impl Auth<'_> {
+    fn state(&self) -> Option<HmacSha256> {
+        mac(self.key).map(|m| addressed(&m, self.receiver.as_bytes()))
+    }
 }
 
 /// The fields of [`Envelope`], borrowed: encodes to the same bytes without cloning the node's
@@ -163,14 +206,6 @@ impl RawEnvelope<'_> {
     }
 }
 
-/// Encodes a borrowed envelope; `Err` is the reason a receiver would drop the result. The
-/// size is known before anything is allocated.
-pub(crate) fn encode_with(envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> Result<Vec<u8>, DropReason> {
-    let mut out = Vec::with_capacity(encoded_len(envelope, m.is_some())?);
-    write(&mut out, envelope, m);
-    Ok(out)
-}
-
 /// The exact length [`write`] appends for this envelope (`tagged`: with an HMAC tag), or the
 /// reason a receiver would drop it: [`DropReason::Malformed`] for a term above [`MAX_TERM`],
 /// [`DropReason::Oversized`] beyond [`MAX_MESSAGE_SIZE`].
@@ -187,12 +222,12 @@ pub(crate) fn encoded_len(envelope: &EnvelopeRef<'_>, tagged: bool) -> Result<us
 }
 
 /// Appends the encoding of an envelope that [`encoded_len`] accepted to `out` (which the caller
-/// sized).
-pub(crate) fn write(out: &mut Vec<u8>, envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) {
+/// sized), tagged for `to` when `m` (the keyed state) is given.
+pub(crate) fn write(out: &mut Vec<u8>, envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>, to: &[u8]) {
     let start = out.len();
     out.extend_from_slice(&[MAGIC[0], MAGIC[1], VERSION, if m.is_some() { FLAG_TAGGED } else { 0 }]);
     body::write(out, envelope);
-    tag(out, start, m);
+    tag(out, start, m, to);
 }
 
 /// The length of the first bytes of an encoding (header, cluster, sender) that every message
@@ -210,22 +245,23 @@ pub(crate) fn same_term_len(after_shared: &[u8], envelope: &EnvelopeRef<'_>) -> 
 
 /// Completes an encoding of `envelope` of which `out[start..]` holds the first [`shared_len`]
 /// bytes (and its term and incarnation unless `term`), written by [`write`] for an envelope with
-/// the same cluster and sender and the same `m` presence: appends the rest and the tag.
+/// the same cluster and sender and the same `m` presence: appends the rest and the tag for `to`.
 pub(crate) fn write_after_shared(
     out: &mut Vec<u8>,
     start: usize,
     envelope: &EnvelopeRef<'_>,
     m: Option<&HmacSha256>,
+    to: &[u8],
     term: bool,
 ) {
     body::write_rest(out, envelope, term);
-    tag(out, start, m);
+    tag(out, start, m, to);
 }
 
-/// Appends the tag of `out[start..]` when `m` is given.
-fn tag(out: &mut Vec<u8>, start: usize, m: Option<&HmacSha256>) {
+/// Appends the tag of `out[start..]` for receiver `to` when `m` is given.
+fn tag(out: &mut Vec<u8>, start: usize, m: Option<&HmacSha256>, to: &[u8]) {
     if let Some(m) = m {
-        let mut m = m.clone();
+        let mut m = addressed(m, to);
         m.update(out.get(start..).unwrap_or_default());
         out.extend_from_slice(&m.finalize().into_bytes());
     }
@@ -250,7 +286,8 @@ fn tagged(header: &[u8]) -> Result<bool, DropReason> {
     Ok(flags & FLAG_TAGGED != 0)
 }
 
-/// Checks size, header and tag, and decodes the body without copying the ids.
+/// Checks size, header and tag, and decodes the body without copying the ids. `m` is the
+/// receiver's [`addressed`] state.
 pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<RawEnvelope<'a>, DropReason> {
     if bytes.len() > MAX_MESSAGE_SIZE {
         return Err(DropReason::Oversized);
@@ -317,15 +354,15 @@ fn tag_matches(m: &HmacSha256, signed: &[u8], tag: &[u8]) -> bool {
     m.verify_slice(tag).is_ok()
 }
 
-/// Encodes an envelope, appending an HMAC-SHA256 tag when `key` is given.
+/// Encodes an envelope, appending an HMAC-SHA256 tag for `auth.receiver` when `auth` is given.
 ///
-/// Everything `encode` writes, [`decode`] reads back. The error is the reason a receiver would
-/// drop the result: [`DropReason::Oversized`] beyond [`MAX_MESSAGE_SIZE`],
-/// [`DropReason::Malformed`] for a term above [`MAX_TERM`].
-pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Result<Vec<u8>, DropReason> {
-    let m = match key {
-        Some(k) => Some(mac(k).ok_or(DropReason::BadMac)?),
-        None => None,
+/// Everything `encode` writes, [`decode`] reads back (with the same `auth`). The error is the
+/// reason a receiver would drop the result: [`DropReason::Oversized`] beyond
+/// [`MAX_MESSAGE_SIZE`], [`DropReason::Malformed`] for a term above [`MAX_TERM`].
+pub fn encode(envelope: &Envelope, auth: Option<Auth<'_>>) -> Result<Vec<u8>, DropReason> {
+    let (m, to) = match auth {
+        Some(a) => (Some(mac(a.key).ok_or(DropReason::BadMac)?), a.receiver.as_bytes()),
+        None => (None, &[][..]),
     };
     let r = EnvelopeRef {
         cluster: &envelope.cluster,
@@ -334,18 +371,21 @@ pub fn encode(envelope: &Envelope, key: Option<&[u8]>) -> Result<Vec<u8>, DropRe
         incarnation: envelope.incarnation,
         message: &envelope.message,
     };
-    encode_with(&r, m.as_ref())
+    let mut out = Vec::with_capacity(encoded_len(&r, m.is_some())?);
+    write(&mut out, &r, m.as_ref(), to);
+    Ok(out)
 }
 
-/// Decodes and authenticates a datagram. `key` must be the cluster key when the node has one.
+/// Decodes and authenticates a datagram. `auth` must be given when the receiving node has a
+/// cluster key: the key and the receiving node's id.
 ///
-/// A node with a key rejects untagged messages; a node without one rejects tagged messages (it
-/// cannot check them), both as [`DropReason::BadMac`]. Non-canonical encodings (over-long
-/// varints, booleans other than 0 and 1), terms above [`MAX_TERM`] and ids that are not UTF-8
-/// are [`DropReason::Malformed`].
-pub fn decode(bytes: &[u8], key: Option<&[u8]>) -> Result<Envelope, DropReason> {
-    let m = match key {
-        Some(k) => Some(mac(k).ok_or(DropReason::BadMac)?),
+/// A node with a key rejects untagged messages and messages tagged for another receiver; a node
+/// without one rejects tagged messages (it cannot check them), all as [`DropReason::BadMac`].
+/// Non-canonical encodings (over-long varints, booleans other than 0 and 1), terms above
+/// [`MAX_TERM`] and ids that are not UTF-8 are [`DropReason::Malformed`].
+pub fn decode(bytes: &[u8], auth: Option<Auth<'_>>) -> Result<Envelope, DropReason> {
+    let m = match auth {
+        Some(a) => Some(a.state().ok_or(DropReason::BadMac)?),
         None => None,
     };
     decode_raw(bytes, m.as_ref())?.into_owned()
@@ -376,8 +416,9 @@ mod tests {
         for m in all {
             for key in [None, Some(&b"secret"[..])] {
                 let e = env(m.clone());
-                let bytes = encode(&e, key).unwrap();
-                assert_eq!(decode(&bytes, key), Ok(e));
+                let auth = key.map(|key| Auth { key, receiver: "b" });
+                let bytes = encode(&e, auth).unwrap();
+                assert_eq!(decode(&bytes, auth), Ok(e));
             }
         }
     }
@@ -385,11 +426,12 @@ mod tests {
     #[test]
     fn decoding_anything_but_an_app_allocates_nothing() {
         for key in [None, Some(&b"secret"[..])] {
-            let m = key.and_then(keyed);
+            let auth = key.map(|key| Auth { key, receiver: "b" });
+            let m = auth.and_then(|a| a.state());
             for message in
                 [Message::Heartbeat { sent_at: 1000 }, Message::HeartbeatAck { echo: 1000 }, Message::PreVote]
             {
-                let bytes = encode(&env(message.clone()), key).unwrap();
+                let bytes = encode(&env(message.clone()), auth).unwrap();
                 let n = crate::counting::allocations_in(|| {
                     let raw = decode_raw(&bytes, m.as_ref()).unwrap();
                     assert_eq!((raw.cluster, raw.from, raw.term, raw.incarnation), (&b"c"[..], &b"a"[..], 7, 5));
@@ -398,9 +440,24 @@ mod tests {
                 assert_eq!(n, 0, "decoding {message:?} allocated");
             }
             // The counter works: an App's payload is the one allocation.
-            let app = encode(&env(Message::App { seq: 1, payload: vec![1, 2] }), key).unwrap();
+            let app = encode(&env(Message::App { seq: 1, payload: vec![1, 2] }), auth).unwrap();
             assert_eq!(crate::counting::allocations_in(|| drop(decode_raw(&app, m.as_ref()))), 1);
         }
+    }
+
+    #[test]
+    fn a_tag_checks_only_at_the_receiver_it_was_made_for() {
+        let e = env(Message::VoteReply { granted: true });
+        let to_b = encode(&e, Some(Auth { key: b"k", receiver: "b" })).unwrap();
+        assert_eq!(decode(&to_b, Some(Auth { key: b"k", receiver: "b" })), Ok(e.clone()));
+        for receiver in ["c", "bb", "", "B"] {
+            assert_eq!(decode(&to_b, Some(Auth { key: b"k", receiver })), Err(DropReason::BadMac), "{receiver}");
+        }
+        // The receiver's id is length-prefixed: "b" then "c…" cannot pass for "bc" then "…".
+        let to_bc = encode(&e, Some(Auth { key: b"k", receiver: "bc" })).unwrap();
+        assert_ne!(to_b, to_bc);
+        // Without a key nothing is tagged, so the receiver does not matter.
+        assert_eq!(encode(&e, None).unwrap().len() + TAG_LEN, to_b.len());
     }
 
     #[test]
@@ -421,7 +478,7 @@ mod tests {
             message: Message::Heartbeat { sent_at: 1000 },
         };
         let expected =
-            [0x54, 0x4e, 0x02, 0x00, 0x04, b't', b'e', b's', b't', 0x02, b'n', b'1', 0x03, 0x01, 0x04, 0xe8, 0x07];
+            [0x54, 0x4e, 0x03, 0x00, 0x04, b't', b'e', b's', b't', 0x02, b'n', b'1', 0x03, 0x01, 0x04, 0xe8, 0x07];
         assert_eq!(encode(&e, None).unwrap(), expected);
     }
 
@@ -453,14 +510,14 @@ mod tests {
     #[test]
     fn wrong_or_missing_key_is_bad_mac() {
         let e = env(Message::TimeoutNow);
-        let tagged = encode(&e, Some(b"k1")).unwrap();
+        let tagged = encode(&e, Some(Auth { key: b"k1", receiver: "b" })).unwrap();
         let plain = encode(&e, None).unwrap();
-        assert_eq!(decode(&tagged, Some(b"k2")), Err(DropReason::BadMac));
-        assert_eq!(decode(&plain, Some(b"k1")), Err(DropReason::BadMac));
+        assert_eq!(decode(&tagged, Some(Auth { key: b"k2", receiver: "b" })), Err(DropReason::BadMac));
+        assert_eq!(decode(&plain, Some(Auth { key: b"k1", receiver: "b" })), Err(DropReason::BadMac));
         assert_eq!(decode(&tagged, None), Err(DropReason::BadMac));
         let mut flipped = tagged.clone();
         flipped[6] ^= 1;
-        assert_eq!(decode(&flipped, Some(b"k1")), Err(DropReason::BadMac));
+        assert_eq!(decode(&flipped, Some(Auth { key: b"k1", receiver: "b" })), Err(DropReason::BadMac));
     }
 
     #[test]
@@ -469,7 +526,8 @@ mod tests {
         assert_eq!(decode(b"TN", None), Err(DropReason::Malformed));
         assert_eq!(decode(b"XX\x01\x00", None), Err(DropReason::Malformed));
         assert_eq!(decode(b"TN\x01\x00abc", None), Err(DropReason::UnknownVersion));
-        assert_eq!(decode(b"TN\x02\x00\xff\xff\xff", None), Err(DropReason::Malformed));
+        assert_eq!(decode(b"TN\x02\x00abc", None), Err(DropReason::UnknownVersion));
+        assert_eq!(decode(b"TN\x03\x00\xff\xff\xff", None), Err(DropReason::Malformed));
         assert_eq!(decode(&vec![0u8; MAX_MESSAGE_SIZE + 1], None), Err(DropReason::Oversized));
         let mut trailing = encode(&env(Message::PreVote), None).unwrap();
         trailing.push(0);

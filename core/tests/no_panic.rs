@@ -18,7 +18,7 @@ proptest! {
 
     #[test]
     fn valid_prefix_with_garbage_body_is_dropped(tail in proptest::collection::vec(any::<u8>(), 0..200)) {
-        let mut bytes = b"TN\x02\x00".to_vec();
+        let mut bytes = [tenure::wire::MAGIC[0], tenure::wire::MAGIC[1], tenure::wire::VERSION, 0].to_vec();
         bytes.extend(tail);
         let mut n = Node::new(Config::new("n1", "test").bootstrap(["n2", "n3"]), 1, None, 0).unwrap();
         let _ = n.handle_message(1, "n2", &bytes);

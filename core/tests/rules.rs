@@ -4,7 +4,7 @@
 mod common;
 
 use common::{ids, Harness};
-use tenure::wire::{self, Envelope, Message};
+use tenure::wire::{self, Auth, Envelope, Message};
 use tenure::{
     Config, DropReason, DurableState, Error, Event, FenceChecker, FenceVerdict, Node, Output, PeerDownReason, Role,
 };
@@ -399,7 +399,7 @@ fn authenticated_mode_drops_and_counts_messages_without_a_valid_tag() {
             incarnation: 0,
             message: Message::Heartbeat { sent_at: 1 },
         },
-        Some(b"other"),
+        Some(wire::Auth { key: b"other", receiver: "n1" }),
     )
     .unwrap();
     assert_eq!(n.handle_message(2, "n2", &wrong), Err(DropReason::BadMac));
@@ -409,6 +409,36 @@ fn authenticated_mode_drops_and_counts_messages_without_a_valid_tag() {
     let mut h = Harness::with(3, |c| c.key(b"k".to_vec()));
     h.run_until(1_000);
     h.leader();
+}
+
+#[test]
+fn a_vote_granted_to_one_candidate_does_not_count_at_another() {
+    // n2 and n3 both campaign in term 1. n1's grant to n3, re-sent to n2 from n1's address (an
+    // attacker on the path can do that), would make n2 leader too, two leaders in one term: the
+    // tag covers the receiver's id, so at n2 it is a bad tag.
+    let c = Config::new("n2", "test").bootstrap(ids(3)).key(b"k".to_vec()).pre_vote(false).confirm_leader(false);
+    let mut n = Node::new(c, 7, None, 0).unwrap();
+    let mut now = 0;
+    while n.term() == 0 {
+        now = n.poll_timeout().expect("a follower's election timer runs");
+        n.handle_timeout(now);
+    }
+    assert_eq!((n.role(), n.term()), (Role::Candidate, 1));
+    let grant = |receiver| {
+        let e = Envelope {
+            cluster: "test".into(),
+            from: "n1".into(),
+            term: 1,
+            incarnation: 4,
+            message: Message::VoteReply { granted: true },
+        };
+        wire::encode(&e, Some(Auth { key: b"k", receiver })).unwrap()
+    };
+    assert_eq!(n.handle_message(now + 1, "n1", &grant("n3")), Err(DropReason::BadMac));
+    assert_eq!(n.role(), Role::Candidate, "a grant made for n3 does not elect n2");
+    // The same grant made for n2 does.
+    n.handle_message(now + 2, "n1", &grant("n2")).unwrap();
+    assert_eq!(n.role(), Role::Leader);
 }
 
 #[test]
@@ -710,9 +740,10 @@ fn a_repeated_vote_grant_restarts_no_election_timer_so_replayed_requests_cannot_
     let requests: Vec<(String, Vec<u8>)> = h
         .wire
         .iter()
-        .filter(|(_, from, _, bytes)| {
+        .filter(|(_, from, to, bytes)| {
+            let auth = Auth { key: b"cluster secret", receiver: to };
             *from == dead
-                && matches!(h.nodes[&dead].decode_message(bytes), Ok(e) if e.term == term && matches!(e.message, Message::Vote { .. }))
+                && matches!(wire::decode(bytes, Some(auth)), Ok(e) if e.term == term && matches!(e.message, Message::Vote { .. }))
         })
         .map(|(_, _, to, bytes)| (to.clone(), bytes.clone()))
         .collect();
@@ -744,7 +775,7 @@ fn a_repeated_vote_grant_restarts_no_election_timer_so_replayed_requests_cannot_
             *t > crash
                 && *to == dead
                 && *from != dead
-                && h.nodes[from].decode_message(bytes).is_ok_and(|e| e.message == Message::VoteReply { granted: true })
+                && h.nodes[to].decode_message(bytes).is_ok_and(|e| e.message == Message::VoteReply { granted: true })
         })
         .count();
     assert!(regrants > 0, "the replays reached followers still in the dead leader's term");

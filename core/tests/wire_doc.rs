@@ -2,7 +2,7 @@
 //! hex example in it decodes to the meaning written under it and re-encodes to the same bytes,
 //! or is dropped with the reason written under it; and its drop table names every reason.
 
-use tenure::wire::{decode, encode, Envelope, Message};
+use tenure::wire::{decode, encode, Auth, Envelope, Message};
 use tenure::DropReason;
 
 const DOC: &str = include_str!("../../docs/wire.md");
@@ -66,17 +66,22 @@ fn every_example_in_docs_wire_md_decodes_to_its_documented_meaning() {
             reasons.insert(reason.to_string());
             continue;
         }
-        let (key, want) = match ex.meaning.strip_prefix("with key `\"") {
+        let (auth, want) = match ex.meaning.strip_prefix("with key `\"") {
             Some(rest) => {
-                let (key, rest) = rest.split_once("\"`").expect("with key `\"...\"`: `meaning`");
+                let (key, rest) = rest.split_once("\"`").expect("with key `\"...\"`, to `id`: `meaning`");
+                let receiver = quoted(rest, ", to ").expect("a keyed example names its receiver: , to `id`");
+                let rest = rest.split_once(&format!("`{receiver}`")).expect("the receiver").1;
                 keyed += 1;
-                (Some(key.as_bytes()), quoted(rest, ": ").expect("a quoted meaning after the key"))
+                (
+                    Some(Auth { key: key.as_bytes(), receiver }),
+                    quoted(rest, ": ").expect("a quoted meaning after the key"),
+                )
             }
             None => (None, quoted(&ex.meaning, "").expect("→ `meaning`")),
         };
-        let env = decode(&ex.bytes, key).unwrap_or_else(|r| panic!("{at}: dropped as {}", r.as_str()));
+        let env = decode(&ex.bytes, auth).unwrap_or_else(|r| panic!("{at}: dropped as {}", r.as_str()));
         assert_eq!(format!("{env:?}"), want, "{at}: decodes to something else");
-        assert_eq!(encode(&env, key).expect("re-encodes"), ex.bytes, "{at}: not the canonical encoding");
+        assert_eq!(encode(&env, auth).expect("re-encodes"), ex.bytes, "{at}: not the canonical encoding");
         kinds.insert(env.message.kind());
     }
     assert_eq!(kinds.len(), 8, "one example per message kind: {kinds:?}");

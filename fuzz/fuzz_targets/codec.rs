@@ -4,12 +4,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tenure::wire::{decode, encode, Envelope, Message, MAGIC, MAX_TERM, VERSION};
+use tenure::wire::{decode, encode, Auth, Envelope, Message, MAGIC, MAX_TERM, VERSION};
 
 const KEY: &[u8] = b"fuzz key";
 
 fn round_trip(data: &[u8]) {
-    for key in [None, Some(KEY)] {
+    for key in [None, Some(Auth { key: KEY, receiver: "n1" })] {
         if let Ok(env) = decode(data, key) {
             assert!(env.term <= MAX_TERM, "a decoded term is within the bound");
             assert_eq!(encode(&env, key).as_deref(), Ok(data), "decoding accepts only the canonical encoding");
@@ -54,7 +54,7 @@ fn build(data: &[u8]) {
         _ => Message::App { seq: v, payload: i.0.to_vec() },
     };
     let env = Envelope { cluster, from, term, incarnation, message };
-    for key in [None, Some(KEY)] {
+    for key in [None, Some(Auth { key: KEY, receiver: "n1" })] {
         match encode(&env, key) {
             Ok(bytes) => assert_eq!(decode(&bytes, key).as_ref(), Ok(&env), "what encodes, decodes"),
             Err(r) => assert!(term > MAX_TERM, "only a term past the bound is refused here, got {r:?}"),

@@ -6,13 +6,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tenure::wire::{decode, encode, MAGIC, VERSION};
+use tenure::wire::{decode, encode, Auth, MAGIC, VERSION};
 use tenure::{Config, Node};
 
 const KEY: &[u8] = b"fuzz key";
 
 fn check(data: &[u8]) {
-    for key in [None, Some(KEY)] {
+    for key in [None, Some(Auth { key: KEY, receiver: "n1" })] {
         if let Ok(env) = decode(data, key) {
             // The decoder accepts only the canonical encoding (no over-long varints, bools 0/1,
             // no trailing bytes), so re-encoding gives back the input byte for byte.

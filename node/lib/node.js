@@ -361,23 +361,25 @@ function call(f) {
  */
 const wire = {
   /**
-   * Decodes (and, with `key`, authenticates) a datagram; throws {@link DroppedError} with the
-   * reason when a node would drop it.
+   * Decodes (and, with `key`, authenticates as received by `receiver`, the node's own id) a
+   * datagram; throws {@link DroppedError} with the reason when a node would drop it.
    * @param {Uint8Array} bytes
    * @param {Uint8Array | string | null} [key]
+   * @param {string | null} [receiver] required with a key: the tag covers the receiver's id
    * @returns {import('..').Envelope}
    */
-  decode(bytes, key) {
-    return call(() => native.wireDecode(bytes, key))
+  decode(bytes, key, receiver) {
+    return call(() => native.wireDecode(bytes, key, receiver))
   },
   /**
-   * Encodes an envelope (with an HMAC tag when `key` is given).
+   * Encodes an envelope (with an HMAC tag for `receiver` when `key` is given).
    * @param {import('..').Envelope} envelope
    * @param {Uint8Array | string | null} [key]
+   * @param {string | null} [receiver] required with a key: the id of the node it is sent to
    * @returns {Buffer}
    */
-  encode(envelope, key) {
-    return call(() => native.wireEncode(envelope, key))
+  encode(envelope, key, receiver) {
+    return call(() => native.wireEncode(envelope, key, receiver))
   },
 }
 

@@ -250,13 +250,17 @@ test('authenticated mode: a message without the key is bad_mac', () => {
   const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'], key })
   const plain = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } })
   assert.throws(() => n.handleMessage(1, 'b', plain), { code: 'bad_mac' })
-  const signed = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } }, key)
+  const forC = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } }, key, 'c')
+  assert.throws(() => n.handleMessage(1, 'b', forC), { code: 'bad_mac' }, 'a message made for another node')
+  assert.throws(() => wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } }, key), TypeError)
+  const signed = wire.encode({ cluster: 'c', from: 'b', term: 1, message: { kind: 'pre_vote' } }, key, 'a')
   // After the boot promise (a node grants nothing for electionTimeoutMin after it starts).
   n.handleMessage(200, 'b', signed)
   const reply = n.drain().find((o) => o.type === 'send')
   assert.ok(reply)
-  assert.deepEqual(wire.decode(reply.bytes, 's3cret').message, { kind: 'pre_vote_reply', granted: true })
-  assert.throws(() => wire.decode(reply.bytes, 'wrong'), (e) => e instanceof DroppedError && e.code === 'bad_mac')
+  assert.deepEqual(wire.decode(reply.bytes, 's3cret', 'b').message, { kind: 'pre_vote_reply', granted: true })
+  assert.throws(() => wire.decode(reply.bytes, 'wrong', 'b'), (e) => e instanceof DroppedError && e.code === 'bad_mac')
+  assert.throws(() => wire.decode(reply.bytes, 's3cret', 'c'), (e) => e instanceof DroppedError && e.code === 'bad_mac')
 })
 
 test('configuration errors are ConfigError with the core codes', () => {
@@ -383,8 +387,8 @@ test('wire: every message kind round-trips, with and without a key', () => {
   for (const message of messages) {
     for (const key of [null, Buffer.from('k')]) {
       const env = { cluster: 'c', from: 'a', term: 7, incarnation: 5, message }
-      const bytes = wire.encode(env, key)
-      assert.deepEqual(wire.decode(bytes, key), env)
+      const bytes = wire.encode(env, key, 'b')
+      assert.deepEqual(wire.decode(bytes, key, 'b'), env)
     }
   }
   const huge = { cluster: 'c', from: 'a', term: 2 ** 53 - 1, incarnation: 2n ** 64n - 1n, message: { kind: 'heartbeat', sentAt: 2n ** 63n } }

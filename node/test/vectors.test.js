@@ -45,7 +45,7 @@ test('tests/vectors/messages.json: decode, check, re-encode byte for byte', { sk
   for (const v of messages) {
     const key = keyOf(v.key_hex)
     const bytes = Buffer.from(v.hex, 'hex')
-    const env = wire.decode(bytes, key)
+    const env = wire.decode(bytes, key, v.receiver)
     kinds.add(env.message.kind)
     assert.deepEqual(
       env,
@@ -58,7 +58,11 @@ test('tests/vectors/messages.json: decode, check, re-encode byte for byte', { sk
       },
       v.name
     )
-    assert.equal(wire.encode(env, key).toString('hex'), v.hex, `${v.name}: re-encoded`)
+    assert.equal(wire.encode(env, key, v.receiver).toString('hex'), v.hex, `${v.name}: re-encoded`)
+    if (key) {
+      // The tag covers the receiver: the same bytes do not authenticate at another node.
+      assert.throws(() => wire.decode(bytes, key, v.receiver + 'x'), { code: 'bad_mac' }, v.name)
+    }
   }
   assert.equal(kinds.size, 8, 'every message kind is covered')
 })

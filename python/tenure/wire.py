@@ -122,16 +122,19 @@ class Envelope:
     ``term``)."""
 
 
-def encode(envelope: Envelope, key: Optional[bytes] = None) -> bytes:
-    """Encodes ``envelope``, appending an HMAC-SHA256 tag when ``key`` is given.
+def encode(envelope: Envelope, key: Optional[bytes] = None, receiver: Optional[str] = None) -> bytes:
+    """Encodes ``envelope``, appending an HMAC-SHA256 tag when ``key`` is given; the tag covers
+    ``receiver``, the id of the node the message is addressed to (required with a key: a message
+    tagged for one node does not authenticate at another).
 
     Raises :class:`tenure.PayloadTooLargeError` if the result would exceed ``MAX_MESSAGE_SIZE``
     and :class:`tenure.DecodeError` (reason ``malformed``) for a term above ``MAX_TERM``.
     """
-    return _native.encode(envelope, key)
+    return _native.encode(envelope, key, receiver)
 
 
-def decode(data: bytes, key: Optional[bytes] = None) -> Envelope:
-    """Decodes one message. Raises :class:`tenure.DecodeError` (with ``.reason``) on bad input;
-    never anything else for any ``bytes``."""
-    return _native.decode(data, key)
+def decode(data: bytes, key: Optional[bytes] = None, receiver: Optional[str] = None) -> Envelope:
+    """Decodes one message; with ``key``, authenticates it as received by ``receiver`` (the node's
+    own id; required with a key). Raises :class:`tenure.DecodeError` (with ``.reason``) on bad
+    input; never anything else for any ``bytes``."""
+    return _native.decode(data, key, receiver)

@@ -286,8 +286,14 @@ def test_authenticated_cluster_drops_unauthenticated_messages() -> None:
     with pytest.raises(tenure.DecodeError) as info:
         n.handle_message(1, "b", plain)
     assert info.value.reason is DropReason.BAD_MAC
-    tagged = wire.encode(wire.Envelope("c", "b", 1, wire.PreVote()), b"secret")
+    for_c = wire.encode(wire.Envelope("c", "b", 1, wire.PreVote()), b"secret", "c")
+    with pytest.raises(tenure.DecodeError) as info:
+        n.handle_message(1, "b", for_c)
+    assert info.value.reason is DropReason.BAD_MAC, "a message made for another node"
+    tagged = wire.encode(wire.Envelope("c", "b", 1, wire.PreVote()), b"secret", "a")
     n.handle_message(1, "b", tagged)
+    with pytest.raises(TypeError, match="receiver"):
+        wire.encode(wire.Envelope("c", "b", 1, wire.PreVote()), b"secret")
     str_key = Config(id="a", cluster="c", key="secret")
     assert str_key.key == b"secret"
 
@@ -387,9 +393,9 @@ def test_wire_round_trips_every_message_kind() -> None:
     for m in messages:
         for key in (None, b"k"):
             env = wire.Envelope("c", "a", 7, m)
-            assert wire.decode(wire.encode(env, key), key) == env
+            assert wire.decode(wire.encode(env, key, "b"), key, "b") == env
     with pytest.raises(tenure.DecodeError) as info:
-        wire.decode(wire.encode(wire.Envelope("c", "a", 1, wire.TimeoutNow()), b"k1"), b"k2")
+        wire.decode(wire.encode(wire.Envelope("c", "a", 1, wire.TimeoutNow()), b"k1", "b"), b"k2", "b")
     assert info.value.reason is DropReason.BAD_MAC
     with pytest.raises(TypeError):
         wire.encode("nope")  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use tenure::wire::{encode, Envelope, Message};
+use tenure::wire::{encode, Auth, Envelope, Message};
 use tenure::{Config, Event, Node, Output, OutputRef};
 
 /// Simulated one-way latency.
@@ -190,7 +190,9 @@ impl FollowerRound {
         while self.ready.len() < rounds {
             let Message::Heartbeat { sent_at } = &mut self.template.message else { unreachable!() };
             *sent_at += 1;
-            self.ready.push_back(encode(&self.template, self.key.as_deref()).expect("encodable"));
+            let auth = self.key.as_deref().map(|key| Auth { key, receiver: self.node.id() });
+            let bytes = encode(&self.template, auth).expect("encodable");
+            self.ready.push_back(bytes);
         }
     }
 

@@ -82,13 +82,30 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
     })
 }
 
-/// Decodes (and, with `key`, authenticates) a datagram into an envelope object. Throws an error
-/// whose `code` is the `DropReason` name when the bytes would be dropped.
+/// The key and receiver arguments: a key needs the receiver's id (the tag covers it).
+fn auth_args(env: &Env, key: &Unknown, receiver: &Unknown) -> Result<Option<(Vec<u8>, String)>> {
+    match (key_arg(env, Some(key))?, is_nullish(receiver)?) {
+        (Some(k), false) => Ok(Some((k, string(env, receiver, "receiver")?))),
+        (Some(_), true) => Err(type_error(
+            env,
+            "a key needs a receiver (the id of the node the message is addressed to: the tag covers it)".into(),
+        )),
+        (None, _) => Ok(None),
+    }
+}
+
+fn auth(a: &Option<(Vec<u8>, String)>) -> Option<wire::Auth<'_>> {
+    a.as_ref().map(|(key, receiver)| wire::Auth { key, receiver })
+}
+
+/// Decodes (and, with `key`, authenticates as received by `receiver`) a datagram into an
+/// envelope object. Throws an error whose `code` is the `DropReason` name when the bytes would
+/// be dropped.
 #[napi(catch_unwind, ts_return_type = "Envelope")]
-pub fn wire_decode<'e>(env: &'e Env, data: Unknown, key: Unknown) -> Result<Object<'e>> {
+pub fn wire_decode<'e>(env: &'e Env, data: Unknown, key: Unknown, receiver: Unknown) -> Result<Object<'e>> {
     let data = bytes(env, &data, "bytes")?;
-    let key = key_arg(env, Some(&key))?;
-    let e = wire::decode(data, key.as_deref()).map_err(|r| coded_error(env, r.as_str(), r.text().into()))?;
+    let a = auth_args(env, &key, &receiver)?;
+    let e = wire::decode(data, auth(&a)).map_err(|r| coded_error(env, r.as_str(), r.text().into()))?;
     let mut o = Object::new(env)?;
     o.set("cluster", e.cluster)?;
     o.set("from", e.from)?;
@@ -98,9 +115,9 @@ pub fn wire_decode<'e>(env: &'e Env, data: Unknown, key: Unknown) -> Result<Obje
     Ok(o)
 }
 
-/// Encodes an envelope object, with an HMAC tag when `key` is given.
+/// Encodes an envelope object, with an HMAC tag for `receiver` when `key` is given.
 #[napi(catch_unwind, ts_return_type = "Buffer")]
-pub fn wire_encode<'e>(env: &'e Env, envelope: Unknown, key: Unknown) -> Result<BufferSlice<'e>> {
+pub fn wire_encode<'e>(env: &'e Env, envelope: Unknown, key: Unknown, receiver: Unknown) -> Result<BufferSlice<'e>> {
     let obj = object(env, &envelope, "envelope")?;
     only_keys(env, &obj, "envelope", &["cluster", "from", "term", "incarnation", "message"])?;
     let get = |name: &str| -> Result<Unknown> {
@@ -116,8 +133,8 @@ pub fn wire_encode<'e>(env: &'e Env, envelope: Unknown, key: Unknown) -> Result<
         incarnation: opt_u64(env, prop(&obj, "incarnation")?.as_ref(), "envelope.incarnation")?.unwrap_or(0),
         message: message_from_js(env, &get("message")?)?,
     };
-    let key = key_arg(env, Some(&key))?;
-    match wire::encode(&e, key.as_deref()) {
+    let a = auth_args(env, &key, &receiver)?;
+    match wire::encode(&e, auth(&a)) {
         Ok(b) => BufferSlice::from_data(env, b),
         Err(DropReason::Oversized) => Err(coded_error(
             env,

@@ -40,12 +40,33 @@ pub(crate) fn message_from(m: &Bound<'_, PyAny>) -> PyResult<Message> {
     })
 }
 
-/// Encodes a `tenure.wire.Envelope` (tagged with HMAC-SHA256 when `key` is given).
+/// The key and receiver arguments as the core's `Auth`: a key needs the receiver's id (the tag
+/// covers it).
+fn auth_args(key: Option<&Bound<'_, PyAny>>, receiver: Option<String>) -> PyResult<Option<(Vec<u8>, String)>> {
+    let key = match key {
+        Some(k) => key_arg(k, "key")?,
+        None => None,
+    };
+    match (key, receiver) {
+        (Some(k), Some(r)) => Ok(Some((k, r))),
+        (Some(_), None) => Err(PyTypeError::new_err(
+            "a key needs receiver= (the id of the node the message is addressed to: the tag covers it)",
+        )),
+        (None, _) => Ok(None),
+    }
+}
+
+fn auth(a: &Option<(Vec<u8>, String)>) -> Option<tenure::wire::Auth<'_>> {
+    a.as_ref().map(|(key, receiver)| tenure::wire::Auth { key, receiver })
+}
+
+/// Encodes a `tenure.wire.Envelope` (tagged with HMAC-SHA256 for `receiver` when `key` is given).
 #[pyfunction]
-#[pyo3(signature = (envelope, key=None))]
+#[pyo3(signature = (envelope, key=None, receiver=None))]
 pub(crate) fn encode<'py>(
     envelope: &Bound<'py, PyAny>,
     key: Option<&Bound<'py, PyAny>>,
+    receiver: Option<String>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let py = envelope.py();
     if !is(envelope, cls_envelope(py))? {
@@ -59,11 +80,8 @@ pub(crate) fn encode<'py>(
         incarnation: attr(envelope, W, "incarnation")?,
         message: message_from(&envelope.getattr("message")?)?,
     };
-    let key = match key {
-        Some(k) => key_arg(k, "key")?,
-        None => None,
-    };
-    match tenure::wire::encode(&env, key.as_deref()) {
+    let a = auth_args(key, receiver)?;
+    match tenure::wire::encode(&env, auth(&a)) {
         Ok(bytes) => Ok(PyBytes::new(py, &bytes)),
         Err(DropReason::Oversized) => Err(raise(
             py,
@@ -84,15 +102,16 @@ pub(crate) fn encode<'py>(
 
 /// Decodes one message into a `tenure.wire.Envelope`; raises `DecodeError` on bad input.
 #[pyfunction]
-#[pyo3(signature = (data, key=None))]
-pub(crate) fn decode<'py>(data: &Bound<'py, PyAny>, key: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (data, key=None, receiver=None))]
+pub(crate) fn decode<'py>(
+    data: &Bound<'py, PyAny>,
+    key: Option<&Bound<'py, PyAny>>,
+    receiver: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = data.py();
     let data = bytes_arg(data, "data")?;
-    let key = match key {
-        Some(k) => key_arg(k, "key")?,
-        None => None,
-    };
-    let env = tenure::wire::decode(&data, key.as_deref()).map_err(|r| decode_error(py, r))?;
+    let a = auth_args(key, receiver)?;
+    let env = tenure::wire::decode(&data, auth(&a)).map_err(|r| decode_error(py, r))?;
     let message = message_to_py(py, env.message)?;
     cls_envelope(py)?.call1((env.cluster, env.from, env.term, message, env.incarnation))
 }

@@ -437,10 +437,16 @@ impl WasmNode {
     }
 }
 
-/// Decodes a datagram without a node (`key` for authenticated clusters).
+/// Decodes a datagram without a node (`key` and `receiver`, the id of the node it was sent to,
+/// for authenticated clusters: the tag covers the receiver's id).
 #[wasm_bindgen(js_name = decodeMessage, unchecked_return_type = "DecodedMessage")]
-pub fn decode_message(data: &[u8], key: Option<Vec<u8>>) -> Result<JsValue, JsValue> {
-    decoded_object(wire::decode(data, key.as_deref()))
+pub fn decode_message(data: &[u8], key: Option<Vec<u8>>, receiver: Option<String>) -> Result<JsValue, JsValue> {
+    let auth = match (key.as_deref(), receiver.as_deref()) {
+        (Some(key), Some(receiver)) => Some(wire::Auth { key, receiver }),
+        (Some(_), None) => return Err(JsValue::from(js_sys::TypeError::new("a key needs the receiver's id"))),
+        (None, _) => None,
+    };
+    decoded_object(wire::decode(data, auth))
 }
 
 /// The version of tenure compiled into this module.

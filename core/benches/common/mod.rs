@@ -2,7 +2,7 @@
 //! steady state (follower of a live leader, leader of N peers) by feeding them real messages.
 #![allow(dead_code)]
 
-use tenure::wire::{encode, Envelope, Message};
+use tenure::wire::{encode, Auth, Envelope, Message};
 use tenure::{Config, Event, Node, Output};
 
 pub const CLUSTER: &str = "bench-cluster";
@@ -18,20 +18,18 @@ pub fn ids(n: usize) -> Vec<String> {
     (0..n).map(id).collect()
 }
 
-pub fn key(auth: bool) -> Option<&'static [u8]> {
-    if auth {
-        Some(&KEY[..])
-    } else {
-        None
-    }
+/// The key (when `auth`) and the receiver `to`: the tag covers the receiver's id.
+pub fn key(auth: bool, to: &str) -> Option<Auth<'_>> {
+    auth.then_some(Auth { key: &KEY[..], receiver: to })
 }
 
 pub fn envelope(from: &str, term: u64, message: Message) -> Envelope {
     Envelope { cluster: CLUSTER.to_string(), from: from.to_string(), term, incarnation: 0, message }
 }
 
-pub fn bytes(from: &str, term: u64, message: Message, auth: bool) -> Vec<u8> {
-    encode(&envelope(from, term, message), key(auth)).expect("encodable")
+/// A message from `from` to `to`, as `to` receives it.
+pub fn bytes(from: &str, to: &str, term: u64, message: Message, auth: bool) -> Vec<u8> {
+    encode(&envelope(from, term, message), key(auth, to)).expect("encodable")
 }
 
 pub fn config(me: &str, all: &[String], auth: bool) -> Config {
@@ -62,7 +60,7 @@ pub fn follower(n: usize, auth: bool) -> (Node, Vec<u8>, u64) {
     let all = ids(n);
     let mut node = Node::new(config(&all[1], &all, auth), 7, None, 0).expect("valid config");
     let now = 10;
-    let hb = bytes(&all[0], 1, Message::Heartbeat { sent_at: 1_000 }, auth);
+    let hb = bytes(&all[0], &all[1], 1, Message::Heartbeat { sent_at: 1_000 }, auth);
     node.handle_message(now, &all[0], &hb).expect("accepted");
     let acks = drain(&mut node, now);
     assert_eq!(acks.len(), 1, "a follower answers a heartbeat with one ack");
@@ -85,13 +83,13 @@ pub fn leader(n: usize, auth: bool, election_timeout_min: Option<u64>) -> (Node,
     drain(&mut node, now);
     let term = node.term() + 1;
     for p in &all[1..] {
-        let m = bytes(p, term, Message::PreVoteReply { granted: true }, auth);
+        let m = bytes(p, &all[0], term, Message::PreVoteReply { granted: true }, auth);
         node.handle_message(now, p, &m).expect("accepted");
     }
     drain(&mut node, now);
     assert_eq!(node.term(), term, "pre-vote won, election started");
     for p in &all[1..] {
-        let m = bytes(p, term, Message::VoteReply { granted: true }, auth);
+        let m = bytes(p, &all[0], term, Message::VoteReply { granted: true }, auth);
         node.handle_message(now, p, &m).expect("accepted");
         drain(&mut node, now);
     }

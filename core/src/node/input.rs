@@ -54,7 +54,7 @@ impl Node {
 
     /// `accept` for any datagram: decoded in full, every check made.
     fn accept_decoded(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
-        let raw = wire::decode_raw(bytes, self.mac.as_deref())?;
+        let raw = wire::decode_raw(bytes, self.mac.as_deref().map(|m| &m.receive))?;
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let same_sender = raw.from == from.as_bytes();
         let env_from: &str =
@@ -145,8 +145,14 @@ impl Node {
         let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from)?;
         let incarnation = self.peers.get_at_or_find(Some(known), from)?.incarnation()?;
         let cluster = self.cluster().as_bytes();
-        let sent_at =
-            wire::known_heartbeat(bytes, self.mac.as_deref(), cluster, from.as_bytes(), self.term, incarnation)?;
+        let sent_at = wire::known_heartbeat(
+            bytes,
+            self.mac.as_deref().map(|m| &m.receive),
+            cluster,
+            from.as_bytes(),
+            self.term,
+            incarnation,
+        )?;
         Some(KnownHeartbeat { term: self.term, incarnation, sent_at, known })
     }
 

@@ -447,8 +447,8 @@ pub struct Node {
     incarnation: u64,
     /// Sequence number of the next application payload.
     app_seq: u64,
-    /// Boxed: the keyed HMAC state is ~200 bytes that unauthenticated nodes should not carry.
-    mac: Option<alloc::boxed::Box<wire::HmacSha256>>,
+    /// Boxed: the keyed HMAC states are ~400 bytes that unauthenticated nodes should not carry.
+    mac: Option<alloc::boxed::Box<wire::NodeMac>>,
     rng: Rng,
 
     role: Role,
@@ -543,7 +543,7 @@ impl Node {
             admit_unknown: config.admit_unknown_peers,
             incarnation,
             app_seq: 0,
-            mac: config.key.as_deref().and_then(wire::keyed).map(alloc::boxed::Box::new),
+            mac: config.key.as_deref().and_then(|k| wire::NodeMac::new(k, &config.id)).map(alloc::boxed::Box::new),
             rng: Rng::new(seed),
             role: Role::Unclustered,
             term: restored.term,

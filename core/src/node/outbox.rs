@@ -156,14 +156,14 @@ impl Outbox {
         } else {
             3
         };
-        if varint == 1 && self.rewrite(to_len, len, envelope, m) {
+        if varint == 1 && self.rewrite(to_len, to, len, envelope, m) {
             self.buf.extend_from_slice(to.as_bytes());
             return Ok(());
         }
         self.start_record((1 + varint + to.len()).saturating_add(len));
         self.buf.push(to_len);
         put_varint(&mut self.buf, len);
-        wire::write(&mut self.buf, envelope, m);
+        wire::write(&mut self.buf, envelope, m, to.as_bytes());
         self.buf.extend_from_slice(to.as_bytes());
         Ok(())
     }
@@ -172,7 +172,14 @@ impl Outbox {
     /// `envelope` has the same cluster, sender and incarnation and `m` the same presence (all the
     /// node's own, fixed when it is built). Applies to a kept record whose length is one varint byte, as
     /// the new one's is (`len < 128`); `false` (nothing changed) otherwise.
-    fn rewrite(&mut self, to_len: u8, len: usize, envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>) -> bool {
+    fn rewrite(
+        &mut self,
+        to_len: u8,
+        to: &str,
+        len: usize,
+        envelope: &EnvelopeRef<'_>,
+        m: Option<&HmacSha256>,
+    ) -> bool {
         let start = CURSOR + 2;
         let shared = start.saturating_add(wire::shared_len(envelope));
         let ok = self.read() == self.buf.len()
@@ -186,7 +193,7 @@ impl Outbox {
         if let Some(h) = self.buf.get_mut(CURSOR..start) {
             h.copy_from_slice(&[to_len, len as u8]);
         }
-        wire::write_after_shared(&mut self.buf, start, envelope, m, same.is_none());
+        wire::write_after_shared(&mut self.buf, start, envelope, m, to.as_bytes(), same.is_none());
         self.set_read(CURSOR);
         true
     }
@@ -402,7 +409,7 @@ mod tests {
             let mut n = Node::new(config, 1, None, 0).unwrap();
             let from = |from: &str, term, message| {
                 let e = Envelope { cluster: "c".to_string(), from: from.to_string(), term, incarnation: 9, message };
-                encode(&e, key).unwrap()
+                encode(&e, key.map(|key| crate::wire::Auth { key, receiver: "a" })).unwrap()
             };
             let inputs = [
                 ("b", from("b", 1, Message::Heartbeat { sent_at: 1 })),
@@ -419,8 +426,9 @@ mod tests {
                     if let OutputRef::Send { to, bytes } = o {
                         sends += 1;
                         assert_eq!(to, *peer);
-                        let e = crate::wire::decode(bytes, key).unwrap();
-                        assert_eq!(encode(&e, key).unwrap(), bytes, "{e:?}");
+                        let auth = key.map(|key| crate::wire::Auth { key, receiver: to });
+                        let e = crate::wire::decode(bytes, auth).unwrap();
+                        assert_eq!(encode(&e, auth).unwrap(), bytes, "{e:?}");
                     }
                 }
             }

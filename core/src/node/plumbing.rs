@@ -58,7 +58,7 @@ impl Node {
         let (from, cluster) = split_names(&self.names, self.id_len);
         let env = EnvelopeRef { cluster, from, term, incarnation: self.incarnation, message: &message };
         // An `Err` queued nothing: the message is one no receiver would accept.
-        let _ = self.outbox.push_send(to, &env, self.mac.as_deref());
+        let _ = self.outbox.push_send(to, &env, self.mac.as_deref().map(|m| &m.send));
     }
 
     /// Notes that term or vote changed. The `Persist` output is emitted lazily, just before the

@@ -98,10 +98,11 @@ impl Node {
         nth_newest(|| self.peers.values().filter_map(Peer::ack_echo), need)
             .map(|t| t.saturating_add(self.timing.lease_span))
     }
-    /// Decodes a datagram with this node's key, without handling it (for tools that show
-    /// traffic, such as the browser demo's messages in flight).
+    /// Decodes a datagram addressed to this node, with its key, without handling it (for tools
+    /// that show traffic, such as the browser demo's messages in flight). With a key, a datagram
+    /// sent to another node is [`DropReason::BadMac`]: its tag covers its receiver's id.
     pub fn decode_message(&self, bytes: &[u8]) -> Result<wire::Envelope, DropReason> {
-        wire::decode_raw(bytes, self.mac.as_deref())?.into_owned()
+        wire::decode_raw(bytes, self.mac.as_deref().map(|m| &m.receive))?.into_owned()
     }
 
     /// The peer a graceful stop should hand leadership to: of the peers that have answered, are

@@ -26,6 +26,22 @@ fn varint_len(v: u64) -> usize {
     (bits * 9 + 64) / 64
 }
 
+/// The LEB128 encoding of `v` in a fixed buffer, and its length: the bytes [`put_varint`] appends.
+pub(super) fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    for b in buf.iter_mut() {
+        n += 1;
+        if v < 0x80 {
+            *b = v as u8;
+            break;
+        }
+        *b = (v as u8) | 0x80;
+        v >>= 7;
+    }
+    (buf, n)
+}
+
 fn bytes_len(b: &[u8]) -> usize {
     varint_len(b.len() as u64).saturating_add(b.len())
 }

@@ -194,7 +194,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         // sender, so it decodes with this node's key. (Cold: a misconfigured sender only.)
         let claimed = match reason {
             DropReason::SenderMismatch => {
-                tenure::wire::decode(self.buf.get(..len).unwrap_or_default(), self.key.as_deref()).ok().map(|e| e.from)
+                let auth = self.key.as_deref().map(|key| tenure::wire::Auth { key, receiver: &id });
+                tenure::wire::decode(self.buf.get(..len).unwrap_or_default(), auth).ok().map(|e| e.from)
             }
             _ => None,
         };

@@ -15,12 +15,12 @@ pub const FAKE_IDS: [&str; 4] = ["x-stranger-1", "x-stranger-2", "x-stranger-3",
 /// The id of the fake voter.
 pub const FAKE_VOTER: &str = "x-fake-voter";
 
-/// Encodes a message with the cluster's id and key (an adversary that knows both: no key is set
-/// in the randomised runs).
-fn forge(sim: &Sim, from: &str, term: u64, incarnation: u64, message: Message) -> Option<Vec<u8>> {
+/// Encodes a message for `to` with the cluster's id and key (an adversary that knows both: no key
+/// is set in the randomised runs).
+fn forge(sim: &Sim, from: &str, to: &str, term: u64, incarnation: u64, message: Message) -> Option<Vec<u8>> {
     let c = &sim.nodes[0].config;
     let env = Envelope { cluster: c.cluster.clone(), from: from.to_string(), term, incarnation, message };
-    wire::encode(&env, c.key.as_deref()).ok()
+    wire::encode(&env, c.key.as_deref().map(|key| wire::Auth { key, receiver: to })).ok()
 }
 
 fn term_of(sim: &Sim, id: &str) -> u64 {
@@ -46,7 +46,7 @@ pub fn strangers(sim: &mut Sim, rng: &mut Rng, count: usize, over_ms: u64) {
         let fake = FAKE_IDS[rng.below(FAKE_IDS.len())];
         let term = term_of(sim, &to) + rng.below(2) as u64;
         let msg = random_message(rng);
-        if let Some(bytes) = forge(sim, fake, term, 7, msg) {
+        if let Some(bytes) = forge(sim, fake, &to, term, 7, msg) {
             let delay = rng.range(0, over_ms);
             sim.inject_later(delay, fake, &to, bytes);
         }
@@ -79,7 +79,7 @@ pub fn huge_term(sim: &mut Sim, rng: &mut Rng) {
         2 => Message::HeartbeatAck { echo: 0 },
         _ => Message::App { seq: rng.next_u64() >> 12, payload: b"oops".to_vec() },
     };
-    if let Some(bytes) = forge(sim, &from, term, incarnation, msg) {
+    if let Some(bytes) = forge(sim, &from, &to, term, incarnation, msg) {
         sim.logf(format_args!("ADVERSARY {from} -> {to}: term {term}"));
         let delay = rng.range(0, 5);
         sim.inject_later(delay, &from, &to, bytes);
@@ -115,7 +115,7 @@ pub fn replay_after_crash(sim: &mut Sim, rng: &mut Rng, dead: &str, for_ms: u64)
         if from != dead {
             continue;
         }
-        let Ok(env) = wire::decode(bytes, key.as_deref()) else { continue };
+        let Ok(env) = wire::decode(bytes, key.as_deref().map(|key| wire::Auth { key, receiver: to })) else { continue };
         if env.term < term {
             // Sent before the campaign that made it leader: older terms are what the uniform
             // picks below replay (and what decoding the whole run would cost every seed).

@@ -1,7 +1,7 @@
 //! Byte-driven drivers shared by the cargo-fuzz targets (`fuzz/`) and the proptest properties
 //! (`tests/props.rs`): any byte string is a valid program.
 
-use tenure::wire::{decode, encode, Envelope, Message};
+use tenure::wire::{decode, encode, Auth, Envelope, Message};
 use tenure::{Config, Node, Output, PeerDownReason, Role};
 
 use crate::check::L1_SETTLE_BOUND_ELECTION_TIMEOUTS;
@@ -95,7 +95,8 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
                     }
                 };
                 let env = Envelope { cluster: "fuzz".into(), from: peer.clone(), term, incarnation: 0, message };
-                let mut bytes = encode(&env, key.as_deref()).unwrap_or_default();
+                let mut bytes =
+                    encode(&env, key.as_deref().map(|key| Auth { key, receiver: "n1" })).unwrap_or_default();
                 if op % 12 == 4 && !bytes.is_empty() {
                     let i = usize::from(b.u8()) % bytes.len();
                     bytes[i] ^= b.u8() | 1;
@@ -134,7 +135,7 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
         while let Some(o) = node.poll_output() {
             match o {
                 Output::Send { bytes, to } => {
-                    let env = decode(&bytes, key.as_deref())
+                    let env = decode(&bytes, key.as_deref().map(|key| Auth { key, receiver: &to }))
                         .map_err(|r| format!("step {step}: own send dropped as {r:?}"))?;
                     if env.from != "n1" || env.cluster != "fuzz" || to == "n1" {
                         return Err(format!("step {step}: bad send {env:?} to {to}"));

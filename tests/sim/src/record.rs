@@ -395,7 +395,12 @@ fn hostile_input() -> Scenario {
         ("n2", vec![0u8; tenure::MAX_MESSAGE_SIZE + 1], "oversized"),
         ("n2", [b"TN\x09\x00".as_slice(), &good[4..]].concat(), "unknown_version"),
         ("n2", encode(&envelope("other-cluster", "n2", 0, Message::PreVote), None).expect("e"), "wrong_cluster"),
-        ("n2", encode(&envelope("scn", "n2", 0, Message::PreVote), Some(b"k")).expect("e"), "bad_mac"),
+        (
+            "n2",
+            encode(&envelope("scn", "n2", 0, Message::PreVote), Some(tenure::wire::Auth { key: b"k", receiver: "n1" }))
+                .expect("e"),
+            "bad_mac",
+        ),
         ("n3", good.clone(), "sender_mismatch"),
         ("n1", encode(&envelope("scn", "n1", 0, Message::PreVote), None).expect("e"), "from_self"),
         ("n2", [good.as_slice(), &[0]].concat(), "malformed"),
@@ -419,17 +424,24 @@ fn authenticated() -> Scenario {
     let mut s = sim(30, 3, |c| c.key(b"cluster secret".to_vec()));
     let l = leader(&mut s, 1000);
     let f = other(&s, &[&l]);
-    let wrong = encode(&envelope("scn", "intruder", 9, Message::Vote { transfer: false }), Some(b"wrong key"))
+    let auth = |key, receiver| Some(tenure::wire::Auth { key, receiver });
+    let wrong = encode(&envelope("scn", "intruder", 9, Message::Vote { transfer: false }), auth(b"wrong key", &f))
         .expect("encodes");
     assert_eq!(s.inject_message(&f, "intruder", wrong), Err("bad_mac"));
     let unsigned = encode(&envelope("scn", "intruder", 9, Message::Vote { transfer: false }), None).expect("e");
     assert_eq!(s.inject_message(&f, "intruder", unsigned), Err("bad_mac"));
+    // A message the leader made for the third node, with the right key, delivered to `f`.
+    let third = other(&s, &[&l, &f]);
+    let redirected =
+        encode(&envelope("scn", &l, 9, Message::Vote { transfer: false }), auth(b"cluster secret", &third))
+            .expect("encodes");
+    assert_eq!(s.inject_message(&f, &l, redirected), Err("bad_mac"));
     run(&mut s, 100);
     take(
         &s,
         &f,
         "authenticated-cluster",
-        "every message carries an HMAC; a node with the wrong key (or none) is dropped as bad_mac and never counted",
+        "every message carries an HMAC over its receiver's id too; a message with the wrong key, none, or made for another node is dropped as bad_mac and never counted",
     )
 }
 

@@ -347,11 +347,18 @@ impl Sim {
         self.violation.as_ref()
     }
 
-    fn describe(&self, bytes: &[u8]) -> String {
-        match wire::decode(bytes, self.nodes.first().and_then(|n| n.config.key.as_deref())) {
+    /// What a datagram sent to `to` says, for the log.
+    fn describe(&self, to: &str, bytes: &[u8]) -> String {
+        match wire::decode(bytes, self.auth(to)) {
             Ok(env) => describe_env(&env),
             Err(_) => format!("{} bytes", bytes.len()),
         }
+    }
+
+    /// The cluster key (when the run has one) and `receiver`: what decodes a datagram sent there.
+    fn auth<'a>(&'a self, receiver: &'a str) -> Option<wire::Auth<'a>> {
+        let key = self.nodes.first().and_then(|n| n.config.key.as_deref())?;
+        Some(wire::Auth { key, receiver })
     }
 
     // ----- inputs ---------------------------------------------------------------------------
@@ -387,7 +394,7 @@ impl Sim {
             let campaigning = role_before == Role::Candidate;
             if result.is_ok() && (role_after == Role::Leader || campaigning) {
                 let term = self.nodes[idx].node.as_ref().map_or(0, Node::term);
-                if let Ok(env) = wire::decode(bytes, self.nodes[idx].config.key.as_deref()) {
+                if let Ok(env) = wire::decode(bytes, self.auth(&id)) {
                     match (&env.message, env.term == term) {
                         (Message::HeartbeatAck { echo }, true) if role_after == Role::Leader => {
                             let sent = self.nodes[idx].clock.real_at(*echo).min(now);
@@ -401,7 +408,7 @@ impl Sim {
                 }
             }
             if self.verbose_log || result.is_err() {
-                let what = self.describe(bytes);
+                let what = self.describe(&id, bytes);
                 match result {
                     Ok(()) => self.logf(format_args!("{id} <- {from}: {what}")),
                     Err(code) => self.logf(format_args!("{id} <- {from}: {what} DROPPED ({code})")),
@@ -540,7 +547,7 @@ impl Sim {
 
     fn send(&mut self, from: &str, to: String, bytes: Vec<u8>) {
         self.stats.0 += 1;
-        if let Ok(env) = wire::decode(&bytes, self.nodes.first().and_then(|n| n.config.key.as_deref())) {
+        if let Ok(env) = wire::decode(&bytes, self.auth(&to)) {
             if let Some((invariant, detail)) = self.checker.on_send(self.now, from, &to, &env) {
                 self.fail(invariant, detail);
             }
@@ -564,14 +571,14 @@ impl Sim {
         }
         if self.blocked.contains(&(from.to_string(), to.clone())) {
             if self.verbose_log {
-                let what = self.describe(&bytes);
+                let what = self.describe(&to, &bytes);
                 self.logf(format_args!("{from} -> {to}: {what} (blocked)"));
             }
             return;
         }
         if self.rng.chance(self.net.loss) {
             if self.verbose_log {
-                let what = self.describe(&bytes);
+                let what = self.describe(&to, &bytes);
                 self.logf(format_args!("{from} -> {to}: {what} (lost)"));
             }
             return;
@@ -608,7 +615,7 @@ impl Sim {
                 incarnation: 1,
                 message: message.clone(),
             };
-            let Ok(bytes) = wire::encode(&env, self.nodes[0].config.key.as_deref()) else { continue };
+            let Ok(bytes) = wire::encode(&env, self.auth(candidate)) else { continue };
             // Counted as sent (S1-view checks the counting, S1 the outcome).
             let _ = self.checker.on_send(self.now, &fake, candidate, &env);
             let lat = self.rng.range(self.net.rtt_ms / 4, self.net.max_one_way());
@@ -743,7 +750,7 @@ impl Sim {
             let n = &self.nodes[idx];
             if n.node.is_none() {
                 if self.verbose_log {
-                    let what = self.describe(&f.bytes);
+                    let what = self.describe(&f.to, &f.bytes);
                     self.logf(format_args!("{} -> {}: {what} (receiver down)", f.from, f.to));
                 }
                 continue;

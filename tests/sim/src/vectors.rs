@@ -2,7 +2,7 @@
 //! authentication, and byte strings that must be dropped, with the reason.
 
 use serde::{Deserialize, Serialize};
-use tenure::wire::{decode, encode, Envelope, Message, MAX_MESSAGE_SIZE, MAX_TERM, VERSION};
+use tenure::wire::{decode, encode, Auth, Envelope, Message, MAX_MESSAGE_SIZE, MAX_TERM, VERSION};
 use tenure::{Config, Node};
 
 use crate::{hex, unhex};
@@ -12,6 +12,9 @@ use crate::{hex, unhex};
 pub struct MessageVector {
     pub name: String,
     pub key_hex: Option<String>,
+    /// With a key: the id of the node the message is addressed to (the tag covers it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
     pub hex: String,
     pub envelope: EnvelopeJson,
 }
@@ -103,6 +106,12 @@ pub struct InvalidVector {
 }
 
 const KEY: &[u8] = b"tenure test vector key";
+/// The node every keyed vector is addressed to.
+const RECEIVER: &str = "n1";
+
+fn auth(key: Option<&[u8]>) -> Option<Auth<'_>> {
+    key.map(|key| Auth { key, receiver: RECEIVER })
+}
 
 /// The incarnation most vectors carry (any u64 is valid).
 const INC: u64 = 0x2f1a_9c3e_55d0_0b07;
@@ -142,10 +151,11 @@ pub fn messages() -> Vec<MessageVector> {
     let mut out = Vec::new();
     for (key, suffix) in [(None, ""), (Some(KEY), "_mac")] {
         for (name, e) in &base {
-            let bytes = encode(e, key).expect("vector encodes");
+            let bytes = encode(e, auth(key)).expect("vector encodes");
             out.push(MessageVector {
                 name: format!("{name}{suffix}"),
                 key_hex: key.map(hex),
+                receiver: key.map(|_| RECEIVER.to_string()),
                 hex: hex(&bytes),
                 envelope: EnvelopeJson::of(e),
             });
@@ -160,7 +170,9 @@ type Case<'a> = (&'a str, Option<&'a [u8]>, &'a str, &'a str, Vec<u8>, &'a str);
 /// Every invalid vector.
 pub fn invalid() -> Vec<InvalidVector> {
     let good = encode(&env("prod", "n2", 4, Message::PreVote), None).expect("encodes");
-    let tagged = encode(&env("prod", "n2", 4, Message::PreVote), Some(KEY)).expect("encodes");
+    let tagged = encode(&env("prod", "n2", 4, Message::PreVote), auth(Some(KEY))).expect("encodes");
+    let for_n3 = Auth { key: KEY, receiver: "n3" };
+    let tagged_for_n3 = encode(&env("prod", "n2", 4, Message::PreVote), Some(for_n3)).expect("encodes");
     let mut flipped_tag = tagged.clone();
     let last = flipped_tag.len() - 1;
     flipped_tag[last] ^= 0x01;
@@ -172,13 +184,14 @@ pub fn invalid() -> Vec<InvalidVector> {
         ("empty", None, "n1", "n2", vec![], "malformed"),
         ("magic_only", None, "n1", "n2", b"TN".to_vec(), "malformed"),
         ("bad_magic", None, "n1", "n2", [b"XX".as_slice(), &good[2..]].concat(), "malformed"),
-        ("unknown_version", None, "n1", "n2", [b"TN\x03".as_slice(), &good[3..]].concat(), "unknown_version"),
+        ("unknown_version", None, "n1", "n2", [b"TN\x04".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("version_1", None, "n1", "n2", [b"TN\x01".as_slice(), &good[3..]].concat(), "unknown_version"),
+        ("version_2", None, "n1", "n2", [b"TN\x02".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("unknown_flags", None, "n1", "n2", bad_flags, "malformed"),
         ("truncated_body", None, "n1", "n2", good[..good.len() - 1].to_vec(), "malformed"),
         ("trailing_byte", None, "n1", "n2", [good.as_slice(), &[0]].concat(), "malformed"),
         ("unknown_message_kind", None, "n1", "n2", unknown_kind(), "malformed"),
-        ("header_only", None, "n1", "n2", b"TN\x02\x00".to_vec(), "malformed"),
+        ("header_only", None, "n1", "n2", b"TN\x03\x00".to_vec(), "malformed"),
         ("term_past_max", None, "n1", "n2", raw(&[], &uv(MAX_TERM + 1), &uv(INC), &[0]), "malformed"),
         ("term_u64_max", None, "n1", "n2", raw(&[], &uv(u64::MAX), &uv(INC), &[0]), "malformed"),
         ("overlong_varint_term", None, "n1", "n2", raw(&[], &[0x84, 0x00], &uv(INC), &[0]), "malformed"),
@@ -219,9 +232,11 @@ pub fn invalid() -> Vec<InvalidVector> {
             Some(KEY),
             "n1",
             "n2",
-            encode(&env("prod", "n2", 4, Message::PreVote), Some(b"another key")).expect("e"),
+            encode(&env("prod", "n2", 4, Message::PreVote), Some(Auth { key: b"another key", receiver: RECEIVER }))
+                .expect("e"),
             "bad_mac",
         ),
+        ("tagged_for_another_receiver", Some(KEY), "n1", "n2", tagged_for_n3, "bad_mac"),
         ("flipped_tag", Some(KEY), "n1", "n2", flipped_tag, "bad_mac"),
         ("flipped_body", Some(KEY), "n1", "n2", flipped_body, "bad_mac"),
         ("tag_too_short", Some(KEY), "n1", "n2", tagged[..20].to_vec(), "bad_mac"),
@@ -283,13 +298,17 @@ pub fn check(messages: &[MessageVector], invalid: &[InvalidVector]) -> Result<()
     for v in messages {
         let key = v.key_hex.as_deref().map(|k| unhex(k).ok_or("bad key_hex")).transpose()?;
         let bytes = unhex(&v.hex).ok_or_else(|| format!("{}: bad hex", v.name))?;
-        let decoded = decode(&bytes, key.as_deref()).map_err(|r| format!("{}: dropped as {}", v.name, r.as_str()))?;
+        let auth = match (key.as_deref(), v.receiver.as_deref()) {
+            (Some(key), Some(receiver)) => Some(Auth { key, receiver }),
+            (None, _) => None,
+            (Some(_), None) => return Err(format!("{}: a keyed vector without a receiver", v.name)),
+        };
+        let decoded = decode(&bytes, auth).map_err(|r| format!("{}: dropped as {}", v.name, r.as_str()))?;
         if EnvelopeJson::of(&decoded) != v.envelope {
             return Err(format!("{}: decoded {:?}, expected {:?}", v.name, EnvelopeJson::of(&decoded), v.envelope));
         }
         let env = v.envelope.to_envelope().ok_or_else(|| format!("{}: bad payload_hex", v.name))?;
-        let again =
-            encode(&env, key.as_deref()).map_err(|r| format!("{}: does not encode ({})", v.name, r.as_str()))?;
+        let again = encode(&env, auth).map_err(|r| format!("{}: does not encode ({})", v.name, r.as_str()))?;
         if again != bytes {
             return Err(format!("{}: re-encoded to {}, expected {}", v.name, hex(&again), v.hex));
         }

@@ -3,7 +3,7 @@
 //! faults keep S1–S4 and converge (the same drivers as the cargo-fuzz targets in `fuzz/`).
 
 use proptest::prelude::*;
-use tenure::wire::{decode, encode, Envelope, Message};
+use tenure::wire::{decode, encode, Auth, Envelope, Message};
 use tenure::{Config, Node};
 
 fn message() -> impl Strategy<Value = Message> {
@@ -25,7 +25,7 @@ proptest! {
 
     #[test]
     fn decoding_any_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300), keyed in any::<bool>()) {
-        let key = keyed.then_some(&b"k"[..]);
+        let key = keyed.then_some(Auth { key: b"k", receiver: "n1" });
         if let Ok(env) = decode(&bytes, key) {
             // The decoder accepts only canonical encodings: re-encoding gives back the input.
             let again = encode(&env, key).unwrap();
@@ -38,7 +38,7 @@ proptest! {
 
     #[test]
     fn tenure_prefixed_garbage_never_panics(body in proptest::collection::vec(any::<u8>(), 0..120)) {
-        let mut bytes = b"TN\x02\x00".to_vec();
+        let mut bytes = [tenure::wire::MAGIC[0], tenure::wire::MAGIC[1], tenure::wire::VERSION, 0].to_vec();
         bytes.extend_from_slice(&body);
         let mut node = Node::new(Config::new("n1", "c").bootstrap(["n2", "n3"]), 1, None, 0).unwrap();
         let _ = node.handle_message(1, "n2", &bytes);
@@ -47,7 +47,7 @@ proptest! {
 
     #[test]
     fn every_envelope_round_trips(cluster in "[a-z]{1,12}", from in "\\PC{1,20}", term in 0..=tenure::MAX_TERM, incarnation in any::<u64>(), m in message(), keyed in any::<bool>()) {
-        let key = keyed.then_some(&b"secret"[..]);
+        let key = keyed.then_some(Auth { key: b"secret", receiver: "n2" });
         let env = Envelope { cluster, from, term, incarnation, message: m };
         let bytes = encode(&env, key).unwrap();
         prop_assert_eq!(decode(&bytes, key), Ok(env));

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use tenure::wire::decode;
+use tenure::wire::{decode, Auth};
 use tenure_sim::scenario::{replay, to_file_text, EventJson, InputJson, OutputJson, Scenario};
 use tenure_sim::unhex;
 
@@ -71,14 +71,16 @@ fn scenarios_cover_every_input_output_event_message_and_code() {
                 seen.insert(format!("reason:{reason}"));
             }
             if let InputJson::Message { hex, .. } = &st.input {
-                if let Ok(env) = decode(&unhex(hex).unwrap(), key.as_deref()) {
+                let auth = key.as_deref().map(|key| Auth { key, receiver: &s.config.id });
+                if let Ok(env) = decode(&unhex(hex).unwrap(), auth) {
                     seen.insert(format!("recv:{}", env.message.kind()));
                 }
             }
             for o in &st.outputs {
                 match o {
-                    OutputJson::Send { hex, .. } => {
-                        let env = decode(&unhex(hex).unwrap(), key.as_deref()).expect("sends decode");
+                    OutputJson::Send { hex, to } => {
+                        let auth = key.as_deref().map(|key| Auth { key, receiver: to });
+                        let env = decode(&unhex(hex).unwrap(), auth).expect("sends decode");
                         seen.insert(format!("send:{}", env.message.kind()));
                     }
                     OutputJson::Persist { .. } => {

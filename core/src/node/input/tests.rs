@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestRunner};
 
 use super::*;
-use crate::wire::{encode, Envelope, TAG_LEN};
+use crate::wire::{encode, Auth, Envelope, TAG_LEN};
 
 const KEY: &[u8] = b"cluster-key";
 /// Index 3 is no member.
@@ -26,7 +26,8 @@ fn node(keyed: bool, admit: bool, durable: bool) -> Node {
 
 fn datagram(sender: &str, cluster: &str, term: u64, incarnation: u64, message: Message, key: Option<&[u8]>) -> Vec<u8> {
     let e = Envelope { cluster: cluster.to_string(), from: sender.to_string(), term, incarnation, message };
-    encode(&e, key).unwrap()
+    // Every datagram here is addressed to the node under test, "a".
+    encode(&e, key.map(|key| Auth { key, receiver: "a" })).unwrap()
 }
 
 fn drain(n: &mut Node) -> Vec<Output> {
