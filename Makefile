@@ -62,7 +62,7 @@ NO_STD_TARGET ?= thumbv7em-none-eabihf
 WASM_TARGET ?= wasm32-unknown-unknown
 
 # Test suites run by `make test`, in order. Add yours here.
-TEST_SUITES ?= lint test-rust test-sim test-model-check test-python test-node test-component test-web test-docs test-e2e test-conformance test-api-conformance test-netns test-deploy test-dist
+TEST_SUITES ?= lint test-rust test-sim test-model-check test-python test-node test-component test-web test-docs test-e2e test-conformance test-upgrade test-api-conformance test-netns test-deploy test-dist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -199,8 +199,10 @@ test-rust: setup
 
 # The core's unit tests built for wasm32-wasip1 and run under wasmtime (PyPI;
 # scripts/wasi-run.py is cargo's runner): the wire decoder, the node and the accept path as the
-# WebAssembly builds compile them (those builds decode every datagram in full: the recognised-
-# heartbeat path and its equivalence proptest are native only, for the component's size goal).
+# WebAssembly builds compile them. Those builds decode every datagram in full (the recognised-
+# heartbeat path is native only, for the component's size goal); the equivalence proptest runs
+# here too, with that decode-only path as one side and the recognised path, compiled for the
+# tests, as the other.
 test-wasm-core: setup
 	CARGO_TARGET_WASM32_WASIP1_RUNNER="python $(ROOT)/scripts/wasi-run.py" $(CARGO) test -p tenure --lib --target wasm32-wasip1
 .PHONY: test-wasm-core
@@ -369,7 +371,7 @@ supervise-helper:
 	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise
 
 python-dev: setup supervise-helper
-	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet
+	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet --features kubernetes
 	install -m 755 "$(SUPERVISE_HELPER)" python/tenure/tenure-supervise
 
 runtimes: python-dev node-addon component
@@ -380,6 +382,15 @@ runtimes: python-dev node-addon component
 # fault schedule, plus the authenticated variant with a wrong-key outsider.
 test-e2e: setup runtimes
 	python -m pytest -q -s tests/e2e
+
+# Rolling upgrades (tests/upgrade): every release recorded in tests/upgrade/releases.txt is built
+# from the git history (git archive of its commit; target/upgrade keeps the build), and a 5-node
+# cluster of it is upgraded to this checkout one node at a time, then downgraded back, with one
+# leader per term, the leaderless gap of each step and the wire-version gate checked.
+test-upgrade: setup
+	$(CARGO) build -q -p tenure-runtime --bin tenure
+	python -m pytest -q -s tests/upgrade
+.PHONY: test-upgrade
 
 # Cross-runtime conformance: one scripted 3-node story (a `localhost:PORT` hostname peer, election,
 # inspect, a bad control line, a refused command, transfer, a graceful handover, a restart from the

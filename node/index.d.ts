@@ -179,7 +179,7 @@ export interface ConfirmLeaderEvent {
 export interface MessageEvent {
   type: 'event'
   event: 'message'
-  from: string
+  sender: string
   payload: Buffer
 }
 
@@ -195,12 +195,16 @@ export type EventOutput =
 /** One output of {@link Node.drain}; act on them in order. */
 export type Output = SendOutput | PersistOutput | EventOutput
 
-/** The whole election state (SPEC "Observability"); snake_case keys, as in every binding. */
+/**
+ * The whole election state (SPEC "Observability") with the core's snake_case keys, as the
+ * browser module's `inspect()` and the JSON lines spell them. `Node#inspect()` and
+ * `Elector#inspect()` return it with camelCase field names ({@link InspectCamel}).
+ */
 export interface Inspect {
   id: string
   state: Role
-  leader: boolean
-  leader_id: string | null
+  is_leader: boolean
+  leader: string | null
   term: number
   voted_for: string | null
   term_changed_at: number
@@ -230,6 +234,16 @@ export interface Inspect {
   lease_deadline: number | null
 }
 
+/** `snake_case` → `camelCase`, for a field name. */
+export type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S
+
+/**
+ * {@link Inspect} with camelCase field names (`isLeader`, `droppedByReason`, ...): what
+ * `Node#inspect()` and `Elector#inspect()` return. Map keys inside (drop reasons such as
+ * `bad_mac`, peer ids) are values, shared by every surface, and stay as they are.
+ */
+export type InspectCamel = { [K in keyof Inspect as CamelCase<K & string>]: Inspect[K] }
+
 /** A protocol message inside an {@link Envelope}. */
 export type WireMessage =
   | { kind: 'pre_vote' }
@@ -239,6 +253,8 @@ export type WireMessage =
   | { kind: 'heartbeat'; sentAt: U64 }
   | { kind: 'heartbeat_ack'; echo: U64 }
   | { kind: 'timeout_now' }
+  /** "I speak wire version `version`" (wire version 4 and later); `reply`: an answer to one. */
+  | { kind: 'hello'; version: number; reply?: boolean }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */
@@ -354,6 +370,13 @@ export class StoppedError extends TenureError {
 export class LeaderWorkError extends TenureError {
   readonly code: T.LeaderWorkErrorCode
 }
+/**
+ * {@link Lease.check} or {@link Lease.waitValid}: this leadership ended or its lease lapsed
+ * (`leadership_lost`; Python: `tenure.LeadershipLost`).
+ */
+export class LeadershipLost extends TenureError {
+  readonly code: 'leadership_lost'
+}
 /** The operating system's random source failed (`no_randomness`). */
 export class RandomSourceError extends TenureError {
   readonly code: T.RandomSourceErrorCode
@@ -413,7 +436,7 @@ export class Node {
   /** When to call {@link Node.handleTimeout} next, or `null`. */
   pollTimeout(): U64 | null
   /** The whole election state. */
-  inspect(): Inspect
+  inspect(): InspectCamel
   readonly id: string
   readonly cluster: string
   readonly role: Role
@@ -538,7 +561,7 @@ export interface ElectorOptions {
 /**
  * The runtime's failure policy for leader work. A failing `whileLeader` function runs again in
  * the same leadership after `backoff` ms (doubling, at most `maxBackoff`); after `maxFailures`
- * failures (a throwing `'leader'` listener: at once) the node hands leadership over and campaigns
+ * failures (a throwing `'leader'` listener is leader work too) the node hands leadership over and campaigns
  * last for a while, with a `'warning'` `leader_work_failed`. By default it never gives up: it keeps
  * participating and recovers by itself when the work succeeds again. With `maxStepDowns`, that
  * many failed leaderships in a row stop the elector with a {@link LeaderWorkError} (thrown, so the
@@ -575,7 +598,7 @@ export interface ElectorEvents {
   follower: [info: FollowerInfo]
   peerJoined: [info: { peer: string }]
   peerLeft: [info: { peer: string }]
-  message: [info: { from: string; payload: Buffer }]
+  message: [info: { sender: string; payload: Buffer }]
   /** Probably misconfigured or failing (rate-limited by the runtime): `dropped_bad_mac`, ... */
   warning: [info: { code: string; message: string }]
   error: [error: Error]
@@ -590,11 +613,15 @@ export class Lease {
   /** Aborted the moment this leadership ends. */
   readonly signal: AbortSignal
   /** Milliseconds the lease still holds (0 once expired); `null` once leadership ended. */
-  readonly remaining: number | null
+  readonly remainingMs: number | null
+  /** The lease deadline on the runtime's clock ({@link Elector.nowMs}); `null` once leadership ended. */
+  readonly deadline: number | null
   /** Whether the lease holds now: check before each irreversible step. */
   readonly valid: boolean
-  /** Throws the signal's reason when leadership ended, a `TenureError` (`lease_expired`) when the lease expired. */
-  throwIfInvalid(): void
+  /** Throws a {@link LeadershipLost} unless {@link Lease.valid} (its `cause`: the signal's reason once leadership ended). */
+  check(): void
+  /** Resolves once the lease is valid; rejects with a {@link LeadershipLost} if leadership ends first. */
+  waitValid(): Promise<void>
 }
 
 /**
@@ -625,8 +652,8 @@ export class Elector extends EventEmitter<ElectorEvents> {
   leave(peer: string): void
   /** Hands leadership to `peer` (default: the peer heard from most recently). */
   transferLeadership(peer?: string): void
-  /** The whole election state, camelCase keys (`leaderId`, `droppedByReason`, ...). */
-  inspect(): Record<string, any>
+  /** The whole election state, camelCase field names (`isLeader`, `droppedByReason`, ...). */
+  inspect(): InspectCamel
   /** The runtime's metrics snapshot (what `tenure run --http` serves at `/metrics`; docs/http.md). */
   metrics(): Metrics
   readonly state: 'new' | 'starting' | 'running' | 'stopping' | 'closed'
@@ -640,7 +667,11 @@ export class Elector extends EventEmitter<ElectorEvents> {
   readonly role: Role
   readonly fencingToken: number | null
   /** While leading: milliseconds the lease still holds (0 once expired), else `null`. */
-  readonly leaseRemaining: number | null
+  readonly leaseRemainingMs: number | null
+  /** While leading with a confirmed lease: its deadline on {@link Elector.nowMs}'s clock, else `null`. */
+  readonly leaseDeadline: number | null
+  /** The runtime's clock (monotonic milliseconds); throws a {@link StoppedError} unless running. */
+  nowMs(): number
   /** Whether this node leads `term` with a lease that holds now (what {@link Lease.valid} reads). */
   leaseValid(term: number): boolean
   /** The signal of the current leadership, or `null`. */
@@ -666,6 +697,7 @@ declare const tenure: {
   BindError: typeof BindError
   StoppedError: typeof StoppedError
   LeaderWorkError: typeof LeaderWorkError
+  LeadershipLost: typeof LeadershipLost
   Lease: typeof Lease
 }
 export default tenure
@@ -706,6 +738,8 @@ export interface Metrics {
   quorumSlack: number | null
   /** Members not heard from within two election timeouts. */
   silentPeers: string[]
+  /** The wire version every member of the view is known to speak (new messages only at the newest); `null` when unknown. */
+  wireVersion: number | null
   /** The runtime's version. */
   version: string
 }

@@ -1,7 +1,7 @@
 # Gives the guest core module's exports short names inside the component (build.sh's last step).
 #
 # The canonical ABI names the core module's exports after the WIT (for example
-# "tenure:election/node@0.2.0#[method]node.handle-message", "cabi_post_…"). `wasm-tools component
+# "tenure:election/node@0.3.0#[method]node.handle-message", "cabi_post_…"). `wasm-tools component
 # new` needs those names to find the functions, but once it has wired them the component reaches
 # them only through its own `alias core export` entries: nothing outside the component sees them.
 # Each long name is stored twice (the module's export, the component's alias), about 4 KB in all.
@@ -11,7 +11,7 @@
 #   COMPONENT.wat  `wasm-tools print` of the component
 # Every quoted export name of CORE.wat becomes a decimal number, on the lines of COMPONENT.wat that
 # declare an export or alias a core export (so the component's own import and export names, such
-# as "tenure:election/node@0.2.0", are untouched: no core export has such a name). Likewise the
+# as "tenure:election/node@0.3.0", are untouched: no core export has such a name). Likewise the
 # core module's import module names and the nested export component's "import-…" names (below).
 # `wasm-tools validate` afterwards proves that every reference still finds its definition; the
 # hosts' tests (make test-component) that the component's own interface is unchanged.

@@ -29,7 +29,7 @@ from wasmtime import Engine, Store
 from wasmtime.component import Component, Linker, Record
 
 PACKAGE = "tenure:election"
-VERSION = "0.2.0"
+VERSION = "0.3.0"
 DEFAULT_COMPONENT = Path(__file__).resolve().parents[2] / "target" / "component" / "tenure.wasm"
 
 
@@ -192,8 +192,8 @@ class ComponentNode:
         """``reason``: ``"terminated"``, ``"no_connection"`` or ``"refused"``."""
         _raise_if_error(self._method("peer-down", now, peer, reason.replace("_", "-")))
 
-    def leader_failed(self, now: int, term: int) -> None:
-        _raise_if_error(self._method("leader-failed", now, term))
+    def leader_handler_failed(self, now: int, term: int) -> None:
+        _raise_if_error(self._method("leader-handler-failed", now, term))
 
     def transfer_leadership(self, now: int, peer: str) -> None:
         _raise_if_error(self._method("transfer-leadership", now, peer))
@@ -223,8 +223,8 @@ class ComponentNode:
         return voted
 
     @property
-    def next_deadline(self) -> int | None:
-        deadline: int | None = self._method("next-deadline")
+    def poll_timeout(self) -> int | None:
+        deadline: int | None = self._method("poll-timeout")
         return deadline
 
     @property

@@ -14,9 +14,9 @@ pub struct Inspect {
     /// `unclustered`, `follower`, `candidate` or `leader`.
     pub state: String,
     /// Whether this node leads.
-    pub leader: bool,
-    /// The leader known in the current term.
-    pub leader_id: Option<String>,
+    pub is_leader: bool,
+    /// The id of the leader known in the current term.
+    pub leader: Option<String>,
     /// The current term.
     pub term: u64,
     /// Whom this node voted for in the current term.
@@ -172,8 +172,8 @@ impl fmt::Display for Inspect {
         write_json_str(f, &self.id)?;
         f.write_str(",\"state\":")?;
         write_json_str(f, &self.state)?;
-        write!(f, ",\"leader\":{},\"leader_id\":", self.leader)?;
-        opt_str(f, &self.leader_id)?;
+        write!(f, ",\"is_leader\":{},\"leader\":", self.is_leader)?;
+        opt_str(f, &self.leader)?;
         write!(f, ",\"term\":{},\"voted_for\":", self.term)?;
         opt_str(f, &self.voted_for)?;
         write!(f, ",\"term_changed_at\":{},\"cluster\":", self.term_changed_at)?;

@@ -3,7 +3,7 @@
 //! ```text
 //! offset  size  field
 //! 0       2     magic  b"TN"
-//! 2       1     version (3)
+//! 2       1     version (3, or 4 for the kinds version 4 added)
 //! 3       1     flags: bit 0 = an HMAC-SHA256 tag follows the body; other bits must be 0
 //! 4       n     body: cluster, from, term, incarnation, message (see `body`)
 //! 4+n     32    tag (only when flag bit 0 is set):
@@ -29,9 +29,15 @@ pub use reason::DropReason;
 
 /// The two magic bytes that start every tenure message.
 pub const MAGIC: [u8; 2] = *b"TN";
-/// The wire format version this core writes and reads. Version 3 added the receiver's id to
-/// what the tag covers; version 2 datagrams are dropped as [`DropReason::UnknownVersion`].
-pub const VERSION: u8 = 3;
+/// The newest wire format version this core writes and reads. Version 4 adds message kinds
+/// ([`Message::Hello`]); a message of the kinds version 3 has is written in version 3, byte for
+/// byte as a node that speaks only version 3 writes it, so a cluster can mix the two
+/// (`docs/wire.md`, "Versions").
+pub const VERSION: u8 = 4;
+/// The oldest wire format version this core reads (and writes, for every message version 3
+/// has). Version 3 added the receiver's id to what the tag covers; older versions are dropped as
+/// [`DropReason::UnknownVersion`].
+pub const MIN_VERSION: u8 = 3;
 /// The largest term on the wire: 2^53 − 1, the largest integer a JavaScript number holds exactly.
 /// A message with a greater term is [`DropReason::Malformed`].
 pub const MAX_TERM: u64 = (1 << 53) - 1;
@@ -86,6 +92,14 @@ pub enum Message {
         /// Opaque bytes.
         payload: Vec<u8>,
     },
+    /// "I speak wire version `version`" (version 4 and later): how members learn which messages
+    /// every member understands. Changes no term and no vote.
+    Hello {
+        /// The newest wire version the sender speaks.
+        version: u8,
+        /// An answer to a `Hello` (which is not answered again).
+        reply: bool,
+    },
 }
 
 impl Message {
@@ -100,6 +114,16 @@ impl Message {
             Message::HeartbeatAck { .. } => "heartbeat_ack",
             Message::TimeoutNow => "timeout_now",
             Message::App { .. } => "app",
+            Message::Hello { .. } => "hello",
+        }
+    }
+
+    /// The envelope version this message is written in: the oldest that has its kind, so that a
+    /// node of that version reads every message it can understand.
+    pub fn wire_version(&self) -> u8 {
+        match self {
+            Message::Hello { .. } => 4,
+            _ => MIN_VERSION,
         }
     }
 }
@@ -185,6 +209,8 @@ pub(crate) struct EnvelopeRef<'a> {
 /// them with the ids it expects and validates UTF-8 only when they differ.
 #[derive(Debug)]
 pub(crate) struct RawEnvelope<'a> {
+    /// The envelope's version byte.
+    pub version: u8,
     pub cluster: &'a [u8],
     pub from: &'a [u8],
     pub term: u64,
@@ -225,7 +251,8 @@ pub(crate) fn encoded_len(envelope: &EnvelopeRef<'_>, tagged: bool) -> Result<us
 /// sized), tagged for `to` when `m` (the keyed state) is given.
 pub(crate) fn write(out: &mut Vec<u8>, envelope: &EnvelopeRef<'_>, m: Option<&HmacSha256>, to: &[u8]) {
     let start = out.len();
-    out.extend_from_slice(&[MAGIC[0], MAGIC[1], VERSION, if m.is_some() { FLAG_TAGGED } else { 0 }]);
+    let version = envelope.message.wire_version();
+    out.extend_from_slice(&[MAGIC[0], MAGIC[1], version, if m.is_some() { FLAG_TAGGED } else { 0 }]);
     body::write(out, envelope);
     tag(out, start, m, to);
 }
@@ -267,23 +294,23 @@ fn tag(out: &mut Vec<u8>, start: usize, m: Option<&HmacSha256>, to: &[u8]) {
     }
 }
 
-/// Whether a valid header announces a tag; the reason to drop the datagram otherwise. The one
-/// header check: [`decode_raw`] and [`known_heartbeat`] both call it.
+/// Whether a valid header announces a tag, and its version; the reason to drop the datagram
+/// otherwise. The one header check: [`decode_raw`] and [`known_heartbeat`] both call it.
 #[inline]
-fn tagged(header: &[u8]) -> Result<bool, DropReason> {
+fn tagged(header: &[u8]) -> Result<(bool, u8), DropReason> {
     let [m0, m1, version, flags] = *header else {
         return Err(DropReason::Malformed);
     };
     if [m0, m1] != MAGIC {
         return Err(DropReason::Malformed);
     }
-    if version != VERSION {
+    if !(MIN_VERSION..=VERSION).contains(&version) {
         return Err(DropReason::UnknownVersion);
     }
     if flags & !FLAG_TAGGED != 0 {
         return Err(DropReason::Malformed);
     }
-    Ok(flags & FLAG_TAGGED != 0)
+    Ok((flags & FLAG_TAGGED != 0, version))
 }
 
 /// Checks size, header and tag, and decodes the body without copying the ids. `m` is the
@@ -296,7 +323,8 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
         Some(parts) => parts,
         None => return Err(DropReason::Malformed),
     };
-    let body = match (tagged(header)?, m) {
+    let (tag, version) = tagged(header)?;
+    let body = match (tag, m) {
         (false, None) => rest,
         (true, Some(m)) => {
             let signed_len = bytes.len().checked_sub(TAG_LEN).ok_or(DropReason::BadMac)?;
@@ -311,7 +339,7 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
         }
         _ => return Err(DropReason::BadMac),
     };
-    body::read(body)
+    body::read(body, version)
 }
 
 /// The `sent_at` of `bytes` when [`decode_raw`] with the same `m` would accept them as a
@@ -320,8 +348,8 @@ pub(crate) fn decode_raw<'a>(bytes: &'a [u8], m: Option<&HmacSha256>) -> Result<
 /// exactly when `m` is given) and the same body decoder (`body::read`, its canonical varints) as
 /// [`decode_raw`]; only the order differs: the known fields are compared before the tag is
 /// checked, so a datagram that is not the expected heartbeat costs no HMAC here. Native builds
-/// only (see `Node::accept`).
-#[cfg(not(target_family = "wasm"))]
+/// only (see `Node::accept`), and the tests on every target.
+#[cfg(any(test, not(target_family = "wasm")))]
 #[inline]
 pub(crate) fn known_heartbeat(
     bytes: &[u8],
@@ -337,7 +365,7 @@ pub(crate) fn known_heartbeat(
     let signed_len = if m.is_some() { bytes.len().checked_sub(TAG_LEN)? } else { bytes.len() };
     let (signed, tag) = bytes.split_at_checked(signed_len)?;
     let (header, body) = signed.split_at_checked(HEADER_LEN)?;
-    if tagged(header).ok()? != m.is_some() {
+    if tagged(header).ok()?.0 != m.is_some() {
         return None;
     }
     let sent_at = body::known_heartbeat(body, cluster, from, term, incarnation)?;

@@ -91,7 +91,7 @@ function goLive() {
 function pickMessage(seq) {
   const m = shownView(state).messages.find((x) => String(x.seq) === String(seq));
   if (!m) return;
-  state.message = { ...m, decoded: state.source.decode(m.bytes) };
+  state.message = { ...m, decoded: state.source.decode(m.bytes, m.to) };
   refresh(true);
 }
 

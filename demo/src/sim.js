@@ -25,7 +25,7 @@ export function rng(seed) {
 export class Cluster {
   /**
    * @param {typeof import('../pkg/tenure_wasm.js').Node} Node the wasm class
-   * @param {{size?: number, seed?: number, decode?: (bytes: Uint8Array, key?: Uint8Array) => object, history?: boolean}} opts
+   * @param {{size?: number, seed?: number, decode?: (bytes: Uint8Array, key?: Uint8Array, receiver?: string) => object, history?: boolean}} opts
    *   `decode`: the module's `decodeMessage` (shows a message in flight as the core reads it);
    *   `history`: record a snapshot every SNAPSHOT_MS for the history slider (the page does; the
    *   benchmark does not, so that it measures the cluster alone)
@@ -203,11 +203,12 @@ export class Cluster {
     return null;
   }
 
-  /** Decodes a message in flight with the module's decoder (the cluster key in authenticated mode). */
-  decode(bytes) {
+  /** Decodes a message in flight to `to` with the module's decoder (in authenticated mode the
+   * cluster key and the receiver's id, which the tag covers). */
+  decode(bytes, to) {
     if (!this.decodeFn) return { error: 'no decoder' };
     try {
-      return this.decodeFn(bytes, this.auth ? new TextEncoder().encode(KEY) : undefined);
+      return this.decodeFn(bytes, this.auth ? new TextEncoder().encode(KEY) : undefined, to);
     } catch (e) {
       return { error: e.code ?? 'error', message: e.message };
     }
@@ -310,7 +311,10 @@ export class Cluster {
   send(s, to, bytes) {
     let info;
     try {
-      info = s.node.decodeMessage(bytes);
+      // As the receiver reads it, with the sender's key (its tag is made for `to`).
+      info = this.decodeFn
+        ? this.decodeFn(bytes, this.auth ? new TextEncoder().encode(s.wrongKey ? WRONG_KEY : KEY) : undefined, to)
+        : s.node.decodeMessage(bytes);
     } catch {
       info = { kind: 'unknown', term: 0 };
     }

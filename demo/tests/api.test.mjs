@@ -121,7 +121,7 @@ test('an election through the JS API: plain-object outputs, inspect, decodeMessa
   assert.equal(typeof L.leaseDeadline, 'number');
   for (const n of nodes) assert.equal(n.leader, L.id);
   assert.ok(events.some((e) => e.id === L.id && e.event === 'became_leader' && e.term === L.term));
-  const spec = ['state', 'leader', 'leader_id', 'term', 'voted_for', 'term_changed_at', 'cluster', 'view_size', 'quorum',
+  const spec = ['state', 'is_leader', 'leader', 'term', 'voted_for', 'term_changed_at', 'cluster', 'view_size', 'quorum',
     'min_cluster_size', 'peers', 'declared', 'bootstrap', 'unreachable', 'ghost_ttl', 'votes_granted', 'votes_count',
     'election_timer_armed', 'heartbeat_timer_armed', 'heartbeat_in_last', 'heartbeat_out_last', 'election_timeout_min',
     'election_timeout_max', 'heartbeat_interval', 'dropped_by_reason', 'send_failing_peers', 'confirm_denied', 'last_denied_at'];
@@ -185,8 +185,12 @@ test('method errors carry the core codes; dropped input throws its drop reason',
   const pv = k1.drain().find((o) => o.type === 'send' && o.to === 'q');
   assert.equal(code(() => k2.handleMessage(5000, 'p', pv.bytes)), 'bad_mac');
   assert.equal(code(() => k2.decodeMessage(pv.bytes)), 'bad_mac');
-  assert.equal(k1.decodeMessage(pv.bytes).kind, 'pre_vote');
-  assert.equal(decodeMessage(pv.bytes, new TextEncoder().encode('one')).kind, 'pre_vote');
+  // The tag covers the receiver: q decodes what p sent it (with p's key), p itself does not.
+  const q1 = new Node({ id: 'q', cluster: 'x', bootstrap: ['p', 'q', 'r'], key: 'one' }, { seed: 3 });
+  assert.equal(q1.decodeMessage(pv.bytes).kind, 'pre_vote');
+  assert.equal(code(() => k1.decodeMessage(pv.bytes)), 'bad_mac');
+  assert.equal(decodeMessage(pv.bytes, new TextEncoder().encode('one'), 'q').kind, 'pre_vote');
+  assert.equal(code(() => decodeMessage(pv.bytes, new TextEncoder().encode('one'), 'r')), 'bad_mac');
 });
 
 test('shared wire vectors decode as documented and invalid ones drop with their reason', () => {
@@ -194,7 +198,7 @@ test('shared wire vectors decode as documented and invalid ones drop with their 
   assert.ok(vectors.length > 0);
   for (const v of vectors) {
     const key = v.key_hex === null ? undefined : unhex(v.key_hex);
-    const d = decodeMessage(unhex(v.hex), key);
+    const d = decodeMessage(unhex(v.hex), key, v.receiver);
     const e = v.envelope;
     assert.equal(d.cluster, e.cluster, v.name);
     assert.equal(d.from, e.from, v.name);

@@ -11,7 +11,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 python3
 RUN python3 -m venv /venv && /venv/bin/pip install --no-cache-dir maturin==1.16.0
 WORKDIR /src
 COPY . .
-RUN cd python && /venv/bin/maturin build --release --locked --out /wheels
+RUN cd python && /venv/bin/maturin build --release --locked --features kubernetes --out /wheels
 
 FROM python:3.12-slim-trixie
 COPY --from=wheel /wheels /wheels

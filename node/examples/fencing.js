@@ -30,4 +30,4 @@ console.log('rogue c, term 5: ', store.write(5, 'c', 'report 2 again'))
 console.log('rows:', store.rows, 'highest:', store.fence.highest)
 
 // The leader side: take the term from the 'leader' event (or elector.fencingToken) and check
-// elector.leaseRemaining > 0 right before each irreversible step.
+// elector.leaseRemainingMs > 0 right before each irreversible step.

@@ -14,7 +14,7 @@ function write(term: U64, leader: string, row: string): FenceVerdict {
 
 export function writeIfLeading(elector: Elector, row: string): FenceVerdict | 'not_leading' {
   const token = elector.fencingToken
-  const lease = elector.leaseRemaining
+  const lease = elector.leaseRemainingMs
   if (token === null || lease === null || lease <= 0) return 'not_leading'
   return write(token, elector.id, row)
 }

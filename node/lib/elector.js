@@ -3,23 +3,12 @@
 const { EventEmitter } = require('node:events')
 
 const native = require('./native')
-const { wrapError, TenureError, StoppedError } = require('./errors')
+const { wrapError, TenureError, StoppedError, LeadershipLost } = require('./errors')
+const { camelKeys } = require('./casing')
+const { DEFAULTS, CONFIG_OPTIONS } = require('./tables')
 
-/** Options the native runtime reads: the node's configuration and the runtime's own. */
-const NODE_KEYS = [
-  'minClusterSize',
-  'electionTimeoutMin',
-  'electionTimeoutMax',
-  'heartbeatInterval',
-  'leaseDuration',
-  'ghostTtl',
-  'preVote',
-  'key',
-  'admitUnknownPeers',
-  'maxPeers',
-  'maxClockDriftPpm',
-  'incarnation',
-]
+/** Options the native runtime reads: the node's configuration (the runtime's one list) and the runtime's own. */
+const NODE_KEYS = CONFIG_OPTIONS
 const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval', 'http', 'readyWhen', 'failurePolicy']
 const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal', ...NODE_KEYS, ...RUNTIME_KEYS])
 
@@ -29,20 +18,6 @@ const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal'
  */
 function typeError(what, message) {
   return Object.assign(new TypeError(`${what} ${message}`), { code: 'ERR_INVALID_ARG_TYPE' })
-}
-
-/**
- * snake_case → camelCase, for the keys of `inspect()` (the JSON lines keep snake_case).
- * @param {any} v
- * @returns {any}
- */
-function camelKeys(v) {
-  if (Array.isArray(v)) return v.map(camelKeys)
-  if (v === null || typeof v !== 'object') return v
-  /** @type {Record<string, any>} */
-  const out = {}
-  for (const [k, x] of Object.entries(v)) out[k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase())] = camelKeys(x)
-  return out
 }
 
 /**
@@ -58,26 +33,40 @@ function causedByAbort(err, signal) {
 
 /**
  * A leadership as seen by leader-only work: the fencing token, the signal aborted when it ends,
- * and the lease (whether this node is still certain to lead).
+ * and the lease (whether this node is still certain to lead). The same words as the Python
+ * package's `Lease`: `valid`, `remainingMs`, `deadline`, `check()`, `waitValid()`.
  */
 class Lease {
   #elector
+  #pollMs
   /**
    * @param {Elector} elector
    * @param {number} term
    * @param {AbortSignal} signal
+   * @param {number} pollMs how often `waitValid()` asks the runtime again
    */
-  constructor(elector, term, signal) {
+  constructor(elector, term, signal, pollMs) {
     this.#elector = elector
+    this.#pollMs = pollMs
     /** The term led: the fencing token. */
     this.term = term
     /** Aborted the moment this leadership ends. */
     this.signal = signal
   }
+  /** Whether this term is still led (by this node). */
+  #held() {
+    return !this.signal.aborted && this.#elector.isLeader && this.#elector.term === this.term
+  }
   /** Milliseconds the lease still holds (0 once expired); `null` once leadership ended. */
-  get remaining() {
-    if (this.signal.aborted) return null
-    return this.#elector.leaseRemaining
+  get remainingMs() {
+    return this.#held() ? this.#elector.leaseRemainingMs : null
+  }
+  /**
+   * The last instant, on the runtime's clock ({@link Elector#nowMs}), at which this node can be
+   * sure no other leader has been elected; `null` once leadership ended.
+   */
+  get deadline() {
+    return this.#held() ? this.#elector.leaseDeadline : null
   }
   /**
    * Whether this leadership still holds and its lease has not lapsed, read from the runtime now
@@ -87,10 +76,24 @@ class Lease {
   get valid() {
     return !this.signal.aborted && this.#elector.leaseValid(this.term)
   }
-  /** Throws the signal's reason when leadership ended, a `NodeError` when the lease expired. */
-  throwIfInvalid() {
-    this.signal.throwIfAborted()
-    if (!this.valid) throw new TenureError('the lease is not held (no quorum heard from recently)', 'lease_expired')
+  /** Throws a `LeadershipLost` (its `cause`: the signal's reason once leadership ended) unless {@link valid}. */
+  check() {
+    if (this.valid) return
+    const cause = this.signal.aborted ? this.signal.reason : undefined
+    throw new LeadershipLost(`leadership of term ${this.term} is not valid (remainingMs: ${this.remainingMs})`, 'leadership_lost', { cause })
+  }
+  /**
+   * Resolves once the lease is valid (a quorum acknowledged a heartbeat of this term); rejects
+   * with a `LeadershipLost` if leadership ends first.
+   * @returns {Promise<void>}
+   */
+  async waitValid() {
+    while (!this.valid) {
+      if (this.signal.aborted) {
+        throw new LeadershipLost(`leadership of term ${this.term} was lost`, 'leadership_lost', { cause: this.signal.reason })
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.#pollMs))
+    }
   }
 }
 
@@ -99,7 +102,7 @@ class Lease {
  * state file, graceful stop) and tells you — as events — when this process leads.
  *
  * Events: `'leader'` `{ term, signal }`, `'follower'` `{ term, leader }`, `'peerJoined'`,
- * `'peerLeft'`, `'message'` `{ from, payload }`, `'warning'` `{ code, message }`, `'error'`
+ * `'peerLeft'`, `'message'` `{ sender, payload }`, `'warning'` `{ code, message }`, `'error'`
  * (a listener failed, or a fatal runtime error) and `'close'` (after the runtime stopped).
  */
 class Elector extends EventEmitter {
@@ -118,6 +121,8 @@ class Elector extends EventEmitter {
   /** @type {Error | null} */ #fatal = null
   /** @type {Set<(lease: Lease) => unknown>} */ #workers = new Set()
   #throwAtClose = false
+  /** How often a waiting lease asks the runtime again: half a heartbeat interval. */
+  #pollMs = DEFAULTS.heartbeat_interval / 2
 
   /**
    * @param {import('..').ElectorOptions} options
@@ -152,6 +157,7 @@ class Elector extends EventEmitter {
       throw wrapError(e)
     }
     this.#id = id
+    if (typeof o.heartbeatInterval === 'number') this.#pollMs = Math.max(1, o.heartbeatInterval / 2)
     this.#confirm = confirmLeader ?? undefined
     this.#signal = signal ?? undefined
     if (this.#signal?.aborted) this.#state = 'closed'
@@ -256,7 +262,7 @@ class Elector extends EventEmitter {
         this.#endLeadership()
         const l = { term: e.term, controller: new AbortController() }
         this.#leadership = l
-        this.#emit('leader', { term: e.term, signal: l.controller.signal })
+        this.#emitLeader(l)
         for (const fn of this.#workers) this.#runWorker(fn, l)
         break
       }
@@ -271,7 +277,7 @@ class Elector extends EventEmitter {
         this.#emit('peerLeft', { peer: e.peer })
         break
       case 'message':
-        this.#emit('message', { from: e.from, payload: e.payload })
+        this.#emit('message', { sender: e.sender, payload: e.payload })
         break
       case 'warning':
         this.#emit('warning', { code: e.code, message: e.message })
@@ -334,10 +340,6 @@ class Elector extends EventEmitter {
    * @param {unknown} err
    */
   #listenerFailed(name, value, err) {
-    if (name === 'leader' && value?.signal instanceof AbortSignal) {
-      if (causedByAbort(err, value.signal)) return // the work stopped because leadership ended
-      this.#leaderWorkFailed(value.term, true)
-    }
     this.#reportError(err)
   }
 
@@ -351,6 +353,45 @@ class Elector extends EventEmitter {
     this.#listenerFailed(name, args[0], err)
   }
 
+  /**
+   * Emits `'leader'`, calling each listener as leader work: one that throws or rejects (not
+   * because the leadership ended) is reported to the runtime's failure policy, which decides, as
+   * for a `whileLeader` function: that listener runs again in the same leadership after the
+   * policy's delay, or leadership is handed over.
+   * @param {{ term: number, controller: AbortController }} l
+   */
+  #emitLeader(l) {
+    const info = { term: l.term, signal: l.controller.signal }
+    for (const raw of this.rawListeners('leader')) {
+      const fn = /** @type {any} */ (raw).listener ?? raw // a `once` listener runs once, then as itself
+      if (fn !== raw) this.off('leader', /** @type {any} */ (fn))
+      this.#runLeaderListener(/** @type {(info: any) => unknown} */ (fn), info, l)
+    }
+  }
+
+  /**
+   * @param {(info: { term: number, signal: AbortSignal }) => unknown} fn
+   * @param {{ term: number, signal: AbortSignal }} info
+   * @param {{ term: number, controller: AbortController }} l
+   */
+  #runLeaderListener(fn, info, l) {
+    const failed = (/** @type {unknown} */ err) => {
+      if (causedByAbort(err, info.signal)) return // it stopped because leadership ended
+      this.#reportError(err)
+      const delay = this.#leaderWorkFailed(l.term)
+      if (delay === null) return
+      setTimeout(() => {
+        if (this.#leadership === l && !info.signal.aborted) this.#runLeaderListener(fn, info, l)
+      }, delay)
+    }
+    try {
+      const r = /** @type {any} */ (fn.call(this, info))
+      if (r !== null && typeof r === 'object' && typeof r.then === 'function') r.then(undefined, failed)
+    } catch (err) {
+      failed(err)
+    }
+  }
+
   /** @param {unknown} err */
   #reportError(err) {
     if (this.listenerCount('error') > 0) this.emit('error', err)
@@ -362,7 +403,7 @@ class Elector extends EventEmitter {
    * @param {{ term: number, controller: AbortController }} l
    */
   #runWorker(fn, l) {
-    const lease = new Lease(this, l.term, l.controller.signal)
+    const lease = new Lease(this, l.term, l.controller.signal, this.#pollMs)
     const run = async () => {
       while (!lease.signal.aborted) {
         try {
@@ -371,7 +412,7 @@ class Elector extends EventEmitter {
         } catch (err) {
           if (causedByAbort(err, lease.signal)) return
           this.#reportError(err)
-          const delay = this.#leaderWorkFailed(l.term, false)
+          const delay = this.#leaderWorkFailed(l.term)
           if (delay === null) return
           await new Promise((resolve) => setTimeout(resolve, delay))
         }
@@ -385,15 +426,13 @@ class Elector extends EventEmitter {
    * decides: the delay in ms before running the work again in this leadership, or `null` (the
    * node hands leadership over and campaigns last for a while; only with `maxStepDowns` set does
    * it stop after that many failed leaderships in a row: a `fatal` event with a
-   * `LeaderWorkError`, then `'close'`). `atOnce`: the whole leadership failed (a `'leader'`
-   * listener threw).
+   * `LeaderWorkError`, then `'close'`).
    * @param {number} term
-   * @param {boolean} atOnce
    * @returns {number | null}
    */
-  #leaderWorkFailed(term, atOnce) {
+  #leaderWorkFailed(term) {
     try {
-      return this.#rt?.leaderWorkFailed(term, atOnce) ?? null
+      return this.#rt?.leaderWorkFailed(term) ?? null
     } catch {
       return null // leadership already ended
     }
@@ -462,7 +501,10 @@ class Elector extends EventEmitter {
   transferLeadership(peer) {
     this.#command(() => this.#rt.transfer(peer ?? null))
   }
-  /** The whole election state (the SPEC's fields, camelCase keys). */
+  /**
+   * The whole election state (the SPEC's fields, camelCase keys; map keys inside, such as drop
+   * reasons and peer ids, are values and stay as they are).
+   */
   inspect() {
     /** @type {string} */
     let json = ''
@@ -502,6 +544,7 @@ class Elector extends EventEmitter {
       silentPeers: m.silent_peers,
       leaderWorkFailures: m.leader_work_failures,
       leaderWorkStepDowns: m.leader_work_step_downs,
+      wireVersion: m.wire_version ?? null,
       version: m.version,
     }
   }
@@ -543,8 +586,17 @@ class Elector extends EventEmitter {
     return this.isLeader ? this.term : null
   }
   /** While leading: milliseconds the lease still holds (0 once expired), else `null`. @returns {number | null} */
-  get leaseRemaining() {
+  get leaseRemainingMs() {
     return this.#rt?.leaseRemaining ?? null
+  }
+  /** While leading with a confirmed lease: its deadline on {@link nowMs}'s clock, else `null`. @returns {number | null} */
+  get leaseDeadline() {
+    return this.#rt?.leaseDeadline ?? null
+  }
+  /** The runtime's clock (monotonic milliseconds), the clock of {@link Lease#deadline}. @returns {number} */
+  nowMs() {
+    if (this.#rt === null) throw new StoppedError(`the elector is ${this.#state}`, 'stopped')
+    return this.#rt.nowMs()
   }
   /** The signal of the current leadership, or `null` when not leading. @returns {AbortSignal | null} */
   get leaderSignal() {

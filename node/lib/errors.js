@@ -62,8 +62,13 @@ const StateFileError = CLASSES.StateFileError
 class UsageError extends TenureError {}
 /** A bug inside the native core (a Rust panic, caught at the boundary). */
 class InternalError extends TenureError {}
+/**
+ * `Lease#check()` or `Lease#waitValid()`: the leadership ended or its lease lapsed
+ * (`leadership_lost`, as Python's `tenure.LeadershipLost`).
+ */
+class LeadershipLost extends TenureError {}
 
-for (const C of [...Object.values(CLASSES), DroppedError, UsageError, InternalError]) {
+for (const C of [...Object.values(CLASSES), DroppedError, UsageError, InternalError, LeadershipLost]) {
   Object.defineProperty(C.prototype, 'name', { value: C.name, enumerable: false, configurable: true, writable: true })
 }
 
@@ -130,6 +135,7 @@ module.exports = {
   DroppedError,
   UsageError,
   InternalError,
+  LeadershipLost,
   wrapError,
   fromCode,
   DROP_REASONS,

@@ -2,6 +2,7 @@
 
 const native = require('./native')
 const { wrapError, DroppedError } = require('./errors')
+const { camelKeys } = require('./casing')
 const { OutputReader } = require('./outputs')
 
 const OPTION_KEYS = new Set(['now', 'seed', 'restored'])
@@ -233,12 +234,13 @@ class Node {
   }
 
   /**
-   * The whole election state (the keys listed in the SPEC, snake_case, as in every binding).
-   * @returns {import('..').Inspect}
+   * The whole election state (the fields listed in the SPEC, camelCase as `Elector#inspect()`;
+   * map keys inside, such as drop reasons, are codes and stay snake_case).
+   * @returns {import('..').InspectCamel}
    */
   inspect() {
     try {
-      return JSON.parse(this.#n.inspectJson())
+      return /** @type {import('..').InspectCamel} */ (camelKeys(JSON.parse(this.#n.inspectJson())))
     } catch (e) {
       throw wrapError(e)
     }

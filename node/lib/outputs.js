@@ -185,7 +185,7 @@ class OutputReader {
         break
       case MESSAGE: {
         const len = u32(b, p + 5)
-        out = { type: 'event', event: 'message', from: strings[u32(b, p + 1)], payload: copy(b, p + 9, len) }
+        out = { type: 'event', event: 'message', sender: strings[u32(b, p + 1)], payload: copy(b, p + 9, len) }
         p += 9 + len
         break
       }

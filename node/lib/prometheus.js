@@ -9,7 +9,7 @@
 const promClient = require('prom-client')
 const tables = require('./tables')
 
-const ROLES = Object.freeze(['unclustered', 'follower', 'candidate', 'leader'])
+const { ROLES } = tables
 
 /**
  * @typedef {import('../index').Metrics} Metrics
@@ -43,6 +43,7 @@ const SAMPLES = {
   tenure_peer_last_ack_seconds: (m) => Object.entries(m.peerLastAckMs).map(([peer, ms]) => ({ labels: { peer }, value: ms / 1000 })),
   tenure_quorum_slack: (m) => (m.quorumSlack == null ? [] : [{ value: m.quorumSlack }]),
   tenure_peers_silent: (m) => (m.quorumSlack == null ? [] : [{ value: m.silentPeers.length }]),
+  tenure_wire_version: (m) => (m.wireVersion == null ? [] : [{ value: m.wireVersion }]),
   tenure_build_info: (m) => [{ labels: { version: m.version }, value: 1 }],
 }
 

@@ -92,9 +92,14 @@ const METRIC_FAMILIES = Object.freeze([
   Object.freeze({ name: "tenure_peer_last_ack_seconds", type: "gauge", help: "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.", labels: Object.freeze(["peer"]) }),
   Object.freeze({ name: "tenure_quorum_slack", type: "gauge", help: "How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.", labels: Object.freeze([]) }),
   Object.freeze({ name: "tenure_peers_silent", type: "gauge", help: "Members not heard from within two election timeouts.", labels: Object.freeze([]) }),
+  Object.freeze({ name: "tenure_wire_version", type: "gauge", help: "The wire version every member of the view is known to speak (new messages only at the newest).", labels: Object.freeze([]) }),
   Object.freeze({ name: "tenure_failover_seconds", type: "histogram", help: "Leaderless time observed by this node: from losing a known leader to knowing the next.", labels: Object.freeze([]) }),
   Object.freeze({ name: "tenure_build_info", type: "gauge", help: "Always 1; the version label is the tenure runtime's version.", labels: Object.freeze(["version"]) }),
 ])
+/** every role name, in the order `tenure_role{role}` lists them */
+const ROLES = Object.freeze(["unclustered","follower","candidate","leader"])
+/** the core's configuration options an `Elector` takes (besides id, cluster and peers) */
+const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation"])
 /** configuration defaults by the core's field name (durations in milliseconds) */
 const DEFAULTS = Object.freeze({
   admit_unknown_peers: false,
@@ -117,4 +122,4 @@ const DEFAULTS = Object.freeze({
   resolve_interval: 10000,
 })
 
-module.exports = { ERROR_CODES, ERROR_CLASSES, EVENT_KINDS, DROP_REASONS, WARNING_CODES, METRIC_FAMILIES, DEFAULTS }
+module.exports = { ERROR_CODES, ERROR_CLASSES, EVENT_KINDS, DROP_REASONS, WARNING_CODES, METRIC_FAMILIES, ROLES, CONFIG_OPTIONS, DEFAULTS }

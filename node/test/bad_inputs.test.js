@@ -14,8 +14,12 @@ const { Elector, TenureError } = require('..')
 const TABLE = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'tests', 'bad_inputs.json'), 'utf8'))
 const BIN = path.join(__dirname, '..', 'bin', 'tenure.js')
 
-/** @param {string} s */
-const camel = (s) => s.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+/**
+ * The Node.js spelling of a table key: camelCase, without Python's `_ms` suffix (every Node.js
+ * duration is milliseconds).
+ * @param {string} s
+ */
+const camel = (s) => s.replace(/_ms$/, '').replace(/_([a-z])/g, (_, c) => c.toUpperCase())
 
 /** @param {any} c */
 function elector(c) {
@@ -31,6 +35,20 @@ for (const c of TABLE.cases.filter((/** @type {any} */ c) => c.surface === 'conf
       () => elector(c),
       // The table names options as Python and the core do; a Node.js message spells them in camelCase.
       (/** @type {any} */ e) => e instanceof TenureError && e.code === c.code && e.message.includes(camel(c.message))
+    )
+  })
+}
+
+const HOST_ERRORS = { type: [TypeError, 'ERR_INVALID_ARG_TYPE'], range: [RangeError, 'ERR_OUT_OF_RANGE'] }
+
+for (const c of TABLE.cases.filter((/** @type {any} */ c) => c.surface === 'host')) {
+  test(`conversion refuses: ${c.name}`, () => {
+    const [cls, code] = /** @type {any} */ (HOST_ERRORS)[c.error]
+    const [first, nested] = c.option.split('.')
+    const config = nested === undefined ? { [c.option]: c.value } : { [first]: { [camel(nested)]: c.value } }
+    assert.throws(
+      () => elector({ config }),
+      (/** @type {any} */ e) => e instanceof cls && !(e instanceof TenureError) && e.code === code && e.message.includes(camel(c.option.split('.').pop()))
     )
   })
 }

@@ -10,8 +10,8 @@ const { SimCluster } = require('./helpers')
 
 const SPEC_INSPECT_KEYS = [
   'state',
+  'is_leader',
   'leader',
-  'leader_id',
   'term',
   'voted_for',
   'term_changed_at',
@@ -148,7 +148,7 @@ test('confirm_leader: denial withholds leadership, late answers are no_pending_c
   assert.equal(n.isLeader, false)
   n.confirmLeader(401, 1, false)
   assert.equal(n.isLeader, false)
-  assert.equal(n.inspect().confirm_denied, 1)
+  assert.equal(n.inspect().confirmDenied, 1)
   assert.throws(() => n.confirmLeader(402, 1, true), (e) => e instanceof NodeError && e.code === 'no_pending_confirm')
 })
 
@@ -200,7 +200,7 @@ test('broadcast reaches every member as a message event', () => {
   const got = sim.log.filter(({ out }) => out.type === 'event' && out.event === 'message')
   assert.deepEqual(got.map((g) => g.id).sort(), ['n2', 'n3'])
   for (const g of got) {
-    assert.equal(g.out.from, 'n1')
+    assert.equal(g.out.sender, 'n1')
     assert.equal(Buffer.from(g.out.payload).toString(), 'hello')
   }
   assert.throws(() => sim.nodes.get('n1').broadcast(sim.now, new Uint8Array(70000)), { code: 'payload_too_large' })
@@ -219,7 +219,7 @@ test('membership calls: join, leave, peerDown, and their errors', () => {
   assert.deepEqual(n.view, ['a', 'b', 'c'])
   assert.deepEqual(n.inspect().unreachable, {})
   n.peerDown(4, 'b', 'no_connection')
-  assert.deepEqual(n.inspect().send_failing_peers, ['b'])
+  assert.deepEqual(n.inspect().sendFailingPeers, ['b'])
   assert.equal(n.inspect().unreachable.b, 5004)
   assert.throws(() => n.leave(5, 'zz'), (e) => e instanceof NodeError && e.code === 'unknown_peer' && /zz/.test(e.message))
   assert.throws(() => n.leave(5, 'a'), { code: 'self_peer' })
@@ -238,7 +238,7 @@ test('dropped messages throw DroppedError with the reason and are counted', () =
   assert.throws(() => n.handleMessage(1, 'b', other), { code: 'wrong_cluster' })
   const spoof = wire.encode({ cluster: 'c', from: 'c', term: 1, message: { kind: 'pre_vote' } })
   assert.throws(() => n.handleMessage(1, 'b', spoof), { code: 'sender_mismatch' })
-  const counts = n.inspect().dropped_by_reason
+  const counts = n.inspect().droppedByReason
   assert.equal(counts.malformed, 1)
   assert.equal(counts.wrong_cluster, 1)
   assert.equal(counts.sender_mismatch, 1)
@@ -300,6 +300,9 @@ test('configuration warnings and derived bounds', () => {
     ['small_min_cluster_size', 'slow_heartbeat']
   )
   assert.ok(n.warnings.every((w) => typeof w.message === 'string' && w.message.length > 0))
+  // Messages name the options as this API spells them.
+  assert.match(n.warnings[0].message, /^minClusterSize is 2/)
+  assert.match(n.warnings[1].message, /^heartbeatInterval 60 ms is not below a third of electionTimeoutMin/)
   const m = new Node({ id: 'a', cluster: 'c', electionTimeoutMin: 200 })
   assert.equal(m.config.electionTimeoutMax, 400)
 })
@@ -348,14 +351,17 @@ test('wrong argument types are TypeError, bad numbers RangeError', () => {
   n.handleTimeout(2n ** 63n) // a bigint in range is fine
 })
 
-test('inspect() has every key listed in the SPEC', () => {
+test('inspect() has every field listed in the SPEC, in camelCase; drop reasons stay codes', () => {
   const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }, { now: 5 })
   const s = n.inspect()
-  for (const k of SPEC_INSPECT_KEYS) assert.ok(k in s, `missing ${k}`)
+  const camel = (/** @type {string} */ k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+  for (const k of SPEC_INSPECT_KEYS) assert.ok(camel(k) in s, `missing ${camel(k)}`)
+  assert.ok(!Object.keys(s).some((k) => k.includes('_')), `camelCase fields: ${Object.keys(s)}`)
   assert.equal(s.state, 'follower')
-  assert.equal(s.term_changed_at, 5)
+  assert.equal(s.termChangedAt, 5)
   assert.deepEqual(s.bootstrap, ['a', 'b', 'c'])
-  assert.equal(s.view_size, 3)
+  assert.equal(s.viewSize, 3)
+  assert.equal(s.droppedByReason.bad_mac, 0)
 })
 
 test('FenceChecker accepts newer terms and refuses stale or fenced ones', () => {

@@ -136,7 +136,7 @@ test('handleMessage whose outputs do not fit the buffer: they arrive whole on th
   const outs = /** @type {any[]} */ (n.drain())
   const msg = outs.find((o) => o.event === 'message')
   assert.ok(msg, JSON.stringify(outs.map((o) => o.type + ':' + o.event)))
-  assert.equal(msg.from, 'a')
+  assert.equal(msg.sender, 'a')
   assert.deepEqual(msg.payload, payload)
   assert.deepEqual(n.drain(), [])
 })

@@ -45,7 +45,8 @@ function recorded(o) {
     case 'peer_left':
       return { type: 'event', event: o.event, peer: o.peer }
     case 'message':
-      return { type: 'event', event: o.event, from: o.from, hex: Buffer.from(o.payload).toString('hex') }
+      // The recorded scenarios keep the core's `from` key; the Node.js output says `sender`.
+      return { type: 'event', event: o.event, from: o.sender, hex: Buffer.from(o.payload).toString('hex') }
   }
   throw new Error(`unknown output ${JSON.stringify(o)}`)
 }

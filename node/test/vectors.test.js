@@ -33,6 +33,8 @@ function expectedMessage(m) {
       return { kind: m.kind, echo: m.echo }
     case 'app':
       return { kind: m.kind, seq: m.seq, payload: Buffer.from(m.payload_hex, 'hex') }
+    case 'hello':
+      return { kind: m.kind, version: m.version, reply: m.reply }
     default:
       return { kind: m.kind }
   }
@@ -64,7 +66,7 @@ test('tests/vectors/messages.json: decode, check, re-encode byte for byte', { sk
       assert.throws(() => wire.decode(bytes, key, v.receiver + 'x'), { code: 'bad_mac' }, v.name)
     }
   }
-  assert.equal(kinds.size, 8, 'every message kind is covered')
+  assert.equal(kinds.size, 9, 'every message kind is covered')
 })
 
 const invalid = load('invalid.json')
@@ -77,7 +79,7 @@ test('tests/vectors/invalid.json: a node drops each with the documented reason',
       (e) => e instanceof DroppedError && e.code === v.reason,
       `${v.name}: expected ${v.reason}`
     )
-    assert.equal(node.inspect().dropped_by_reason[v.reason], 1, `${v.name}: counted`)
+    assert.equal(node.inspect().droppedByReason[v.reason], 1, `${v.name}: counted`)
     assert.deepEqual(node.drain(), [], `${v.name}: no outputs`)
   }
 })

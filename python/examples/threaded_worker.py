@@ -45,20 +45,20 @@ def main() -> None:
     try:
         first = None
         while first is None:
-            first = next((e for e in electors if e.wait_leader(timeout=0.05) is not None), None)
-        with first.leading(timeout=5) as lease:
+            first = next((e for e in electors if e.wait_leader(timeout_ms=50) is not None), None)
+        with first.leading(timeout_ms=5000) as lease:
             for batch in range(3):
                 lease.check()  # valid when handed over; raises LeadershipLost once it is not
                 print(f"batch {batch} written with fencing token {lease.term}")
-        first.stop(handover_timeout=2.0)
+        first.stop(handover_timeout_ms=2000)
         others = [e for e in electors if e is not first]
         second = None
         while second is None:
-            second = next((e for e in others if e.wait_leader(timeout=0.05) is not None), None)
+            second = next((e for e in others if e.wait_leader(timeout_ms=50) is not None), None)
         print(f"handed over: {second.id} leads term {second.term} > {lease.term}")
     finally:
         for e in electors:
-            e.stop(handover_timeout=0)
+            e.stop(handover_timeout_ms=0)
 
 
 if __name__ == "__main__":

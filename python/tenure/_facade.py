@@ -5,13 +5,12 @@ event loop, or the ``tenure-callbacks`` thread)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, TypedDict, Union
 
-from . import _native
+from . import _native, _tables
 from ._types import Config, PeerDownReason, Role
 from .errors import TenureError
 
@@ -37,20 +36,20 @@ class FailurePolicy:
     """Consecutive leaderships ended by failing work before the elector stops with
     :class:`tenure.LeaderWorkError`; ``None`` (the default): never stop for that, keep backing off
     and participating (an outage of something the work needs must not end leadership for good)."""
-    backoff: float = _POLICY_DEFAULTS[2]
-    """The first restart delay in seconds; doubles after each failure (default 0.1)."""
-    max_backoff: float = _POLICY_DEFAULTS[3]
-    """The longest restart delay in seconds, and the longest time a node that handed over
-    campaigns last (default 5.0)."""
+    backoff_ms: int = _POLICY_DEFAULTS[2]
+    """The first restart delay in milliseconds; doubles after each failure (default 100)."""
+    max_backoff_ms: int = _POLICY_DEFAULTS[3]
+    """The longest restart delay in milliseconds, and the longest time a node that handed over
+    campaigns last (default 5000)."""
 
     def __post_init__(self) -> None:
         _native.check_failure_policy(self._args())
 
-    def _args(self) -> Tuple[int, Optional[int], float, float]:
-        return (self.max_failures, self.max_step_downs, self.backoff, self.max_backoff)
+    def _args(self) -> Tuple[int, Optional[int], int, int]:
+        return (self.max_failures, self.max_step_downs, self.backoff_ms, self.max_backoff_ms)
 
-    def delay(self, failures: int) -> float:
-        """The restart delay after ``failures`` consecutive failures."""
+    def delay_ms(self, failures: int) -> int:
+        """The restart delay in milliseconds after ``failures`` consecutive failures."""
         return _native.failure_delay(self._args(), failures)
 
 
@@ -69,13 +68,15 @@ class _Options:
     bind: Optional[str]
     state_file: Optional[str]
     key_file: Optional[str]
-    confirm_timeout: Optional[float]
-    handover_timeout: Optional[float]
+    confirm_timeout_ms: Optional[int]
+    handover_timeout_ms: Optional[int]
     seed: Optional[int]
     log: bool
     failure_policy: FailurePolicy
     http: Optional[str] = None
     ready_when: str = "node"
+    pod_label: Optional[str] = None
+    service_account: Optional[str] = None
 
     def spawn(self, callback: Callable[..., None], defer_confirm: bool) -> _native.Runtime:
         return _native.spawn_runtime(
@@ -84,14 +85,16 @@ class _Options:
             bind=self.bind,
             state_file=self.state_file,
             key_file=self.key_file,
-            confirm_timeout=self.confirm_timeout,
-            handover_timeout=self.handover_timeout,
+            confirm_timeout_ms=self.confirm_timeout_ms,
+            handover_timeout_ms=self.handover_timeout_ms,
             defer_confirm=defer_confirm,
             seed=self.seed,
             log=self.log,
             http=self.http,
             ready_when=self.ready_when,
             failure_policy=self.failure_policy._args(),
+            pod_label=self.pod_label,
+            service_account=self.service_account,
         )
 
 
@@ -110,35 +113,29 @@ class ElectorOptions(TypedDict, total=False):
     lease_duration: Optional[int]
     ghost_ttl: int
     pre_vote: bool
+    admit_unknown_peers: bool
+    max_peers: int
+    max_clock_drift_ppm: int
+    incarnation: Optional[int]
     state_file: Union[str, os.PathLike[str], None]
     key: Union[bytes, str, None]
     key_file: Union[str, os.PathLike[str], None]
-    handover_timeout: Optional[float]
+    handover_timeout_ms: Optional[int]
     failure_policy: Optional[FailurePolicy]
     bind: Union[str, Address, None]
     seed: Optional[int]
     log: bool
     http: Optional[str]
     ready_when: str
-
-
-# The options that are the core's configuration (the rest configure the runtime); defaults: Config's.
-_CONFIG_OPTIONS = (
-    "min_cluster_size",
-    "election_timeout_min",
-    "election_timeout_max",
-    "heartbeat_interval",
-    "lease_duration",
-    "ghost_ttl",
-    "pre_vote",
-)
+    pod_label: Optional[str]
+    service_account: Union[str, os.PathLike[str], None]
 
 
 def _options(
     id: Optional[str],
     peers: Iterable[str],
     options: ElectorOptions,
-    confirm_timeout: Optional[float] = None,
+    confirm_timeout_ms: Optional[int] = None,
 ) -> _Options:
     """Checks an elector's arguments (typed errors naming the bad value, before anything runs)."""
     unknown = sorted(set(options) - set(ElectorOptions.__annotations__))
@@ -147,13 +144,15 @@ def _options(
     config = options.get("config")
     cluster = options.get("cluster")
     key = options.get("key")
-    timing: Dict[str, Any] = {k: options[k] for k in _CONFIG_OPTIONS if k in options}  # type: ignore[literal-required]
+    # The options that are the core's configuration (the runtime's one list; the rest configure
+    # the runtime); defaults: Config's.
+    core: Dict[str, Any] = {k: options[k] for k in _tables.CONFIG_OPTIONS if k in options}  # type: ignore[literal-required]
     if config is None:
         if id is None or cluster is None:
             raise TypeError("Elector needs id and cluster (or config=)")
         if isinstance(peers, str):
             raise TypeError("peers must be a list of HOST:PORT strings, not a single str")
-        config = Config(id=id, cluster=cluster, bootstrap=tuple(peers), key=key, **timing)  # type: ignore[arg-type]
+        config = Config(id=id, cluster=cluster, bootstrap=tuple(peers), **core)
     elif key is not None:
         raise TypeError("pass key= inside config= when config= is given")
     fields = {f: getattr(config, f) for f in config.__dataclass_fields__}
@@ -163,8 +162,12 @@ def _options(
     bind_s = _bind_str(options.get("bind"))
     http = options.get("http")
     ready_when = options.get("ready_when", "node")
+    pod_label = options.get("pod_label")
+    service_account = options.get("service_account")
+    sa = os.fspath(service_account) if service_account is not None else None
     state_file = options.get("state_file")
     key_file = options.get("key_file")
+    handover_timeout_ms = options.get("handover_timeout_ms")
     # Everything the runtime checks at start (the addresses, the key file, the options, then the
     # core's configuration), checked now, in the runtime's order.
     _native.validate_runtime(
@@ -174,23 +177,25 @@ def _options(
         key_file=os.fspath(key_file) if key_file is not None else None,
         http=http,
         ready_when=ready_when,
+        confirm_timeout_ms=confirm_timeout_ms,
+        handover_timeout_ms=handover_timeout_ms,
+        pod_label=pod_label,
+        service_account=sa,
     )
-    handover_timeout = options.get("handover_timeout")
-    for name, value in (("confirm_timeout", confirm_timeout), ("handover_timeout", handover_timeout)):
-        if value is not None and not value >= 0:
-            raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
     failure_policy = options.get("failure_policy")
     return _Options(
         config=config,
         bind=bind_s,
         state_file=os.fspath(state_file) if state_file is not None else None,
         key_file=os.fspath(key_file) if key_file is not None else None,
-        confirm_timeout=confirm_timeout,
-        handover_timeout=handover_timeout,
+        confirm_timeout_ms=confirm_timeout_ms,
+        handover_timeout_ms=handover_timeout_ms,
         seed=options.get("seed"),
         log=options.get("log", False),
         http=http,
         ready_when=ready_when,
+        pod_label=pod_label,
+        service_account=sa,
         failure_policy=failure_policy if failure_policy is not None else FailurePolicy(),
     )
 
@@ -224,20 +229,38 @@ class _Facade:
         fn = self._callbacks_by_kind.get(kind)
         return None if fn is None else (kind, fn, tuple(event[1:]))
 
-    def _callback_failed(self, kind: str, args: Tuple[Any, ...]) -> None:
-        """A user callback raised (called inside ``except``). A failing ``on_leader`` fails the
-        whole leadership: reported to the runtime's failure policy, which hands leadership over
-        (and, only with ``FailurePolicy.max_step_downs`` set, stops after that many in a row)."""
+    def _callback_failed(self, kind: str, fn: Callback, args: Tuple[Any, ...]) -> None:
+        """A user callback raised (called inside ``except``). A failing ``on_leader`` is leader work
+        that failed: reported to the runtime's failure policy, which decides, as for every other
+        leader work: ``on_leader`` runs again in the same leadership after the policy's delay, or
+        leadership is handed over."""
         log.exception("tenure: callback on_%s failed", kind)
         if kind == "leader":
-            self._leadership_failed(args[0])
+            term = args[0]
+            delay_ms = self._work_failed(term)
+            if delay_ms is not None:
+                self._retry_later(delay_ms, (kind, fn, args))
 
-    def _leadership_failed(self, term: int) -> None:
+    def _work_failed(self, term: int) -> Optional[int]:
+        """Reports a failure of leader work in ``term`` to the runtime's failure policy: the delay
+        in milliseconds before running it again in this leadership, or ``None`` (stepped down, or
+        the runtime is stopping: its ``fatal`` event carries the :class:`tenure.LeaderWorkError`)."""
         rt = self._rt
-        if rt is None:
-            return
-        with contextlib.suppress(TenureError):  # no longer leading that term, or stopped
-            rt.leader_work_failed(term, at_once=True)
+        if rt is None or not self._accepting_work():
+            return None
+        try:
+            return rt.leader_work_failed(term)
+        except TenureError:  # no longer leading that term: nothing to roll back
+            return None
+
+    def _accepting_work(self) -> bool:
+        """Whether leader work may still run (not stopping)."""
+        raise NotImplementedError
+
+    def _retry_later(self, delay_ms: int, item: Tuple[str, Callback, Tuple[Any, ...]]) -> None:
+        """Delivers the ``on_leader`` callback ``item`` again after ``delay_ms``, if this node
+        still leads its term then."""
+        raise NotImplementedError
 
     # ----- queries and inputs ----------------------------------------------------------------------
 

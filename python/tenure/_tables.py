@@ -201,10 +201,31 @@ METRIC_FAMILIES: Tuple[Tuple[str, str, str, Tuple[str, ...]], ...] = (
     ("tenure_peer_last_ack_seconds", "gauge", "While leading: seconds since this node sent the newest heartbeat each peer acknowledged.", ("peer",)),
     ("tenure_quorum_slack", "gauge", "How many more members can fail before the quorum is lost (negative: lost). Absent on a follower with a leader.", ()),
     ("tenure_peers_silent", "gauge", "Members not heard from within two election timeouts.", ()),
+    ("tenure_wire_version", "gauge", "The wire version every member of the view is known to speak (new messages only at the newest).", ()),
     ("tenure_failover_seconds", "histogram", "Leaderless time observed by this node: from losing a known leader to knowing the next.", ()),
     ("tenure_build_info", "gauge", "Always 1; the version label is the tenure runtime's version.", ("version",)),
 )
 """(name, type, help, labels) of every `tenure_*` family, in exposition order."""
+
+ROLES: Tuple[str, ...] = ("unclustered", "follower", "candidate", "leader",)
+"""Every role name, in the order `tenure_role{role}` lists them."""
+
+CONFIG_OPTIONS: Tuple[str, ...] = (
+    "min_cluster_size",
+    "election_timeout_min",
+    "election_timeout_max",
+    "heartbeat_interval",
+    "lease_duration",
+    "ghost_ttl",
+    "pre_vote",
+    "key",
+    "admit_unknown_peers",
+    "max_peers",
+    "max_clock_drift_ppm",
+    "incarnation",
+)
+"""The core's configuration options an elector takes as keyword options (besides id, cluster
+and the peers)."""
 
 DEFAULTS: Dict[str, object] = {
     "admit_unknown_peers": False,

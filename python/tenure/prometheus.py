@@ -27,12 +27,13 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from . import _tables
 from ._tables import METRIC_FAMILIES
 from .errors import TenureError
 
 __all__ = ["ROLES", "TenureCollector"]
 
-ROLES = ("unclustered", "follower", "candidate", "leader")
+ROLES = _tables.ROLES
 """Every value of the ``role`` label of ``tenure_role``."""
 
 
@@ -96,6 +97,8 @@ def _families(m: Optional[Dict[str, Any]]) -> Iterable[Metric]:
     if m is None or s.get("quorum_slack") is not None:
         yield gauge("tenure_quorum_slack", s.get("quorum_slack") or 0)
         yield gauge("tenure_peers_silent", len(s.get("silent_peers", [])))
+    if m is None or s.get("wire_version") is not None:
+        yield gauge("tenure_wire_version", s.get("wire_version") or 0)
     failover = HistogramMetricFamily("tenure_failover_seconds", _HELP["tenure_failover_seconds"])
     if m is not None:
         f = s["failover"]

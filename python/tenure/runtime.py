@@ -13,14 +13,15 @@ leadership) and is cancelled the moment leadership is lost.
 
 Leader-work failure policy (:class:`FailurePolicy`, counted and decided by the runtime, the same
 for :class:`tenure.SyncElector`, the Node.js package and ``tenure run -- CMD``): leader-only work
-that raises is restarted in the same leadership after a backoff (0.1 s, doubling, at most 5 s);
+that raises is restarted in the same leadership after a backoff (100 ms, doubling, at most 5000 ms);
 after ``max_failures`` consecutive failures the node hands leadership over and campaigns last for
 a while (it still votes; it leads again only if no other member has by then), with a
 ``leader_work_failed`` warning (rate-limited) and the ``leader_work_failures`` /
 ``leader_work_step_downs`` metrics. By default that goes on for as long as the work fails, and the
 node recovers by itself when the work succeeds again; only with ``max_step_downs`` set does the
 elector stop with :class:`tenure.LeaderWorkError` after that many failed leaderships in a row. An
-``on_leader`` callback that raises hands over at once (one such leadership).
+``on_leader`` callback that raises is leader work too: called again in the same leadership after
+the backoff, under the same counts.
 """
 
 from __future__ import annotations
@@ -102,15 +103,26 @@ class Lease:
         """The term led: the fencing token."""
         return self._term
 
+    def _held(self) -> Optional[_native.Runtime]:
+        """The runtime while this term is still led, else ``None``."""
+        rt = self._elector._rt
+        if self._lost.is_set() or rt is None or not rt.is_leader or rt.term != self._term:
+            return None
+        return rt
+
     @property
     def deadline(self) -> Optional[int]:
         """The last instant (on :meth:`Elector.now_ms`'s clock) at which this node can be sure
         that no other leader has been elected; ``None`` once the lease is lost or before a quorum
         has acknowledged a heartbeat."""
-        rt = self._elector._rt
-        if self._lost.is_set() or rt is None or not rt.is_leader or rt.term != self._term:
-            return None
-        return rt.lease_deadline
+        rt = self._held()
+        return None if rt is None else rt.lease_deadline
+
+    @property
+    def remaining_ms(self) -> Optional[int]:
+        """Milliseconds the lease still holds (0 once it lapsed); ``None`` once leadership ended."""
+        rt = self._held()
+        return None if rt is None else rt.lease_remaining_ms
 
     @property
     def valid(self) -> bool:
@@ -128,6 +140,12 @@ class Lease:
         """Returns when this leadership ends."""
         await self._lost.wait()
 
+    def check(self) -> None:
+        """Raises :class:`tenure.LeadershipLost` unless :attr:`valid`: call it before each
+        irreversible step."""
+        if not self.valid:
+            raise LeadershipLost(f"leadership of term {self._term} is not valid (remaining_ms: {self.remaining_ms})")
+
     async def wait_valid(self) -> None:
         """Returns once the lease is valid (a quorum acknowledged a heartbeat of this term);
         raises :class:`tenure.LeadershipLost` if leadership ends first."""
@@ -141,7 +159,7 @@ class Lease:
         self._lost.set()
 
     def __repr__(self) -> str:
-        return f"Lease(term={self._term}, deadline={self.deadline}, lost={self.lost})"
+        return f"Lease(term={self._term}, remaining_ms={self.remaining_ms}, lost={self.lost})"
 
 
 class LeaderWork:
@@ -177,7 +195,7 @@ class Elector(_Facade):
       ``key=`` (bytes or str) or ``key_file=`` authenticates every message.
     - Callbacks may be plain functions or ``async def``. They run in order, outside the network
       path (plain ones in a worker thread). ``confirm_leader(term)`` returning false, raising or
-      not answering within ``confirm_timeout`` seconds (default: ``election_timeout_min``) denies
+      not answering within ``confirm_timeout_ms`` (default: ``election_timeout_min``) denies
       leadership. ``on_warning(code, message)`` receives the runtime's rate-limited warnings.
     - ``failure_policy=`` governs leader-only work that keeps failing (see :class:`FailurePolicy`).
     - ``http="IP:PORT"`` serves the HTTP sidecar (``/leader``, ``/healthz``, ``/readyz``, ``/metrics``;
@@ -197,10 +215,10 @@ class Elector(_Facade):
         on_message: Optional[MessageCallback] = None,
         on_warning: Optional[WarningCallback] = None,
         confirm_leader: Optional[ConfirmCallback] = None,
-        confirm_timeout: Optional[float] = None,
+        confirm_timeout_ms: Optional[int] = None,
         **options: Unpack[ElectorOptions],
     ) -> None:
-        self._options = _options(id, peers, options, confirm_timeout)
+        self._options = _options(id, peers, options, confirm_timeout_ms)
         super().__init__(
             on_leader=on_leader,
             on_follower=on_follower,
@@ -250,32 +268,37 @@ class Elector(_Facade):
         self._state = "running"
         self._dispatcher = loop.create_task(self._dispatch())
 
-    async def stop(self, handover_timeout: Optional[float] = None, callback_timeout: float = 1.0) -> None:
+    async def stop(self, handover_timeout_ms: Optional[int] = None, callback_timeout_ms: int = 1000) -> None:
         """Stops the node gracefully: a leader hands leadership to the peer the core picks and
-        waits (up to ``handover_timeout`` seconds, default one ``election_timeout_max``) for a new
-        leader to be known. Callbacks already queued get ``callback_timeout`` seconds to run; then
+        waits (up to ``handover_timeout_ms``, default one ``election_timeout_max``) for a new
+        leader to be known. Callbacks already queued get ``callback_timeout_ms`` to run; then
         the rest are dropped. Idempotent; later use of the elector raises
         :class:`tenure.StoppedError`."""
+        callback_timeout_ms = _native.check_millis(callback_timeout_ms, "callback_timeout_ms")
+        if handover_timeout_ms is not None:
+            handover_timeout_ms = _native.check_millis(handover_timeout_ms, "handover_timeout_ms")
         if self._state == "new":
             self._state = "stopped"
             return
         if self._state == "stopped":
             return
         if self._stop_task is None:
-            self._stop_task = asyncio.get_running_loop().create_task(self._stop(handover_timeout, callback_timeout))
+            self._stop_task = asyncio.get_running_loop().create_task(
+                self._stop(handover_timeout_ms, callback_timeout_ms)
+            )
         await asyncio.shield(self._stop_task)
 
-    async def _stop(self, handover_timeout: Optional[float], callback_timeout: float) -> None:
+    async def _stop(self, handover_timeout_ms: Optional[int], callback_timeout_ms: int) -> None:
         self._state = "stopping"
         rt = self._rt
         assert rt is not None and self._stopped_event is not None
-        await asyncio.get_running_loop().run_in_executor(None, rt.stop, handover_timeout)
+        await asyncio.get_running_loop().run_in_executor(None, rt.stop, handover_timeout_ms)
         with contextlib.suppress(asyncio.TimeoutError):  # the 'stopped' event is queued behind the others
             await asyncio.wait_for(self._stopped_event.wait(), 1.0)
         self._lose_leadership()
         if self._callbacks is not None and self._dispatcher is not None:
             self._callbacks.put_nowait(None)
-            done, _ = await asyncio.wait({self._dispatcher}, timeout=callback_timeout)
+            done, _ = await asyncio.wait({self._dispatcher}, timeout=callback_timeout_ms / 1000)
             if not done:
                 self._dispatcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -448,7 +471,7 @@ class Elector(_Facade):
             if self._stopped_event is not None:
                 self._stopped_event.set()
             if self._state == "running" and self._loop is not None:  # stopped on its own
-                self._stop_task = self._loop.create_task(self._stop(None, 1.0))
+                self._stop_task = self._loop.create_task(self._stop(None, 1000))
         callback = self._callback_for(event)
         if callback is not None and self._callbacks is not None:
             self._callbacks.put_nowait(callback)
@@ -494,27 +517,29 @@ class Elector(_Facade):
                 delay = self._work_failed(lease.term)
                 if delay is None:
                     return
-                await asyncio.sleep(delay)
+                await asyncio.sleep(delay / 1000)
                 if lease.lost:
                     return
 
         work.task = self._spawn(run())
 
-    def _work_failed(self, term: int, at_once: bool = False) -> Optional[float]:
-        """Reports a failure of leader-only work in ``term`` to the runtime's failure policy; the
-        delay before retrying, or ``None`` (stepped down, or the runtime is stopping: its
-        ``fatal`` event carries the :class:`tenure.LeaderWorkError`)."""
-        rt = self._rt
-        if rt is None or self._state != "running":
-            return None
-        try:
-            return rt.leader_work_failed(term, at_once)
-        except TenureError:  # no longer leading that term: nothing to roll back
-            return None
+    def _accepting_work(self) -> bool:
+        return self._state == "running"
+
+    def _retry_later(self, delay_ms: int, item: Tuple[str, Callable[..., Any], Tuple[Any, ...]]) -> None:
+        loop, term = self._loop, item[2][0]
+
+        def again() -> None:
+            lease = self._lease
+            if self._callbacks is not None and lease is not None and lease.term == term and not lease.lost:
+                self._callbacks.put_nowait(item)
+
+        if loop is not None:
+            loop.call_later(delay_ms / 1000, again)
 
     async def _confirm_task(self, term: int) -> None:
         """Asks ``confirm_leader``; the runtime denies on its own when the answer comes later than
-        ``confirm_timeout`` (the answer is then dropped)."""
+        ``confirm_timeout_ms`` (the answer is then dropped)."""
         assert self._confirm is not None
         try:
             granted = bool(await _call(self._confirm, term))
@@ -547,7 +572,7 @@ class Elector(_Facade):
             try:
                 await _call(fn, *args)
             except Exception:
-                self._callback_failed(kind, args)
+                self._callback_failed(kind, fn, args)
 
     def __repr__(self) -> str:
         return f"<tenure.Elector id={self.id!r} role={self.role.value} term={self.term} {self._state}>"

@@ -33,6 +33,13 @@ __all__ = ["SyncElector", "SyncLease"]
 log = logging.getLogger("tenure")
 
 
+def _deadline(timeout_ms: Optional[int]) -> Optional[float]:
+    """The ``time.monotonic()`` instant a wait of ``timeout_ms`` ends (``None``: never)."""
+    if timeout_ms is None:
+        return None
+    return time.monotonic() + _native.check_millis(timeout_ms, "timeout_ms") / 1000
+
+
 class SyncLease:
     """Leadership of one term, for threaded leader-only code."""
 
@@ -55,24 +62,28 @@ class SyncLease:
         return None if self.lost else rt.lease_deadline
 
     @property
+    def remaining_ms(self) -> Optional[int]:
+        """Milliseconds the lease still holds (0 once it lapsed); ``None`` once leadership ended."""
+        rt = self._elector._rt
+        return None if self.lost else rt.lease_remaining_ms
+
+    @property
     def lost(self) -> bool:
         """Whether this leadership has ended."""
         rt = self._elector._rt
         return not rt.running or not rt.is_leader or rt.term != self.term
 
     def check(self) -> None:
-        """Raises :class:`tenure.LeadershipLost` unless :attr:`valid`."""
+        """Raises :class:`tenure.LeadershipLost` unless :attr:`valid`: call it before each
+        irreversible step."""
         if not self.valid:
-            rt = self._elector._rt
-            raise LeadershipLost(
-                f"leadership of term {self.term} is not valid (lease_remaining_ms: {rt.lease_remaining_ms})"
-            )
+            raise LeadershipLost(f"leadership of term {self.term} is not valid (remaining_ms: {self.remaining_ms})")
 
-    def wait_valid(self, timeout: Optional[float] = None) -> bool:
+    def wait_valid(self, timeout_ms: Optional[int] = None) -> bool:
         """Blocks until the lease is valid (a quorum acknowledged this leadership, or renewed a
-        lapsed lease); ``False`` after ``timeout`` seconds. Raises :class:`tenure.LeadershipLost`
+        lapsed lease); ``False`` after ``timeout_ms``. Raises :class:`tenure.LeadershipLost`
         if leadership ends first."""
-        end = None if timeout is None else time.monotonic() + timeout
+        end = _deadline(timeout_ms)
         interval = self._elector._heartbeat_interval / 2000
         while not self.valid:
             if self.lost:
@@ -84,7 +95,7 @@ class SyncLease:
         return True
 
     def __repr__(self) -> str:
-        return f"SyncLease(term={self.term}, valid={self.valid})"
+        return f"SyncLease(term={self.term}, valid={self.valid}, remaining_ms={self.remaining_ms})"
 
 
 class SyncElector(_Facade):
@@ -94,8 +105,9 @@ class SyncElector(_Facade):
     an address in use or a locked state file). Callbacks are plain functions run on the
     ``tenure-callbacks`` thread: ``on_leader(term)``, ``on_follower(term, leader)``,
     ``on_peer_joined(peer)``, ``on_peer_left(peer)``, ``on_message(sender, payload)``,
-    ``on_warning(code, message)``. An ``on_leader`` that raises hands leadership over
-    (``leader_work_failed``, the runtime's failure policy); only with
+    ``on_warning(code, message)``. An ``on_leader`` that raises is leader work that failed: the
+    runtime's failure policy has it called again in the same leadership after a backoff, then hands
+    leadership over (``leader_work_failed``); only with
     ``failure_policy.max_step_downs`` set does the elector stop, with
     :class:`tenure.LeaderWorkError`, after that many failed leaderships in a row.
     ``stop()`` (or leaving ``with``) hands leadership over; :meth:`run_until_signal` does on
@@ -163,10 +175,26 @@ class SyncElector(_Facade):
             try:
                 fn(*args)
             except Exception:
-                self._callback_failed(kind, args)
+                self._callback_failed(kind, fn, args)
 
     def _running(self) -> _native.Runtime:
         return self._rt
+
+    def _accepting_work(self) -> bool:
+        return self._rt.running and not self._stopped
+
+    def _retry_later(self, delay_ms: int, item: Tuple[str, Callable[..., Any], Tuple[Any, ...]]) -> None:
+        term = item[2][0]
+
+        def again() -> None:
+            with self._cond:
+                if self._leading != term or self._stopped:
+                    return
+            self._queue.put(item)
+
+        timer = threading.Timer(delay_ms / 1000, again)
+        timer.daemon = True
+        timer.start()
 
     # ----- queries ---------------------------------------------------------------------------------
 
@@ -191,10 +219,10 @@ class SyncElector(_Facade):
         """The runtime's clock (monotonic milliseconds), the clock of :attr:`SyncLease.deadline`."""
         return self._rt.now_ms()
 
-    def wait_leader(self, timeout: Optional[float] = None) -> Optional[SyncLease]:
+    def wait_leader(self, timeout_ms: Optional[int] = None) -> Optional[SyncLease]:
         """Blocks until this node leads with a valid lease; returns the lease, or ``None`` after
-        ``timeout`` seconds. Raises :class:`tenure.StoppedError` if the elector stops first."""
-        end = None if timeout is None else time.monotonic() + timeout
+        ``timeout_ms``. Raises :class:`tenure.StoppedError` if the elector stops first."""
+        end = _deadline(timeout_ms)
         while True:
             with self._cond:
                 left = None if end is None else max(0.0, end - time.monotonic())
@@ -206,20 +234,20 @@ class SyncElector(_Facade):
                 lease = SyncLease(self, self._leading)
             left = None if end is None else max(0.0, end - time.monotonic())
             with contextlib.suppress(LeadershipLost):  # lost before it held: wait for the next one
-                return lease if lease.wait_valid(left) else None
+                return lease if lease.wait_valid(None if left is None else int(left * 1000)) else None
             ended = lease.term
             with self._cond:  # do not spin on a term that already ended
                 self._cond.wait_for(lambda ended=ended: self._leading != ended or self._stopped, left)  # type: ignore[misc]
 
     @contextlib.contextmanager
-    def leading(self, timeout: Optional[float] = None) -> Iterator[SyncLease]:
-        """``with elector.leading(timeout) as lease:`` runs the block only while leading: waits for
-        leadership with a valid lease (raising ``TimeoutError`` after ``timeout`` seconds), then
+    def leading(self, timeout_ms: Optional[int] = None) -> Iterator[SyncLease]:
+        """``with elector.leading(timeout_ms) as lease:`` runs the block only while leading: waits
+        for leadership with a valid lease (raising ``TimeoutError`` after ``timeout_ms``), then
         yields the lease; check ``lease.valid`` (or ``lease.check()``) before each irreversible
         step."""
-        lease = self.wait_leader(timeout)
+        lease = self.wait_leader(timeout_ms)
         if lease is None:
-            raise TimeoutError(f"not leader within {timeout} s")
+            raise TimeoutError(f"not leader within {timeout_ms} ms")
         yield lease
 
     def run_until_signal(self, signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)) -> None:
@@ -253,13 +281,14 @@ class SyncElector(_Facade):
 
     # ----- inputs ----------------------------------------------------------------------------------
 
-    def stop(self, handover_timeout: Optional[float] = None, callback_timeout: float = 1.0) -> None:
+    def stop(self, handover_timeout_ms: Optional[int] = None, callback_timeout_ms: int = 1000) -> None:
         """Stops gracefully (a leader hands over and waits for the new leader, up to
-        ``handover_timeout`` seconds), then lets queued callbacks run for up to
-        ``callback_timeout`` seconds. Idempotent."""
-        self._rt.stop(handover_timeout)
+        ``handover_timeout_ms``), then lets queued callbacks run for up to
+        ``callback_timeout_ms``. Idempotent."""
+        callback_timeout_ms = _native.check_millis(callback_timeout_ms, "callback_timeout_ms")
+        self._rt.stop(handover_timeout_ms)
         if self._thread is not threading.current_thread():
-            self._thread.join(callback_timeout)
+            self._thread.join(callback_timeout_ms / 1000)
 
     def __enter__(self) -> SyncElector:
         return self

@@ -22,6 +22,7 @@ __all__ = [
     "HeartbeatAck",
     "TimeoutNow",
     "App",
+    "Hello",
     "WireMessage",
     "encode",
     "decode",
@@ -101,7 +102,19 @@ class App:
     kind = "app"
 
 
-WireMessage = Union[PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App]
+@dataclass(frozen=True)
+class Hello:
+    """"I speak wire version ``version``" (wire version 4 and later): how members learn which
+    messages every member understands. Changes no term and no vote."""
+
+    version: int
+    """The newest wire version the sender speaks."""
+    reply: bool = False
+    """An answer to a ``Hello`` (not answered again)."""
+    kind = "hello"
+
+
+WireMessage = Union[PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello]
 """Any protocol message."""
 
 

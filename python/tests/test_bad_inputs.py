@@ -48,6 +48,21 @@ def test_one_node_under_two_names_is_refused_at_start(case: Dict[str, Any]) -> N
     assert case["message"] in str(err.value)
 
 
+HOST_ERRORS = {"type": TypeError, "range": ValueError}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["surface"] == "host"], ids=lambda c: c["name"])
+def test_a_duration_of_the_wrong_type_or_sign_is_refused_as_nodejs_refuses_it(case: Dict[str, Any]) -> None:
+    option, value = case["option"], case["value"]
+    with pytest.raises(HOST_ERRORS[case["error"]]) as e:
+        if option.startswith("failure_policy."):
+            tenure.FailurePolicy(**{option.split(".", 1)[1]: value})
+        else:
+            elector({"config": {option: value}})
+    assert not isinstance(e.value, tenure.TenureError)  # a conversion error, as in Node.js
+    assert option.rsplit(".", 1)[-1] in str(e.value), e.value
+
+
 def arg(s: str) -> bytes:
     return s.replace("<0xff>", "\udcff").encode("utf-8", "surrogateescape")
 

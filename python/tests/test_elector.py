@@ -52,7 +52,7 @@ def leaders(els: List[Elector]) -> List[Elector]:
 
 async def stop_all(els: List[Elector]) -> None:
     for e in els:
-        await e.stop(handover_timeout=0.2)
+        await e.stop(handover_timeout_ms=200)
 
 
 def test_three_electors_elect_one_leader_and_report_callbacks() -> None:
@@ -78,7 +78,7 @@ def test_three_electors_elect_one_leader_and_report_callbacks() -> None:
             assert leader.lease is not None and leader.lease.term == leader.term
             await wait_for(lambda: leader.lease is not None and leader.lease.valid, 2)
             info = leader.inspect()
-            assert info["state"] == "leader" and info["leader_id"] == leader.id
+            assert info["state"] == "leader" and info["is_leader"] is True and info["leader"] == leader.id
             for e in els:
                 if e is not leader:
                     assert e.leader == leader.id and e.role is tenure.Role.FOLLOWER
@@ -129,7 +129,7 @@ def test_confirm_timeout_counts_as_denial() -> None:
         return True
 
     async def main() -> None:
-        els = cluster(confirm_leader=never, confirm_timeout=0.05)
+        els = cluster(confirm_leader=never, confirm_timeout_ms=50)
         try:
             for e in els:
                 await e.start()
@@ -165,14 +165,14 @@ def test_confirm_gate_sync_false_and_exception_deny_and_true_grants() -> None:
     run(main())
 
 
-def test_failing_on_leader_rolls_back_and_cancels_leader_work() -> None:
-    failures = [0]
+def test_failing_on_leader_runs_again_in_the_same_leadership() -> None:
+    calls: List[int] = []
     started: List[int] = []
     cancelled: List[int] = []
 
     def on_leader(term: int) -> None:
-        if failures[0] == 0:
-            failures[0] += 1
+        calls.append(term)
+        if len(calls) == 1:
             raise RuntimeError("cannot start the scheduler")
 
     async def work(lease: Lease) -> None:
@@ -189,10 +189,12 @@ def test_failing_on_leader_rolls_back_and_cancels_leader_work() -> None:
             for e in els:
                 e.while_leader(work)
                 await e.start()
-            await wait_for(lambda: bool(cancelled), 10)
-            assert cancelled[0] == started[0]
-            # Someone leads eventually (the handler succeeds the second time).
-            await wait_for(lambda: len(leaders(els)) == 1 and len(started) >= 2, 10)
+            # Leader work like any other: the runtime's failure policy has it run again in the
+            # same leadership after its backoff; the leadership (and its other work) goes on.
+            await wait_for(lambda: len(calls) >= 2, 10)
+            assert calls[0] == calls[1], calls
+            assert started[0] == calls[0] and not cancelled
+            assert len(leaders(els)) == 1 and leaders(els)[0].term == calls[0]
         finally:
             await stop_all(els)
 

@@ -31,7 +31,7 @@ from tenure import (
 )
 
 INSPECT_KEYS = {
-    "state", "leader", "leader_id", "term", "voted_for", "term_changed_at", "cluster", "view_size",
+    "state", "is_leader", "leader", "term", "voted_for", "term_changed_at", "cluster", "view_size",
     "quorum", "min_cluster_size", "peers", "declared", "bootstrap", "unreachable", "ghost_ttl",
     "votes_granted", "votes_count", "election_timer_armed", "heartbeat_timer_armed",
     "heartbeat_in_last", "heartbeat_out_last", "election_timeout_min", "election_timeout_max",

@@ -48,6 +48,9 @@ def _message(m: wire.WireMessage) -> Dict[str, Any]:
     elif isinstance(m, wire.App):
         d["seq"] = m.seq
         d["payload_hex"] = m.payload.hex()
+    elif isinstance(m, wire.Hello):
+        d["version"] = m.version
+        d["reply"] = m.reply
     return d
 
 
@@ -62,6 +65,7 @@ def _build_message(d: Dict[str, Any]) -> wire.WireMessage:
         "heartbeat_ack": lambda: wire.HeartbeatAck(d["echo"]),
         "timeout_now": lambda: wire.TimeoutNow(),
         "app": lambda: wire.App(bytes.fromhex(d["payload_hex"]), d["seq"]),
+        "hello": lambda: wire.Hello(d["version"], d["reply"]),
     }
     result: wire.WireMessage = table[kind]()
     return result
@@ -103,7 +107,7 @@ def test_message_vectors_decode_and_re_encode_byte_identically() -> None:
                 wire.decode(data, key, receiver + "x")
             assert e.value.reason == "bad_mac"
         kinds.add(env.message.kind)
-    assert len(kinds) == 8, f"every message kind has a vector: {sorted(kinds)}"
+    assert len(kinds) == 9, f"every message kind has a vector: {sorted(kinds)}"
 
 
 def test_invalid_vectors_are_dropped_with_their_reason() -> None:

@@ -54,3 +54,13 @@ def test_config_defaults_are_the_cores() -> None:
 class _Never:
     def metrics(self) -> dict[str, object]:
         raise errors.StoppedError("not started")
+
+
+def test_every_core_option_is_an_elector_option_and_reaches_the_config() -> None:
+    from tenure._facade import ElectorOptions, _options
+
+    assert set(_tables.CONFIG_OPTIONS) <= set(ElectorOptions.__annotations__)
+    # Each one reaches the core's configuration (not silently dropped on the way).
+    given = {"max_peers": 17, "admit_unknown_peers": True, "max_clock_drift_ppm": 2000, "incarnation": 9}
+    checked = _options("127.0.0.1:7101", ["127.0.0.1:7102", "127.0.0.1:7103"], {"cluster": "c", **given})  # type: ignore[typeddict-item]
+    assert {k: getattr(checked.config, k) for k in given} == given

@@ -12,6 +12,7 @@
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
+use crate::event::{json_line, json_str};
 use crate::process::command::{handover, CommandSpec, Runner, WithCommand};
 use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, RuntimeEvent};
 
@@ -337,6 +338,8 @@ impl RunOptions {
             r.failure_policy.max_failures = n;
         }
         r.failure_policy.max_step_downs = self.max_step_downs;
+        r.pod_label = self.pod_label.clone();
+        r.service_account = self.service_account.as_ref().map(PathBuf::from);
         r
     }
 }
@@ -354,47 +357,8 @@ pub fn exit_code(e: &RuntimeError) -> i32 {
     }
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-}
-
-fn head(ts_ms: u64, id: &str, event: &str) -> String {
-    format!("{{\"ts_ms\":{ts_ms},\"id\":{},\"event\":\"{event}\"", json_str(id))
-}
-
 pub use crate::clock::wall_ms;
-
-/// The JSON line for an event (without the newline).
-pub fn event_line(ts_ms: u64, id: &str, event: &RuntimeEvent) -> String {
-    let (name, rest) = match event {
-        RuntimeEvent::Started { bound_addr, term, .. } => {
-            ("started", format!(",\"term\":{term},\"bound\":{}", json_str(&bound_addr.to_string())))
-        }
-        RuntimeEvent::Leader { term } => ("leader", format!(",\"term\":{term}")),
-        RuntimeEvent::Follower { term, leader } => {
-            ("follower", format!(",\"term\":{term},\"leader\":{}", leader.as_deref().map_or("null".into(), json_str)))
-        }
-        RuntimeEvent::PeerJoined { peer } => ("peer_joined", format!(",\"peer\":{}", json_str(peer))),
-        RuntimeEvent::PeerLeft { peer } => ("peer_left", format!(",\"peer\":{}", json_str(peer))),
-        RuntimeEvent::Message { from, payload } => {
-            let hex: String = payload.iter().map(|b| format!("{b:02x}")).collect();
-            ("message", format!(",\"from\":{},\"payload_hex\":\"{hex}\"", json_str(from)))
-        }
-        RuntimeEvent::Warning { code, message } => {
-            ("warning", format!(",\"code\":{},\"message\":{}", json_str(code), json_str(message)))
-        }
-        RuntimeEvent::Fatal { error } => {
-            ("fatal", format!(",\"code\":{},\"message\":{}", json_str(error.code()), json_str(&error.to_string())))
-        }
-        RuntimeEvent::Stopped { term } => ("stopped", format!(",\"term\":{term}")),
-    };
-    format!("{}{rest}}}", head(ts_ms, id, name))
-}
-
-/// The JSON `inspect` line: `{"ts_ms":…,"id":…,"event":"inspect","state":{…every inspect key…}}`.
-pub fn inspect_line(ts_ms: u64, id: &str, state: &tenure::Inspect) -> String {
-    format!("{},\"state\":{state}}}", head(ts_ms, id, "inspect"))
-}
+pub use crate::event::{event_line, inspect_line};
 
 /// A command read from stdin, one per line (see [`USAGE`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -535,14 +499,14 @@ where
         let spec = CommandSpec { argv: options.command.clone(), kill_grace, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))
     });
-    // --app-health and --pod-label (the pod label is cleared from here on).
+    // --app-health (--pod-label is the runtime's: `spawn` starts it).
     let warn_id = id.clone();
     let warn = move |code: &str, message: &str| {
         let warning = RuntimeEvent::Warning { code: code.into(), message: message.into() };
         emit(&event_line(wall_ms(), &warn_id, &warning));
     };
     let sidecar = match crate::sidecar::Sidecar::new(&options, warn) {
-        Ok(s) => std::sync::Arc::new(s),
+        Ok(s) => s,
         Err(e) => {
             eprintln!("{prog}: {e}");
             return 2;
@@ -550,10 +514,8 @@ where
     };
     // `started` is the first line: control lines (answered on the stdin thread) wait for it.
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
-    let events_sidecar = sidecar.clone();
     let on_event = move |event: RuntimeEvent| {
         emit(&event_line(wall_ms(), &id, &event));
-        events_sidecar.on_event(&event);
         if matches!(event, RuntimeEvent::Started { .. }) {
             let _ = started_tx.send(());
         }
@@ -563,14 +525,13 @@ where
         Ok(h) => h,
         Err(e) => {
             eprintln!("{prog}: {e}");
-            sidecar.finish();
             return exit_code(&e);
         }
     };
     sidecar.start(&handle);
     if let Some(addr) = handle.http_addr() {
         let addr = json_str(&addr.to_string());
-        emit(&format!("{},\"addr\":{addr}}}", head(wall_ms(), handle.id(), "http_listening")));
+        emit(&json_line(wall_ms(), handle.id(), "http_listening", &format!(",\"addr\":{addr}")));
     }
     if let Some(r) = &runner {
         r.start(handle.clone());
@@ -615,7 +576,6 @@ where
     if let Some(r) = runner {
         r.shutdown();
     }
-    sidecar.finish();
     match handle.fatal_error() {
         Some(_) => 1,
         None => 0,

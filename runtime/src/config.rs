@@ -58,6 +58,29 @@ pub struct RuntimeConfig {
     /// Probe a quiet leader and report its refused port as `peer_down(refused)` (see the crate
     /// docs, "A dead leader's refused port"). Default on; off only to measure or compare.
     pub failure_detection: bool,
+    /// Kubernetes: while this node leads, its own pod carries the label `KEY=true` (`false`
+    /// otherwise), written through the Kubernetes API, so that a Service selecting `KEY: "true"`
+    /// routes to the leader's pod (see `pod_label.rs` and docs/kubernetes.md). The API server and
+    /// the pod come from the environment Kubernetes gives a container (`KUBERNETES_SERVICE_HOST`,
+    /// `KUBERNETES_SERVICE_PORT`, `POD_NAME`, `POD_NAMESPACE`). Needs the `kubernetes` cargo
+    /// feature. Default none.
+    pub pod_label: Option<String>,
+    /// The directory holding the service account's `token`, `ca.crt` (and `namespace`) for
+    /// `pod_label`. Default: where Kubernetes mounts them
+    /// (`/var/run/secrets/kubernetes.io/serviceaccount`).
+    pub service_account: Option<PathBuf>,
+}
+
+#[cfg(feature = "kubernetes")]
+fn check_pod_label(key: &str) -> Result<(), String> {
+    crate::pod_label::check_key(key)
+}
+
+#[cfg(not(feature = "kubernetes"))]
+fn check_pod_label(_key: &str) -> Result<(), String> {
+    Err("this build of tenure-runtime cannot label pods (cargo feature `kubernetes`; the images of \
+         deploy/docker are built with it)"
+        .into())
 }
 
 /// When the HTTP sidecar's `GET /readyz` answers 200 (else 503).
@@ -123,6 +146,8 @@ impl RuntimeConfig {
             http: None,
             ready_when: ReadyWhen::Node,
             failure_detection: true,
+            pod_label: None,
+            service_account: None,
         }
     }
     /// Sets the bind address.
@@ -180,6 +205,11 @@ impl RuntimeConfig {
         self.log = on;
         self
     }
+    /// Labels this node's pod `key=true` while it leads (see [`RuntimeConfig::pod_label`]).
+    pub fn pod_label(mut self, key: impl Into<String>) -> Self {
+        self.pod_label = Some(key.into());
+        self
+    }
 
     /// Checks everything that can be checked without the network — the id, the peers, the bind
     /// address, the core's configuration, the options, and that the key file can be read — so
@@ -232,6 +262,7 @@ impl RuntimeConfig {
             }
         }
         self.failure_policy.validate()?;
+        self.validate_pod_label()?;
         if self.resolve_interval.is_zero() {
             return Err(RuntimeError::InvalidOption { option: "resolve_interval", message: "must be above 0".into() });
         }
@@ -243,6 +274,23 @@ impl RuntimeConfig {
             node.key = Some(read_key_file(path)?);
         }
         Ok(node.validate()?)
+    }
+
+    /// The label key (as Kubernetes checks it) and the build; the environment is read by
+    /// `spawn`, where the pod runs.
+    fn validate_pod_label(&self) -> Result<(), RuntimeError> {
+        if self.service_account.is_some() && self.pod_label.is_none() {
+            return Err(RuntimeError::InvalidOption {
+                option: "service_account",
+                message: "applies to pod_label; set pod_label too".into(),
+            });
+        }
+        match &self.pod_label {
+            Some(key) => {
+                check_pod_label(key).map_err(|message| RuntimeError::InvalidOption { option: "pod_label", message })
+            }
+            None => Ok(()),
+        }
     }
 }
 
@@ -355,20 +403,19 @@ pub fn parse_address(s: &str) -> Result<Address, AddressProblem> {
 
 /// Parses a node id: a `HOST:PORT` that peers can send to (not `0.0.0.0` or `::`).
 pub fn parse_id(s: &str) -> Result<Address, RuntimeError> {
-    let invalid = |problem| RuntimeError::InvalidId { value: s.to_string(), problem };
-    let a = parse_address(s).map_err(invalid)?;
-    if matches!(a.host, Host::Ip(ip) if ip.is_unspecified()) {
-        return Err(invalid(AddressProblem::Unspecified));
-    }
-    Ok(a)
+    parse_member(s).map_err(|problem| RuntimeError::InvalidId { value: s.to_string(), problem })
 }
 
 /// Parses a peer: a `HOST:PORT` (not `0.0.0.0` or `::`).
 pub fn parse_peer(s: &str) -> Result<Address, RuntimeError> {
-    let invalid = |problem| RuntimeError::InvalidPeer { value: s.to_string(), problem };
-    let a = parse_address(s).map_err(invalid)?;
+    parse_member(s).map_err(|problem| RuntimeError::InvalidPeer { value: s.to_string(), problem })
+}
+
+/// A member's address (an id or a peer): one that others can send to, so not unspecified.
+fn parse_member(s: &str) -> Result<Address, AddressProblem> {
+    let a = parse_address(s)?;
     if matches!(a.host, Host::Ip(ip) if ip.is_unspecified()) {
-        return Err(invalid(AddressProblem::Unspecified));
+        return Err(AddressProblem::Unspecified);
     }
     Ok(a)
 }

@@ -84,6 +84,11 @@ pub trait Engine: Send + 'static {
     fn leader(&mut self) -> Option<String>;
     /// The leadership validity deadline while leading (runtime clock, ms).
     fn lease_deadline(&mut self) -> Option<u64>;
+    /// The wire version every member of the view is known to speak ([`Node::wire_version`]);
+    /// `None` from an engine that does not say.
+    fn wire_version(&mut self) -> Option<u8> {
+        None
+    }
     /// A failure that stopped the engine as a whole (a trap), if one happened. The runtime then
     /// stops with [`RuntimeError::Engine`].
     fn failure(&mut self) -> Option<String> {
@@ -117,6 +122,9 @@ impl Engine for Node {
     }
     fn poll_output(&mut self) -> Option<Output> {
         Node::poll_output(self)
+    }
+    fn wire_version(&mut self) -> Option<u8> {
+        Some(Node::wire_version(self))
     }
     fn poll_output_into(&mut self, to: &mut String, bytes: &mut Vec<u8>) -> Option<Polled> {
         Some(match Node::poll_output_ref(self)? {
@@ -185,7 +193,8 @@ mod tests {
     use tenure::Config;
 
     /// The run loop's path (`poll_output_into`, buffers reused) yields exactly what
-    /// `poll_output` does, in order: here a persist, an event and an ack.
+    /// `poll_output` does, in order: here a persist, an event, an ack and the greeting (`Hello`)
+    /// of a peer first heard from, then two acks.
     #[test]
     fn poll_output_into_matches_poll_output() {
         let config = Config::new("a", "c").bootstrap(["a", "b", "d"]).durable(true);
@@ -226,6 +235,6 @@ mod tests {
             }
             assert!(owned.poll_output().is_none());
         }
-        assert_eq!(kinds, ["persist", "event", "send", "send", "send"]);
+        assert_eq!(kinds, ["persist", "event", "send", "send", "send", "send"]);
     }
 }

@@ -1,4 +1,6 @@
-//! [`RuntimeEvent`] and [`Handler`]: what the runtime tells the application, on its own thread.
+//! [`RuntimeEvent`] and [`Handler`]: what the runtime tells the application, on its own thread;
+//! and the one writer of its JSON event lines (the command line's stdout, the leader-only
+//! command's own events).
 
 use std::net::SocketAddr;
 
@@ -129,4 +131,49 @@ impl Handler for Box<dyn Handler> {
     fn confirm_leader(&mut self, term: u64) -> Confirm {
         (**self).confirm_leader(term)
     }
+}
+
+/// A JSON string literal (quoted and escaped).
+pub(crate) fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// One JSON event line (without the newline): `{"ts_ms":…,"id":…,"event":EVENT` then `rest`
+/// (the event's own fields, each starting with a comma), then `}`. Every line the command line
+/// prints has this head, whoever writes it.
+pub(crate) fn json_line(ts_ms: u64, id: &str, event: &str, rest: &str) -> String {
+    format!("{{\"ts_ms\":{ts_ms},\"id\":{},\"event\":\"{event}\"{rest}}}", json_str(id))
+}
+
+/// The JSON line for an event (without the newline).
+pub fn event_line(ts_ms: u64, id: &str, event: &RuntimeEvent) -> String {
+    let rest = match event {
+        RuntimeEvent::Started { bound_addr, term, .. } => {
+            format!(",\"term\":{term},\"bound\":{}", json_str(&bound_addr.to_string()))
+        }
+        RuntimeEvent::Leader { term } => format!(",\"term\":{term}"),
+        RuntimeEvent::Follower { term, leader } => {
+            format!(",\"term\":{term},\"leader\":{}", leader.as_deref().map_or("null".into(), json_str))
+        }
+        RuntimeEvent::PeerJoined { peer } => format!(",\"peer\":{}", json_str(peer)),
+        RuntimeEvent::PeerLeft { peer } => format!(",\"peer\":{}", json_str(peer)),
+        RuntimeEvent::Message { from, payload } => {
+            let hex: String = payload.iter().map(|b| format!("{b:02x}")).collect();
+            format!(",\"from\":{},\"payload_hex\":\"{hex}\"", json_str(from))
+        }
+        RuntimeEvent::Warning { code, message } => warning_fields(code, message),
+        RuntimeEvent::Fatal { error } => warning_fields(error.code(), &error.to_string()),
+        RuntimeEvent::Stopped { term } => format!(",\"term\":{term}"),
+    };
+    json_line(ts_ms, id, event.kind(), &rest)
+}
+
+/// The fields of a `warning` (and `fatal`) line: its code and message.
+pub(crate) fn warning_fields(code: &str, message: &str) -> String {
+    format!(",\"code\":{},\"message\":{}", json_str(code), json_str(message))
+}
+
+/// The JSON `inspect` line: `{"ts_ms":…,"id":…,"event":"inspect","state":{…every inspect key…}}`.
+pub fn inspect_line(ts_ms: u64, id: &str, state: &tenure::Inspect) -> String {
+    json_line(ts_ms, id, "inspect", &format!(",\"state\":{state}"))
 }

@@ -27,6 +27,12 @@ pub(crate) enum Command {
     LeaderWorkFailed(u64, bool, Reply<LeaderWorkVerdict>),
     /// Stop gracefully; `Some(ms)` overrides the configured handover timeout.
     Stop(Option<u64>),
+    /// From a helper thread of the runtime's (the pod label): a warning to deliver.
+    #[cfg_attr(not(feature = "kubernetes"), allow(dead_code))]
+    Warning {
+        code: String,
+        message: String,
+    },
     /// From the resolver thread: the addresses of a name (`Err`: why the lookup failed).
     Resolved {
         name: String,
@@ -280,6 +286,7 @@ impl Handle {
             silent_peers,
             leader_work_failures: self.shared.counters.leader_work_failures.load(Ordering::Relaxed),
             leader_work_step_downs: self.shared.counters.leader_work_step_downs.load(Ordering::Relaxed),
+            wire_version: Some(self.shared.counters.wire_version.load(Ordering::Relaxed)).filter(|v| *v > 0),
         }
     }
     /// The address the HTTP sidecar listens on, when [`crate::RuntimeConfig::http`] was set

@@ -99,6 +99,7 @@ pub(crate) fn leader(m: &Metrics) -> serde_json::Value {
         // for one release so that existing readers keep working.
         "lease_deadline_ms": m.lease_remaining_ms,
         "role": role_name(m.role),
+        "wire_version": m.wire_version,
     })
 }
 
@@ -229,6 +230,9 @@ impl Collector for Snapshot {
             gauge(&mut e, "tenure_quorum_slack", slack)?;
             gauge(&mut e, "tenure_peers_silent", as_i64(m.silent_peers.len() as u64))?;
         }
+        if let Some(v) = m.wire_version {
+            gauge(&mut e, "tenure_wire_version", i64::from(v))?;
+        }
         // The encoder takes per-bucket counts and accumulates them itself.
         let mut previous = 0u64;
         let buckets: Vec<(f64, u64)> = m
@@ -277,6 +281,7 @@ mod tests {
             elections: 1,
             leader_work_failures: 0,
             leader_work_step_downs: 0,
+            wire_version: Some(4),
             dropped: Default::default(),
             peers: Default::default(),
             peer_last_heard_ms: [("b".to_string(), Some(1))].into(),

@@ -82,6 +82,14 @@
 //! the snapshot the loop publishes after every round; [`Handle::metrics`] is that snapshot
 //! (counters computed once, here). Cargo feature `http` (default). `docs/http.md` lists every
 //! endpoint, field and metric.
+//!
+//! ## Pod label (Kubernetes)
+//!
+//! With [`RuntimeConfig::pod_label`] (`--pod-label KEY`, `pod_label=` in Python; cargo feature
+//! `kubernetes`) a thread labels this node's own pod `KEY=true` while it leads and `false`
+//! otherwise, following the runtime's events, so that a Service selecting the label routes to the
+//! leader's pod; it clears the label before [`Handle::wait`] returns after a stop.
+//!
 //! ## Leader-work failure policy
 //!
 //! The application reports that its leader-only work failed with [`Handle::leader_work_failed`]
@@ -136,6 +144,8 @@ mod handle;
 #[cfg(feature = "http")]
 mod http;
 pub mod metrics;
+#[cfg(feature = "kubernetes")]
+mod pod_label;
 mod policy;
 mod probe;
 mod process;

@@ -107,6 +107,12 @@ pub const METRIC_FAMILIES: &[MetricFamily] = &[
         labels: &[],
     },
     MetricFamily {
+        name: "tenure_wire_version",
+        kind: "gauge",
+        help: "The wire version every member of the view is known to speak (new messages only at the newest).",
+        labels: &[],
+    },
+    MetricFamily {
         name: "tenure_failover_seconds",
         kind: "histogram",
         help: "Leaderless time observed by this node: from losing a known leader to knowing the next.",
@@ -196,6 +202,10 @@ pub struct Metrics {
     /// Leaderships this node handed over because their work kept failing (see
     /// [`crate::FailurePolicy`]).
     pub leader_work_step_downs: u64,
+    /// The wire version every member of the view is known to speak (`tenure::wire::VERSION`
+    /// once each has said so, else `tenure::wire::MIN_VERSION`: messages newer than v0.1.0's are
+    /// sent only at the newest); `None` when the engine does not say.
+    pub wire_version: Option<u8>,
 }
 
 impl Metrics {
@@ -209,7 +219,8 @@ impl Metrics {
     /// "loop_age_ms", "leader_changes", "elections", "dropped": {reason: n}, "peers": {state: n},
     /// "failover": {"buckets": [[le_seconds, cumulative], ...], "sum_seconds", "count"},
     /// "peer_last_heard_ms": {peer: ms or null}, "peer_last_ack_ms": {peer: ms}, "quorum_slack",
-    /// "silent_peers": [peer, ...], "leader_work_failures", "leader_work_step_downs", "version"}`
+    /// "silent_peers": [peer, ...], "leader_work_failures", "leader_work_step_downs", "wire_version",
+    /// "version"}`
     /// (`null` for absent values).
     pub fn to_json(&self) -> String {
         serde_json::json!({
@@ -237,6 +248,7 @@ impl Metrics {
             "silent_peers": self.silent_peers,
             "leader_work_failures": self.leader_work_failures,
             "leader_work_step_downs": self.leader_work_step_downs,
+            "wire_version": self.wire_version,
             "version": crate::VERSION,
         })
         .to_string()
@@ -274,6 +286,8 @@ pub(crate) struct Counters {
     pub(crate) leader_work_failures: AtomicU64,
     /// See [`Metrics::leader_work_step_downs`].
     pub(crate) leader_work_step_downs: AtomicU64,
+    /// See [`Metrics::wire_version`] (0: not known).
+    pub(crate) wire_version: std::sync::atomic::AtomicU8,
 }
 
 impl Counters {
@@ -468,6 +482,7 @@ mod tests {
             silent_peers: vec!["c".into()],
             leader_work_failures: 2,
             leader_work_step_downs: 1,
+            wire_version: Some(4),
         };
         let v: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
         assert_eq!(v["role"], "leader");

@@ -42,7 +42,7 @@ pub(crate) fn assess(i: &Inspect, heard: impl Fn(&str) -> Option<u64>, now: u64,
         i.peers.iter().map(|p| (p.clone(), heard(p), acked(p))).collect();
     let members = u64::from(i.view_size);
     let quorum = u64::from(i.quorum);
-    let sees_everyone = i.leader || i.leader_id.is_none();
+    let sees_everyone = i.is_leader || i.leader.is_none();
     if !sees_everyone {
         return QuorumView { members, quorum, silent: Vec::new(), slack: None, peers };
     }
@@ -88,12 +88,12 @@ pub(crate) fn waiting_message(v: &QuorumView) -> String {
 mod tests {
     use super::*;
 
-    fn inspect(leader: bool, leader_id: Option<&str>, heard: &[(&str, u64)], acked: &[(&str, u64)]) -> Inspect {
+    fn inspect(is_leader: bool, leader: Option<&str>, heard: &[(&str, u64)], acked: &[(&str, u64)]) -> Inspect {
         let pairs = |v: &[(&str, u64)]| v.iter().map(|(k, t)| (k.to_string(), *t)).collect();
         let mut i =
             tenure::Node::new(tenure::Config::new("a", "c").bootstrap(["b", "c"]), 1, None, 0).unwrap().inspect();
-        i.leader = leader;
-        i.leader_id = leader_id.map(String::from);
+        i.is_leader = is_leader;
+        i.leader = leader.map(String::from);
         i.peer_heard_at = pairs(heard);
         i.peer_acked_at = pairs(acked);
         i

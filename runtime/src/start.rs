@@ -13,10 +13,10 @@ use crate::handle::{EndGuard, Shared, Snapshot};
 use crate::policy::FailureCounter;
 use crate::probe::Prober;
 use crate::resolve::{Family, Peers, Resolver};
-use crate::runloop::{Loop, RECV_BUFFER, SOCKET, WAKER};
+use crate::runloop::{Durable, Io, Lead, Loop, Net, QuorumWatch, Report, Stop, SOCKET, WAKER};
 use crate::state::StateFile;
 use crate::warn::Warner;
-use crate::{Clock, Engine, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError};
+use crate::{Clock, Confirm, Engine, EngineInit, Handle, Handler, RuntimeConfig, RuntimeError, RuntimeEvent};
 
 fn io_err(context: &str) -> impl Fn(std::io::Error) -> RuntimeError + '_ {
     move |e| RuntimeError::Io { context: context.to_string(), message: e.to_string() }
@@ -60,6 +60,8 @@ where
         http,
         ready_when,
         failure_detection,
+        pod_label,
+        service_account,
     } = config;
     let id_addr = parse_id(&node.id)?;
     if let Some(path) = &key_file {
@@ -91,6 +93,16 @@ where
         }
         None => (None, None),
     };
+    // The pod and the API server are read from the environment before anything runs.
+    #[cfg(feature = "kubernetes")]
+    let pod_label = pod_label
+        .map(|key| {
+            crate::pod_label::PodLabelConfig::from_env(&key, service_account.as_deref(), |k| std::env::var(k).ok())
+                .map_err(|message| RuntimeError::InvalidOption { option: "pod_label", message })
+        })
+        .transpose()?;
+    #[cfg(not(feature = "kubernetes"))]
+    let _ = (pod_label, service_account); // refused by `validate` in this build
     let std_socket = bind_socket(&candidates)?;
     let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
     std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
@@ -148,50 +160,71 @@ where
         http_addr,
         on_end: Mutex::new(Vec::new()),
     });
+    let config_warnings = valid
+        .warnings
+        .iter()
+        .map(|w| (w.code().to_string(), w.to_string()))
+        .chain(repeated.iter().map(|p| {
+            let m = format!("peer {p} is listed more than once: it counts once");
+            ("duplicate_peer".to_string(), m)
+        }))
+        .chain((failure_detection && !icmp).then(|| {
+            let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";
+            ("failure_detection_off".to_string(), m.to_string())
+        }))
+        .collect();
+    #[cfg(feature = "kubernetes")]
+    let label = match pod_label {
+        Some(config) => {
+            // Its warnings reach the handler through the loop, like every warning.
+            let (tx, waker) = (shared.tx.clone(), shared.waker.clone());
+            let warn = move |code: &str, message: &str| {
+                let warning = crate::handle::Command::Warning { code: code.into(), message: message.into() };
+                let _ = tx.send(warning);
+                let _ = waker.wake();
+            };
+            let label =
+                crate::pod_label::PodLabel::start(config, warn).map_err(io_err("starting the pod-label thread"))?;
+            // Cleared once the runtime has stopped, before `Handle::wait` returns.
+            let finish = label.clone();
+            shared.on_end.lock().unwrap_or_else(|p| p.into_inner()).push(Box::new(move || finish.finish()));
+            Some(label)
+        }
+        None => None,
+    };
+    let handler = Observed {
+        inner: handler,
+        #[cfg(feature = "kubernetes")]
+        label,
+    };
     let mut runner = Loop {
         engine,
         handler,
         shared: shared.clone(),
-        poll,
-        socket,
-        rx,
-        state,
-        peers,
-        warner: Warner::default(),
-        log,
-        id,
-        config_warnings: valid
-            .warnings
-            .iter()
-            .map(|w| (w.code().to_string(), w.to_string()))
-            .chain(repeated.iter().map(|p| {
-                let m = format!("peer {p} is listed more than once: it counts once");
-                ("duplicate_peer".to_string(), m)
-            }))
-            .chain((failure_detection && !icmp).then(|| {
-                let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";
-                ("failure_detection_off".to_string(), m.to_string())
-            }))
-            .collect(),
-        confirm_timeout,
-        handover_timeout,
-        confirm_pending: None,
-        stopping: None,
-        exit: None,
-        pending_persist: None,
-        buf: vec![0; RECV_BUFFER],
-        out_to: String::new(),
-        out_bytes: Vec::new(),
-        start_term,
-        readable: false,
-        prober: icmp.then(Prober::default),
-        heartbeat_interval: valid.heartbeat_interval,
-        key,
-        quorum_next: 0,
-        leaderless_since: None,
-        silent_after: crate::quorum::silent_after(valid.election_timeout_max),
-        failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
-        leader_pending: None,
+        io: Io::new(poll, socket, rx),
+        durable: Durable { file: state, pending: None },
+        net: Net { peers, prober: icmp.then(Prober::default), heartbeat_interval: valid.heartbeat_interval },
+        lead: Lead {
+            confirm_timeout,
+            confirm_pending: None,
+            leader_pending: None,
+            failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
+        },
+        stop: Stop::new(handover_timeout),
+        report: Report {
+            id,
+            log,
+            warner: Warner::default(),
+            key,
+            start_term,
+            config_warnings,
+            quorum: QuorumWatch {
+                next: 0,
+                every: valid.heartbeat_interval,
+                leaderless_since: None,
+                silent_after: crate::quorum::silent_after(valid.election_timeout_max),
+            },
+        },
     };
     #[cfg(feature = "http")]
     if let Some((server, _)) = sidecar {
@@ -217,4 +250,25 @@ where
     let _ = shared.thread_id.set(thread.thread().id());
     *shared.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
     Ok(Handle { shared })
+}
+
+/// The application's handler, and what the runtime itself follows by events: the pod label
+/// (`leader` sets it, `follower` and `stopped` clear it).
+struct Observed<H> {
+    inner: H,
+    #[cfg(feature = "kubernetes")]
+    label: Option<Arc<crate::pod_label::PodLabel>>,
+}
+
+impl<H: Handler> Handler for Observed<H> {
+    fn on_event(&mut self, event: RuntimeEvent) {
+        #[cfg(feature = "kubernetes")]
+        if let Some(l) = &self.label {
+            l.on_event(&event);
+        }
+        self.inner.on_event(event)
+    }
+    fn confirm_leader(&mut self, term: u64) -> Confirm {
+        self.inner.confirm_leader(term)
+    }
 }

@@ -373,6 +373,25 @@ pub const OPTION_NAMES: &[&str] = &[
     "failure_detection",
 ];
 
+/// The core's configuration options an elector (Python's `Elector` and `SyncElector`, the Node.js
+/// `Elector`) takes as options of its own, beside the id, the cluster and the peers: the one list
+/// both hosts read (generated into their tables), so that an option added to the core reaches
+/// both or neither.
+pub const ELECTOR_CONFIG_OPTIONS: &[&str] = &[
+    "min_cluster_size",
+    "election_timeout_min",
+    "election_timeout_max",
+    "heartbeat_interval",
+    "lease_duration",
+    "ghost_ttl",
+    "pre_vote",
+    "key",
+    "admit_unknown_peers",
+    "max_peers",
+    "max_clock_drift_ppm",
+    "incarnation",
+];
+
 /// `election_timeout_min` → `electionTimeoutMin`.
 pub fn camel_case(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
@@ -414,9 +433,44 @@ pub fn camel_case_names(message: &str) -> String {
     out
 }
 
+/// The runtime's durations that a host whose other durations are also whole milliseconds names
+/// with an `_ms` suffix (Python: `confirm_timeout_ms`), because its standard library would read
+/// a bare `timeout` as seconds. The core's own options (`election_timeout_min`, ...) keep their
+/// names: they are milliseconds in every surface.
+pub const MS_SUFFIXED_OPTIONS: &[&str] = &["confirm_timeout", "handover_timeout", "backoff", "max_backoff"];
+
+/// `message` with every option of [`MS_SUFFIXED_OPTIONS`] that stands as a whole word written with
+/// its `_ms` suffix: what a Python caller, who passed `confirm_timeout_ms`, reads in a message.
+pub fn ms_suffixed_names(message: &str) -> String {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(message.len() + 8);
+    let mut rest = message;
+    while let Some(start) = rest.find(is_word) {
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..].find(|c: char| !is_word(c)).unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        out.push_str(word);
+        if MS_SUFFIXED_OPTIONS.contains(&word) {
+            out.push_str("_ms");
+        }
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_for_python_callers_name_durations_with_their_unit() {
+        assert_eq!(
+            ms_suffixed_names("invalid backoff: 2s is above max_backoff 1s; confirm_timeout."),
+            "invalid backoff_ms: 2s is above max_backoff_ms 1s; confirm_timeout_ms."
+        );
+        assert_eq!(ms_suffixed_names("backoffs max_backoff_x"), "backoffs max_backoff_x");
+    }
 
     #[test]
     fn messages_for_camel_case_callers_name_their_options() {

@@ -29,6 +29,7 @@ fn config(defaults: &Value, case: &Value) -> RuntimeConfig {
             "ghost_ttl" => node.ghost_ttl = v.as_u64().unwrap(),
             "key_file" => r.key_file = Some(v.as_str().unwrap().into()),
             "bind" => r.bind = Some(v.as_str().unwrap().into()),
+            "confirm_timeout_ms" => r.confirm_timeout = v.as_u64().map(std::time::Duration::from_millis),
             other => panic!("the table's config key {other} is not mapped here"),
         }
     }
@@ -51,6 +52,10 @@ fn every_bad_input_in_the_table_is_refused_by_name() {
     assert!(cases.len() >= 20);
     for case in cases {
         let name = case["name"].as_str().unwrap();
+        // A value of the wrong type or sign ('host'): the Rust API's types cannot hold it.
+        if case["surface"] == "host" {
+            continue;
+        }
         let message = case["message"].as_str().unwrap();
         match case["surface"].as_str().unwrap() {
             "config" => {

@@ -186,7 +186,7 @@ def sync_story() -> list[Record]:
     _wait(lambda: len(attempts) >= 3)
     out.append(["work", "attempts_until_success", len(attempts), "same_term", len(set(attempts)) == 1])
     leader = _sync_leader(electors)
-    lease = leader.wait_leader(TIMEOUT)
+    lease = leader.wait_leader(int(TIMEOUT * 1000))
     assert lease is not None
     _wait(lambda: lease.valid)
     out.append(["lease", "before_pause", lease.valid])

@@ -158,8 +158,10 @@ class Pod:
             self.http_port = int(self.env.get("TENURE_HTTP", "0.0.0.0:8080").rsplit(":", 1)[1])
             m = re.search(r'ready_when="(\w+)"', APP.read_text())
             self.ready_when = m.group(1) if m else "node"  # app.py: Elector(ready_when=...)
-            self.pod_label = self.app_health = None
-            self.service_account = ""
+            # app.py passes TENURE_POD_LABEL to the runtime's pod_label (the same labelling).
+            self.pod_label = self.env.get("TENURE_POD_LABEL") or None
+            self.app_health = None
+            self.service_account = self.env.get("TENURE_SERVICE_ACCOUNT", "/var/run/secrets/kubernetes.io/serviceaccount")
 
 
 def port_number(container: Doc, port: Any, protocol: str = "TCP") -> int | None:
@@ -300,13 +302,13 @@ def tenure_problems(docs: list[Doc]) -> list[str]:
         problems.append("pod template: automountServiceAccountToken must be false (no API token for the app)")
     others = [x for x in [*template.get("initContainers", []), *template.get("containers", [])] if x is not c]
     if pods[0].how == "cli" and others:
-        problems.extend(sidecar_problems(docs, pods, c, others, labels))
+        problems.extend(sidecar_problems(docs, pods, c, others))
+    problems.extend(leader_label_problems(docs, pods, c, others, labels))
     return problems
 
 
-def sidecar_problems(docs: list[Doc], pods: list[Pod], c: Doc, apps: list[Doc], labels: dict[str, str]) -> list[str]:
-    """A tenure sidecar beside an app: native sidecar, the app's health, the leader label and its
-    least-privilege token."""
+def sidecar_problems(docs: list[Doc], pods: list[Pod], c: Doc, apps: list[Doc]) -> list[str]:
+    """A tenure sidecar beside an app: native sidecar, the app's health."""
     problems: list[str] = []
     sts = one(docs, "StatefulSet")
     assert sts is not None
@@ -321,9 +323,24 @@ def sidecar_problems(docs: list[Doc], pods: list[Pod], c: Doc, apps: list[Doc], 
             f"container {c['name']}: --app-health must poll the app beside it (http://127.0.0.1:APP_PORT/...), "
             f"got {health!r}: otherwise a leader whose app is down keeps leading"
         )
+    return problems
+
+
+def leader_label_problems(docs: list[Doc], pods: list[Pod], c: Doc, apps: list[Doc], labels: dict[str, str]) -> list[str]:
+    """The leader Service of either variant: the runtime labels the leader's pod (--pod-label, or
+    pod_label in the app), a Service selects that label and reaches the serving port, and the
+    API token is the labeller's alone, with least privilege. `apps`: the other containers."""
+    problems: list[str] = []
+    sts = one(docs, "StatefulSet")
+    assert sts is not None
+    template = sts["spec"]["template"]["spec"]
+    serving = apps if apps else [c]  # the sidecar's app, or the app that embeds tenure
+    tcp = [p for a in serving for p in a.get("ports", []) if p.get("protocol", "TCP") == "TCP"]
+    app_ports = {int(p["containerPort"]) for p in tcp}
     key = pods[0].pod_label
     if key is None:
-        return [*problems, f"container {c['name']}: no --pod-label: no Service can follow the leader"]
+        flag = "--pod-label" if pods[0].how == "cli" else "TENURE_POD_LABEL"
+        return [*problems, f"container {c['name']}: no {flag}: no Service can follow the leader"]
     leader_svc = [
         d
         for d in docs
@@ -335,8 +352,8 @@ def sidecar_problems(docs: list[Doc], pods: list[Pod], c: Doc, apps: list[Doc], 
         problems.append(f"expected one Service selecting the pods and {key}: \"true\" (the leader Service)")
     else:
         targets = {p.get("targetPort") for p in leader_svc[0]["spec"].get("ports", [])}
-        names = {p.get("name") for a in apps for p in a.get("ports", [])}
-        if not targets or not targets <= names | app_ports:
+        port_names = {p.get("name") for p in tcp}
+        if not targets or not targets <= port_names | app_ports:
             problems.append(f"leader Service/{leader_svc[0]['metadata']['name']}: targetPort {targets} is not the app's")
     # The token: projected, in the tenure container only, at the --service-account directory.
     projected = {

@@ -31,6 +31,7 @@ def test_settings_from_the_manifests_environment() -> None:
     assert s.id == "tenure-py-1.tenure-py:7946"
     assert s.peers == [f"tenure-py-{i}.tenure-py:7946" for i in range(3)]
     assert (s.cluster, s.state_file, s.http) == ("tenure-py", "/var/lib/tenure/state.json", "0.0.0.0:8080")
+    assert s.pod_label == "tenure/leader"
     elector = app.make_elector(s)  # every value accepted (not started: nothing is bound)
     assert elector.id == s.id and not elector.running
 

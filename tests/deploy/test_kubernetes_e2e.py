@@ -81,7 +81,9 @@ class PodNet(Net):
             # runs both flags against a stand-in app and a fake API server.
             args = [a for a in args if not a.startswith(("--app-health", "--pod-label"))]
             return [str(tenure_bin()), *args]
-        env = {k: self.volume(pod, v) for k, v in pod.env.items()}
+        # No Kubernetes API here either: tests/deploy/test_app_pod_label.py runs TENURE_POD_LABEL
+        # against the fake API server.
+        env = {k: self.volume(pod, v) for k, v in pod.env.items() if k != "TENURE_POD_LABEL"}
         return ["env", *(f"{k}={v}" for k, v in env.items()), sys.executable, str(APP)]
 
     def http_port(self, n: Node) -> int:

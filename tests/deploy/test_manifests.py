@@ -184,13 +184,21 @@ def any_pod_rbac(docs: list[Doc]) -> None:
 
 
 def leader_service_without_label(docs: list[Doc]) -> None:
-    svc = next(d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "tenure-leader")
+    svc = next(d for d in docs if d["kind"] == "Service" and "tenure/leader" in d["spec"].get("selector", {}))
     svc["spec"]["selector"].pop("tenure/leader")
 
 
 def no_pod_label(docs: list[Doc]) -> None:
     c = tenure_container(docs)
-    c["args"] = [a for a in c["args"] if not a.startswith("--pod-label")]
+    if "args" in c:
+        c["args"] = [a for a in c["args"] if not a.startswith("--pod-label")]
+    else:
+        c["env"] = [e for e in c["env"] if e["name"] != "TENURE_POD_LABEL"]
+
+
+def leader_service_to_the_election_port(docs: list[Doc]) -> None:
+    svc = next(d for d in docs if d["kind"] == "Service" and "tenure/leader" in d["spec"].get("selector", {}))
+    svc["spec"]["ports"][0]["targetPort"] = "election"
 
 
 def no_app_health(docs: list[Doc]) -> None:
@@ -239,13 +247,20 @@ TENURE_BREAKS: dict[str, Callable[[list[Doc]], None]] = {
 }
 
 
-# Only the sidecar variant has these (python-app: app.py's readiness is in its code; no API access).
-SIDECAR_BREAKS: dict[str, Callable[[list[Doc]], None]] = {
-    "token only in the tenure container": token_in_the_app,
+# Both variants' leader Service: the runtime labels the leader's pod (--pod-label, or pod_label in
+# app.py), with a least-privilege token.
+LEADER_BREAKS: dict[str, Callable[[list[Doc]], None]] = {
     "RBAC (verbs)": wider_rbac,
     "RBAC (any pod)": any_pod_rbac,
     "leader Service": leader_service_without_label,
-    "--pod-label": no_pod_label,
+    "leader Service (port)": leader_service_to_the_election_port,
+    "pod label": no_pod_label,
+}
+TENURE_BREAKS.update(LEADER_BREAKS)
+
+# Only the sidecar variant has these (python-app: app.py's readiness is in its code; one container).
+SIDECAR_BREAKS: dict[str, Callable[[list[Doc]], None]] = {
+    "token only in the tenure container": token_in_the_app,
     "--app-health": no_app_health,
     "native sidecar": sidecar_as_a_container,
 }

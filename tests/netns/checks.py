@@ -71,7 +71,7 @@ def leases(lines: list[Line]) -> list[Lease]:
             continue
         st = ln.data.get("state") or {}
         ld = st.get("lease_deadline")
-        if not st.get("leader") or ld is None:
+        if not st.get("is_leader") or ld is None:
             continue
         out.append(
             Lease(ln.node, int(st.get("term", 0)), ln.ts, lease_wall_ms(ln, int(ld)))

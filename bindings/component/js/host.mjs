@@ -21,15 +21,15 @@ export async function getCoreModule(path) {
  *
  * jco 0.15's generated JS reads the imports by their unversioned names
  * (`imports['tenure:election/host']`), while its generated `.d.ts` (`ImportObject`) declares the
- * versioned ones (`'tenure:election/host@0.2.0'`). A JavaScript host needs only the unversioned
+ * versioned ones (`'tenure:election/host@0.3.0'`). A JavaScript host needs only the unversioned
  * key; a TypeScript host passes both so that the object also type-checks. test/imports.test.mjs
  * checks both facts against the transpiled output.
  */
 export function importObject(host) {
   return {
     'tenure:election/host': host,
-    'tenure:election/host@0.2.0': host,
-    'tenure:election/types@0.2.0': {},
+    'tenure:election/host@0.3.0': host,
+    'tenure:election/types@0.3.0': {},
   };
 }
 

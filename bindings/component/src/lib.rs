@@ -344,7 +344,7 @@ impl GuestNode for NodeResource {
         self.input(now, |n| n.confirm_leader(now, term, granted)).map_err(node_error)
     }
 
-    fn leader_failed(&self, now: u64, term: u64) -> Result<(), wit::NodeError> {
+    fn leader_handler_failed(&self, now: u64, term: u64) -> Result<(), wit::NodeError> {
         self.input(now, |n| n.leader_handler_failed(now, term)).map_err(node_error)
     }
 
@@ -380,7 +380,7 @@ impl GuestNode for NodeResource {
         self.core.borrow().lease_deadline()
     }
 
-    fn next_deadline(&self) -> Option<u64> {
+    fn poll_timeout(&self) -> Option<u64> {
         self.wakeup.get()
     }
 
@@ -402,8 +402,8 @@ impl GuestNode for NodeResource {
         wit::Inspect {
             id: i.id,
             state: role(self.core.borrow().role()),
+            is_leader: i.is_leader,
             leader: i.leader,
-            leader_id: i.leader_id,
             term: i.term,
             voted_for: i.voted_for,
             term_changed_at: i.term_changed_at,

@@ -37,7 +37,7 @@ def test_three_nodes_elect_and_fail_over(compiled: tuple) -> None:
         assert node.leader == leader
         assert node.role == ("leader" if node_id == leader else "follower")
     state = net.nodes[leader].inspect()
-    assert state["state"] == "leader" and state["leader"] is True
+    assert state["state"] == "leader" and state["is_leader"] is True
     assert (state["view_size"], state["quorum"]) == (3, 2)
 
     net.down.add(leader)

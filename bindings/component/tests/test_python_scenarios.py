@@ -38,7 +38,7 @@ def _output(o: tuple) -> Any:
         return {"type": "event", "event": kind, "peer": o[1]}
     if kind == "message":
         return {"type": "event", "event": kind, "from": o[1], "hex": o[2].hex()}
-    return None  # set_wakeup: checked through next_deadline
+    return None  # set_wakeup: checked through poll_timeout
 
 
 def _apply(node: ComponentNode, at: int, inp: dict[str, Any]) -> str:
@@ -58,7 +58,7 @@ def _apply(node: ComponentNode, at: int, inp: dict[str, Any]) -> str:
         elif kind == "confirm":
             node.confirm_leader(at, inp["term"], inp["granted"])
         elif kind == "leader_failed":
-            node.leader_failed(at, inp["term"])
+            node.leader_handler_failed(at, inp["term"])
         elif kind == "transfer":
             node.transfer_leadership(at, inp["peer"])
         elif kind == "broadcast":
@@ -106,7 +106,7 @@ def test_scenario_replays_byte_for_byte(compiled: tuple, path: Path) -> None:
         assert result == step["result"], where
         outputs: list[Any] = [o for o in map(_output, node.take_outputs()) if o is not None]
         assert outputs == step["outputs"], where
-        assert node.next_deadline == step["next_deadline"], where
+        assert node.poll_timeout == step["next_deadline"], where
     final = s.get("final")
     if final is not None:
         assert (node.role, node.term, node.leader, node.voted_for) == (

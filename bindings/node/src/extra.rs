@@ -6,8 +6,8 @@ use napi::Result;
 use napi_derive::napi;
 
 use crate::conv::{
-    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt_u64, prop, string, type_error,
-    u64_arg, U64,
+    boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt_u64, prop, range_error, string,
+    type_error, u64_arg, U64,
 };
 use crate::durable_from_js;
 use tenure::wire::{self, Envelope, Message};
@@ -45,6 +45,10 @@ fn message_to_js<'e>(env: &'e Env, m: Message) -> Result<Object<'e>> {
             o.set("seq", U64(seq))?;
             o.set("payload", BufferSlice::from_data(env, payload)?)?
         }
+        Message::Hello { version, reply } => {
+            o.set("version", u32::from(version))?;
+            o.set("reply", reply)?
+        }
     }
     Ok(o)
 }
@@ -73,10 +77,21 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
             seq: opt_u64(env, prop(&obj, "seq")?.as_ref(), "message.seq")?.unwrap_or(0),
             payload: bytes(env, &need("payload")?, "message.payload")?.to_vec(),
         },
+        "hello" => {
+            let version = u64_arg(env, &need("version")?, "message.version")?;
+            Message::Hello {
+                version: u8::try_from(version)
+                    .map_err(|_| range_error(env, format!("message.version must be at most 255, got {version}")))?,
+                reply: match prop(&obj, "reply")? {
+                    Some(r) => boolean(env, &r, "message.reply")?,
+                    None => false,
+                },
+            }
+        }
         other => {
             return Err(type_error(
                 env,
-                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app)"),
+                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello)"),
             ))
         }
     })

@@ -415,7 +415,7 @@ impl NativeNode {
         for (i, w) in self.inner.warnings().iter().enumerate() {
             let mut o = Object::new(env)?;
             o.set("code", w.code())?;
-            o.set("message", w.to_string())?;
+            o.set("message", camel_case_names(&w.to_string()))?;
             arr.set(i as u32, o)?;
         }
         Ok(arr)

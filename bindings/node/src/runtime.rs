@@ -188,7 +188,8 @@ pub struct RuntimeEventJs {
     /// The leader (`follower`); `null` crosses as `undefined`.
     pub leader: Option<String>,
     pub peer: Option<String>,
-    pub from: Option<String>,
+    /// `message`: the peer that sent it.
+    pub sender: Option<String>,
     pub payload: Option<Buffer>,
     /// `warning`: its code; `fatal`: the error's code.
     pub code: Option<String>,
@@ -205,7 +206,7 @@ impl RuntimeEventJs {
             bound_addr: None,
             leader: None,
             peer: None,
-            from: None,
+            sender: None,
             payload: None,
             code: None,
             kind_of_error: None,
@@ -224,7 +225,7 @@ impl RuntimeEventJs {
             RuntimeEvent::PeerJoined { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
             RuntimeEvent::PeerLeft { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
             RuntimeEvent::Message { from, payload } => {
-                RuntimeEventJs { from: Some(from), payload: Some(payload.into()), ..Self::new(kind, None) }
+                RuntimeEventJs { sender: Some(from), payload: Some(payload.into()), ..Self::new(kind, None) }
             }
             RuntimeEvent::Warning { code, message } => {
                 let message = tenure_runtime::vocabulary::camel_case_names(&message);
@@ -298,20 +299,15 @@ impl NativeRuntime {
         let granted = boolean(&env, &granted, "granted")?;
         self.handle.confirm_leader(term, granted).map_err(|e| runtime_error(&env, &e))
     }
-    /// Reports a failure of the leader-only work of `term` to the runtime's failure policy
-    /// (`atOnce`: the whole leadership failed). Returns the delay in ms before retrying, or `null`
-    /// (stepped down, or stopping: a `fatal` event with `leader_work_failed` follows).
-    #[napi(catch_unwind, ts_args_type = "term: number, atOnce?: boolean | null")]
-    pub fn leader_work_failed(&self, env: Env, term: Unknown, at_once: Unknown) -> Result<Option<f64>> {
+    /// Reports a failure of the leader work of `term` to the runtime's failure policy. Returns the
+    /// delay in ms before running it again in this leadership, or `null` (stepped down, or
+    /// stopping: a `fatal` event with `leader_work_failed` follows).
+    #[napi(catch_unwind, ts_args_type = "term: number")]
+    pub fn leader_work_failed(&self, env: Env, term: Unknown) -> Result<Option<f64>> {
         let term = u64_arg(&env, &term, "term")?;
-        let at_once = !is_nullish(&at_once)? && boolean(&env, &at_once, "atOnce")?;
-        let verdict = match at_once {
-            true => self.handle.leadership_failed(term),
-            false => self.handle.leader_work_failed(term),
-        }
-        .map_err(|e| runtime_error(&env, &e))?;
+        let verdict = self.handle.leader_work_failed(term).map_err(|e| runtime_error(&env, &e))?;
         Ok(match verdict {
-            LeaderWorkVerdict::Retry { after } => Some(after.as_secs_f64() * 1000.0),
+            LeaderWorkVerdict::Retry { after } => Some(num(u64::try_from(after.as_millis()).unwrap_or(u64::MAX))),
             _ => None,
         })
     }
@@ -356,6 +352,17 @@ impl NativeRuntime {
     #[napi(getter, catch_unwind)]
     pub fn lease_remaining(&self) -> Option<f64> {
         self.handle.lease_remaining_ms().map(num)
+    }
+    /// The lease deadline on the runtime's clock ([`NativeRuntime::now_ms`]), or `null` when not
+    /// leading with a confirmed lease.
+    #[napi(getter, catch_unwind)]
+    pub fn lease_deadline(&self) -> Option<f64> {
+        self.handle.lease_deadline_ms().map(num)
+    }
+    /// The runtime's clock: monotonic milliseconds.
+    #[napi(catch_unwind)]
+    pub fn now_ms(&self) -> f64 {
+        num(self.handle.now_ms())
     }
     /// Whether this node leads `term` with a lease that holds now (the runtime's decision).
     #[napi(catch_unwind, ts_args_type = "term: number")]

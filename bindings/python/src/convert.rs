@@ -203,3 +203,30 @@ pub(crate) fn drop_reason_arg(reason: &Bound<'_, PyAny>) -> PyResult<DropReason>
 pub(crate) fn is<'py>(obj: &Bound<'py, PyAny>, class: PyResult<&Bound<'py, PyAny>>) -> PyResult<bool> {
     obj.is_instance(class?)
 }
+
+/// A duration in whole milliseconds, as every `*_ms` argument of the package takes it. The
+/// errors are the Node.js package's for the same option: a value of the wrong type (a `bool`, a
+/// `str`, ...) is a `TypeError` (Node.js: `TypeError`), a number that is not a whole number from
+/// 0 up (negative, fractional, or a `float` at all) a `ValueError` (Node.js: `RangeError`).
+pub(crate) fn millis(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<std::time::Duration> {
+    use pyo3::types::{PyBool, PyFloat, PyInt};
+    if obj.is_instance_of::<PyBool>() || !(obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>()) {
+        return Err(PyTypeError::new_err(format!("{what} must be an int (milliseconds), got {}", type_name(obj))));
+    }
+    match obj.extract::<u64>() {
+        Ok(ms) if obj.is_instance_of::<PyInt>() => Ok(std::time::Duration::from_millis(ms)),
+        _ => Err(PyValueError::new_err(format!(
+            "{what} must be a whole number of milliseconds from 0 to {}, got {}",
+            u64::MAX,
+            obj.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))),
+    }
+}
+
+/// [`millis`] for an optional argument (`None`: not given).
+pub(crate) fn opt_millis(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<std::time::Duration>> {
+    match obj {
+        Some(o) if !o.is_none() => millis(o, what).map(Some),
+        _ => Ok(None),
+    }
+}

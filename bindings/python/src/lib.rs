@@ -81,6 +81,7 @@ cached!(cls_heartbeat, "tenure.wire", "Heartbeat");
 cached!(cls_heartbeat_ack, "tenure.wire", "HeartbeatAck");
 cached!(cls_timeout_now, "tenure.wire", "TimeoutNow");
 cached!(cls_app, "tenure.wire", "App");
+cached!(cls_hello, "tenure.wire", "Hello");
 cached!(json_loads, "json", "loads");
 cached!(errors_module, "tenure", "errors");
 
@@ -149,6 +150,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime::check_failure_policy, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::failure_policy_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::failure_delay, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::check_millis, m)?)?;
     m.add("VERSION", tenure::VERSION)?;
     m.add("MAX_MESSAGE_SIZE", tenure::MAX_MESSAGE_SIZE)?;
     m.add("MAX_TERM", tenure::MAX_TERM)?;

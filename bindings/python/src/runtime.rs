@@ -16,13 +16,14 @@ use tenure_runtime::{
     RuntimeEvent,
 };
 
-use crate::{config_from, errors_module, json_loads};
+use crate::{config_from, errors_module, json_loads, millis, opt_millis};
 
 /// `tenure.errors.from_runtime(message, code, kind)`: the typed exception for a runtime error.
+/// Option names in the message are spelled as this package spells them (`confirm_timeout_ms`).
 pub(crate) fn runtime_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
-    let made = errors_module(py)
-        .and_then(|m| m.getattr("from_runtime"))
-        .and_then(|f| f.call1((e.to_string(), e.code(), e.kind())));
+    let message = tenure_runtime::vocabulary::ms_suffixed_names(&e.to_string());
+    let made =
+        errors_module(py).and_then(|m| m.getattr("from_runtime")).and_then(|f| f.call1((message, e.code(), e.kind())));
     match made {
         Ok(value) => PyErr::from_value(value),
         Err(err) => err,
@@ -77,26 +78,17 @@ impl Handler for PyHandler {
     }
 }
 
-fn ms(seconds: Option<f64>, what: &str) -> PyResult<Option<Duration>> {
-    seconds
-        .map(|s| {
-            Duration::try_from_secs_f64(s).map_err(|_| {
-                pyo3::exceptions::PyValueError::new_err(format!(
-                    "{what} must be a non-negative number of seconds, got {s}"
-                ))
-            })
-        })
-        .transpose()
-}
-
-/// `(max_failures, max_step_downs, backoff, max_backoff)` (seconds; `None`: no limit) -> the
+/// `(max_failures, max_step_downs, backoff_ms, max_backoff_ms)` (`None`: no limit) -> the
 /// runtime's policy, checked by the runtime (a `ConfigError` naming the option).
-type PolicyArgs = (u32, Option<u32>, f64, f64);
+type PolicyArgs<'py> = (u32, Option<u32>, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
-fn failure_policy(py: Python<'_>, args: PolicyArgs) -> PyResult<FailurePolicy> {
+/// The default policy as Python values: `(max_failures, max_step_downs, backoff_ms, max_backoff_ms)`.
+type PolicyDefaults = (u32, Option<u32>, u64, u64);
+
+fn failure_policy(py: Python<'_>, args: PolicyArgs<'_>) -> PyResult<FailurePolicy> {
     let (max_failures, max_step_downs, backoff, max_backoff) = args;
-    let first = ms(Some(backoff), "backoff")?.unwrap_or_default();
-    let max = ms(Some(max_backoff), "max_backoff")?.unwrap_or_default();
+    let first = millis(&backoff, "FailurePolicy.backoff_ms")?;
+    let max = millis(&max_backoff, "FailurePolicy.max_backoff_ms")?;
     let mut policy = FailurePolicy::new(max_failures).backoff(first, max);
     policy.max_step_downs = max_step_downs;
     policy.validate().map_err(|e| runtime_error(py, &e))?;
@@ -105,21 +97,33 @@ fn failure_policy(py: Python<'_>, args: PolicyArgs) -> PyResult<FailurePolicy> {
 
 /// The runtime's default failure policy, as `PolicyArgs` (`tenure.FailurePolicy`'s defaults).
 #[pyfunction]
-pub(crate) fn failure_policy_defaults() -> PolicyArgs {
+pub(crate) fn failure_policy_defaults() -> PolicyDefaults {
     let d = FailurePolicy::default();
-    (d.max_failures, d.max_step_downs, d.backoff.as_secs_f64(), d.max_backoff.as_secs_f64())
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    (d.max_failures, d.max_step_downs, ms(d.backoff), ms(d.max_backoff))
 }
 
 /// Checks a failure policy as the runtime will (`tenure.FailurePolicy` calls it when built).
 #[pyfunction]
-pub(crate) fn check_failure_policy(py: Python<'_>, policy: PolicyArgs) -> PyResult<()> {
+pub(crate) fn check_failure_policy(py: Python<'_>, policy: PolicyArgs<'_>) -> PyResult<()> {
     failure_policy(py, policy).map(|_| ())
 }
 
-/// The policy's retry delay in seconds after `failures` consecutive failures.
+/// The policy's retry delay in milliseconds after `failures` consecutive failures.
 #[pyfunction]
-pub(crate) fn failure_delay(py: Python<'_>, policy: PolicyArgs, failures: u32) -> PyResult<f64> {
-    Ok(failure_policy(py, policy)?.delay(failures).as_secs_f64())
+pub(crate) fn failure_delay(py: Python<'_>, policy: PolicyArgs<'_>, failures: u32) -> PyResult<u64> {
+    Ok(whole_ms(failure_policy(py, policy)?.delay(failures)))
+}
+
+fn whole_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Checks a duration argument of the package (`timeout_ms=`, `callback_timeout_ms=`) as every
+/// `*_ms` argument is checked (see [`millis`]) and returns it.
+#[pyfunction]
+pub(crate) fn check_millis(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    millis(value, what).map(whole_ms)
 }
 
 /// A running runtime (see `tenure.Elector`); every method may be called from any thread.
@@ -131,9 +135,9 @@ pub(crate) struct PyRuntime {
 /// Starts the runtime: validates everything (typed errors, nothing left running on failure),
 /// binds, reads and locks the state file, then delivers events to `callback` on its thread.
 #[pyfunction]
-#[pyo3(signature = (config, callback, *, bind=None, state_file=None, key_file=None, confirm_timeout=None,
-    handover_timeout=None, defer_confirm=false, seed=None, log=false, http=None, ready_when=None,
-    failure_policy=None))]
+#[pyo3(signature = (config, callback, *, bind=None, state_file=None, key_file=None, confirm_timeout_ms=None,
+    handover_timeout_ms=None, defer_confirm=false, seed=None, log=false, http=None, ready_when=None,
+    failure_policy=None, pod_label=None, service_account=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_runtime(
     py: Python<'_>,
@@ -142,14 +146,16 @@ pub(crate) fn spawn_runtime(
     bind: Option<String>,
     state_file: Option<PathBuf>,
     key_file: Option<PathBuf>,
-    confirm_timeout: Option<f64>,
-    handover_timeout: Option<f64>,
+    confirm_timeout_ms: Option<Bound<'_, PyAny>>,
+    handover_timeout_ms: Option<Bound<'_, PyAny>>,
     defer_confirm: bool,
     seed: Option<u64>,
     log: bool,
     http: Option<String>,
     ready_when: Option<String>,
-    failure_policy: Option<PolicyArgs>,
+    failure_policy: Option<PolicyArgs<'_>>,
+    pod_label: Option<String>,
+    service_account: Option<PathBuf>,
 ) -> PyResult<PyRuntime> {
     let mut rc = RuntimeConfig::new(config_from(config)?).log(log);
     if let Some(p) = failure_policy {
@@ -158,12 +164,14 @@ pub(crate) fn spawn_runtime(
     rc.bind = bind;
     rc.state_file = state_file;
     rc.key_file = key_file;
-    rc.confirm_timeout = ms(confirm_timeout, "confirm_timeout")?;
-    rc.handover_timeout = ms(handover_timeout, "handover_timeout")?;
+    rc.confirm_timeout = opt_millis(confirm_timeout_ms.as_ref(), "confirm_timeout_ms")?;
+    rc.handover_timeout = opt_millis(handover_timeout_ms.as_ref(), "handover_timeout_ms")?;
     rc.http = http;
     if let Some(w) = ready_when {
         rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
     }
+    rc.pod_label = pod_label;
+    rc.service_account = service_account;
     let handler = PyHandler { callback, defer_confirm };
     let factory = move |mut init: EngineInit| {
         if let Some(seed) = seed {
@@ -278,15 +286,13 @@ impl PyRuntime {
     fn confirm_leader(&self, py: Python<'_>, term: u64, granted: bool) -> PyResult<()> {
         self.call(py, |h| h.confirm_leader(term, granted))
     }
-    /// Reports a failure of leader-only work to the runtime's failure policy (`at_once`: the whole
-    /// leadership failed). Returns the delay in seconds before retrying, or `None` (stepped down,
+    /// Reports a failure of leader work to the runtime's failure policy. Returns the delay in
+    /// milliseconds before running it again in this leadership, or `None` (stepped down,
     /// stopping, or queued from the runtime thread).
-    #[pyo3(signature = (term, at_once=false))]
-    fn leader_work_failed(&self, py: Python<'_>, term: u64, at_once: bool) -> PyResult<Option<f64>> {
-        let verdict =
-            self.call(py, |h| if at_once { h.leadership_failed(term) } else { h.leader_work_failed(term) })?;
+    fn leader_work_failed(&self, py: Python<'_>, term: u64) -> PyResult<Option<u64>> {
+        let verdict = self.call(py, |h| h.leader_work_failed(term))?;
         Ok(match verdict {
-            LeaderWorkVerdict::Retry { after } => Some(after.as_secs_f64()),
+            LeaderWorkVerdict::Retry { after } => Some(whole_ms(after)),
             _ => None,
         })
     }
@@ -295,10 +301,10 @@ impl PyRuntime {
         self.handle.request_stop()
     }
     /// Stops gracefully (hand over, wait for the new leader up to the bound) and returns once the
-    /// runtime thread ended. `handover_timeout` in seconds overrides the configured bound.
-    #[pyo3(signature = (handover_timeout=None))]
-    fn stop(&self, py: Python<'_>, handover_timeout: Option<f64>) -> PyResult<()> {
-        let bound = ms(handover_timeout, "handover_timeout")?;
+    /// runtime thread ended. `handover_timeout_ms` overrides the configured bound.
+    #[pyo3(signature = (handover_timeout_ms=None))]
+    fn stop(&self, py: Python<'_>, handover_timeout_ms: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let bound = opt_millis(handover_timeout_ms.as_ref(), "handover_timeout_ms")?;
         let handle = &self.handle;
         py.detach(|| match bound {
             Some(t) => handle.stop_with(t),
@@ -324,7 +330,9 @@ pub(crate) fn run_cli(py: Python<'_>, argv: Vec<String>, reexec: Option<Vec<Stri
 /// (`RuntimeConfig::validate`: id, peers, bind, key file, options, the core's configuration), so
 /// that the constructors raise where the bad value is given.
 #[pyfunction]
-#[pyo3(signature = (config, *, bind=None, state_file=None, key_file=None, http=None, ready_when=None))]
+#[pyo3(signature = (config, *, bind=None, state_file=None, key_file=None, http=None, ready_when=None,
+    confirm_timeout_ms=None, handover_timeout_ms=None, pod_label=None, service_account=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn validate_runtime(
     py: Python<'_>,
     config: &Bound<'_, PyAny>,
@@ -333,14 +341,22 @@ pub(crate) fn validate_runtime(
     key_file: Option<PathBuf>,
     http: Option<String>,
     ready_when: Option<String>,
+    confirm_timeout_ms: Option<Bound<'_, PyAny>>,
+    handover_timeout_ms: Option<Bound<'_, PyAny>>,
+    pod_label: Option<String>,
+    service_account: Option<PathBuf>,
 ) -> PyResult<()> {
     let mut rc = RuntimeConfig::new(config_from(config)?);
     rc.bind = bind;
     rc.state_file = state_file;
     rc.key_file = key_file;
+    rc.confirm_timeout = opt_millis(confirm_timeout_ms.as_ref(), "confirm_timeout_ms")?;
+    rc.handover_timeout = opt_millis(handover_timeout_ms.as_ref(), "handover_timeout_ms")?;
     rc.http = http;
     if let Some(w) = ready_when {
         rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
     }
+    rc.pod_label = pod_label;
+    rc.service_account = service_account;
     rc.validate().map(|_| ()).map_err(|e| runtime_error(py, &e))
 }

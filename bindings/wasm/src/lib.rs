@@ -227,6 +227,10 @@ fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue
             set(&o, "seq", js_sys::BigInt::from(seq));
             set(&o, "payload", bytes(&payload));
         }
+        Message::Hello { version, reply } => {
+            set(&o, "version", f64::from(version));
+            set(&o, "reply", reply);
+        }
         Message::PreVote | Message::TimeoutNow => {}
     }
     Ok(o.into())

@@ -7,7 +7,7 @@ impl Node {
     /// entry when it is given); `None` for a peer `admit` just added.
     pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message, known: Option<usize>) {
         let adopts = match &message {
-            Message::PreVote => false,
+            Message::PreVote | Message::Hello { .. } => false,
             Message::PreVoteReply { granted } => !granted,
             Message::Vote { transfer } => *transfer || !self.sticky(now),
             _ => true,
@@ -149,6 +149,14 @@ impl Node {
                 }
             }
             Message::App { payload, .. } => self.push_event(Event::Message { from: from.to_string(), payload }),
+            Message::Hello { version, reply } => {
+                if let Some(p) = self.peers.get_hinted_mut(known, from) {
+                    p.set_flag(SPEAKS, version >= wire::VERSION);
+                }
+                if !reply {
+                    self.greet(from, true);
+                }
+            }
         }
     }
 

@@ -5,7 +5,7 @@ use super::*;
 
 /// A heartbeat recognised by [`Node::recognise_heartbeat`]: what a full decode would have found,
 /// and the sender's entry.
-#[cfg(not(target_family = "wasm"))]
+#[cfg(any(test, not(target_family = "wasm")))]
 struct KnownHeartbeat {
     term: u64,
     incarnation: u64,
@@ -36,17 +36,30 @@ impl Node {
     }
 
     pub(super) fn accept(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
-        // A steady follower's every input: its leader's next heartbeat, the same bytes as the last
-        // one up to its `sent_at`. Everything that follows the checks below runs as for any other.
-        // Native builds only: in the WebAssembly builds the ~1 KB it costs would take the
-        // component past its 60 KB goal, so they decode every datagram in full. Both paths run
-        // the one decoder (`wire::decode_raw`'s header check and `body::read`), and the core's
-        // tests run on wasm32-wasip1 too (`make test-wasm-core`).
+        // Native builds only: in the WebAssembly builds the ~1 KB the recognised path costs would
+        // take the component past its 60 KB goal, so they decode every datagram in full. Both
+        // paths run the one decoder (`wire::decode_raw`'s header check and `body::read`), and the
+        // property that they agree runs on wasm32-wasip1 too (`make test-wasm-core`), with the
+        // decode-only path those builds take as one side.
         #[cfg(not(target_family = "wasm"))]
+        return self.accept_recognising(now, from, bytes);
+        #[cfg(target_family = "wasm")]
+        self.accept_decoded(now, from, bytes)
+    }
+
+    /// `accept` with the recognised path first: a steady follower's every input is its leader's
+    /// next heartbeat, the same bytes as the last one up to its `sent_at`. Everything that
+    /// follows the checks runs as for any other datagram.
+    #[cfg(any(test, not(target_family = "wasm")))]
+    #[inline]
+    fn accept_recognising(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         if let Some(hb) = self.recognise_heartbeat(from, bytes) {
             self.last_sender = u16::try_from(hb.known).unwrap_or(self.last_sender);
-            self.admit(now, from, hb.incarnation, Some(hb.known));
+            let greet = self.admit(now, from, hb.incarnation, Some(hb.known), false);
             self.dispatch(now, from, hb.term, Message::Heartbeat { sent_at: hb.sent_at }, Some(hb.known));
+            if greet {
+                self.greet(from, false);
+            }
             return Ok(());
         }
         self.accept_decoded(now, from, bytes)
@@ -55,6 +68,9 @@ impl Node {
     /// `accept` for any datagram: decoded in full, every check made.
     fn accept_decoded(&mut self, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
         let raw = wire::decode_raw(bytes, self.mac.as_deref().map(|m| &m.receive))?;
+        if raw.version > self.wire_cap {
+            return Err(DropReason::UnknownVersion);
+        }
         // Bytes equal to a known-valid string are valid UTF-8: validate only the unexpected.
         let same_sender = raw.from == from.as_bytes();
         let env_from: &str =
@@ -124,8 +140,12 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
-        self.admit(now, from, raw.incarnation, known);
+        let hello = matches!(raw.message, Message::Hello { .. });
+        let greet = self.admit(now, from, raw.incarnation, known, hello);
         self.dispatch(now, from, raw.term, raw.message, known);
+        if greet {
+            self.greet(from, false);
+        }
         Ok(())
     }
 
@@ -139,7 +159,7 @@ impl Node {
     /// jump; it is no `App`. The incarnation is the one already recorded, so `admit` records
     /// nothing new. `None` (any doubt) sends the datagram through the full decode, which finds any
     /// reason to drop it.
-    #[cfg(not(target_family = "wasm"))]
+    #[cfg(any(test, not(target_family = "wasm")))]
     #[inline]
     fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
         let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from)?;
@@ -331,6 +351,17 @@ impl Node {
         Ok(())
     }
 
+    /// Limits the wire versions this node speaks to `version` (clamped to
+    /// [`wire::MIN_VERSION`]`..=`[`wire::VERSION`]; returns the limit in effect). At
+    /// `wire::MIN_VERSION` the node behaves on the wire exactly as v0.1.0: it sends and answers no
+    /// `Hello`, drops datagrams of newer versions as [`DropReason::UnknownVersion`], and its
+    /// [`Node::wire_version`] stays at the oldest. For pinning a cluster to the old messages
+    /// through an upgrade, and for simulating and model-checking clusters that mix versions.
+    pub fn limit_wire_version(&mut self, version: u8) -> u8 {
+        self.wire_cap = version.clamp(wire::MIN_VERSION, wire::VERSION);
+        self.wire_cap
+    }
+
     /// Asks this node to campaign last until `until` (runtime clock): it starts no campaign of its
     /// own before then, not even when a leader hands leadership to it (that leader's peers then
     /// elect one of themselves after their election timeout), but votes and follows as usual. A host
@@ -379,6 +410,6 @@ impl Node {
     }
 }
 
-// The recognised path exists in native builds only; its tests with it.
-#[cfg(all(test, not(target_family = "wasm")))]
+// The recognised path against the full decode, on every target (see `accept`).
+#[cfg(test)]
 mod tests;

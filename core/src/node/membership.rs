@@ -6,15 +6,24 @@ use super::*;
 impl Node {
     /// `known`: where `from`'s entry is, if it is a member: `accept`'s `IdMap::index_of_hinted`,
     /// with `peers` unchanged since (its two calls of `admit` follow the search directly).
-    pub(super) fn admit(&mut self, now: u64, from: &str, incarnation: u64, known: Option<usize>) {
+    ///
+    /// Returns whether to greet `from` with a `Hello` once the message is handled: a peer not
+    /// known to speak this core's newest wire version is greeted at most once per
+    /// `HELLO_RETRY_TIMEOUTS` election timeouts per run of it, unless the message is itself a
+    /// `Hello` (`hello`), which is answered instead.
+    #[must_use]
+    pub(super) fn admit(&mut self, now: u64, from: &str, incarnation: u64, known: Option<usize>, hello: bool) -> bool {
+        let retry = self.timing.election_timeout_max.saturating_mul(HELLO_RETRY_TIMEOUTS);
+        // A node limited to the oldest version greets nobody, as a node of that version.
+        let hello = hello || self.wire_cap <= wire::MIN_VERSION;
         // No search and no comparison on the steady path (a known peer's every message): `accept`
         // found the entry.
         let entry = known.and_then(|i| self.peers.at_mut(i));
         debug_assert!(entry.as_ref().is_none_or(|(k, _)| *k == from), "a stale index for {from}");
-        let is_new = match entry.map(|(_, p)| p) {
+        let (is_new, greet) = match entry.map(|(_, p)| p) {
             Some(p) => {
                 p.heard(now, incarnation);
-                false
+                (false, !hello && p.greet(now, retry))
             }
             None => {
                 if self.take_removed(from).is_none() {
@@ -22,14 +31,21 @@ impl Node {
                 }
                 let mut p = Peer::default();
                 p.heard(now, incarnation);
+                let greet = !hello && p.greet(now, retry);
                 self.peers.insert(from, p);
-                true
+                (true, greet)
             }
         };
         if is_new {
             self.push_event(Event::PeerJoined { peer: from.to_string() });
             self.membership_changed(now);
         }
+        greet
+    }
+
+    /// Tells `to` which wire version this node speaks (`reply`: answering its `Hello`).
+    pub(super) fn greet(&mut self, to: &str, reply: bool) {
+        self.send(to, Message::Hello { version: wire::VERSION, reply });
     }
 
     /// Drops what was delivered from `peer` (it is neither a member nor a removed peer any more).

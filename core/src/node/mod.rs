@@ -199,6 +199,10 @@ pub enum Bug {
     UncheckedLeadershipStart = 4096,
 }
 
+/// A peer that has not said which wire version it speaks is greeted again at most once per this
+/// many `election_timeout_max` (a node of an older version drops every `Hello`).
+const HELLO_RETRY_TIMEOUTS: u64 = 4;
+
 /// Bits of [`Peer::flags`].
 const DECLARED: u8 = 1;
 /// Has sent us at least one valid message: heartbeats go only to such peers.
@@ -213,6 +217,9 @@ const ACKED: u8 = 8;
 /// Reported `refused` by the host (its port refused a datagram, or its runtime said it is
 /// stopping) and not heard from since: leadership is never handed to it.
 const REFUSED: u8 = 16;
+/// Said, in a `Hello` of the run (incarnation) last heard from, that it speaks this core's newest
+/// wire version ([`wire::VERSION`]).
+const SPEAKS: u8 = 32;
 
 /// What this node knows of one peer. The optional instants are packed (five `u64`s and one byte
 /// of presence bits, not five 16-byte `Option<u64>`s): a view of N peers holds N of these.
@@ -224,7 +231,7 @@ struct Peer {
     /// Bit `i` set: `stamps[i]` holds a value.
     present: u8,
     /// Indexed by the `STAMP_*` constants, read through the accessors below.
-    stamps: [u64; 5],
+    stamps: [u64; 6],
 }
 
 /// When we last received any valid message from it.
@@ -238,6 +245,8 @@ const STAMP_EVIDENCE_AT: usize = 2;
 const STAMP_GHOST_UNTIL: usize = 3;
 /// The incarnation of its last valid message.
 const STAMP_INCARNATION: usize = 4;
+/// When this node last sent it a `Hello` (in its current incarnation).
+const STAMP_HELLO_AT: usize = 5;
 
 macro_rules! peer_stamps {
     ($($index:ident => $get:ident, $set:ident;)*) => {
@@ -260,6 +269,7 @@ peer_stamps! {
     STAMP_EVIDENCE_AT => evidence_at, set_evidence_at;
     STAMP_GHOST_UNTIL => ghost_until, set_ghost_until;
     STAMP_INCARNATION => incarnation, set_incarnation;
+    STAMP_HELLO_AT => hello_at, set_hello_at;
 }
 
 impl Peer {
@@ -268,10 +278,25 @@ impl Peer {
     }
     /// A valid message from it arrived: it has answered, is no ghost and no failing send.
     fn heard(&mut self, now: u64, incarnation: u64) {
+        if self.incarnation() != Some(incarnation) {
+            // Another run of it (a restart, an upgrade or a downgrade): what it speaks is unknown
+            // again until it says.
+            self.flags &= !SPEAKS;
+            self.set_hello_at(None);
+        }
         self.flags = (self.flags | ANSWERED) & !(SEND_FAILING | REFUSED);
         self.set_last_heard(Some(now));
         self.set_ghost_until(None);
         self.set_incarnation(Some(incarnation));
+    }
+    /// Whether to greet it now with a `Hello` (it has not said it speaks this core's newest
+    /// version, and no `Hello` went to this run of it within `retry` ms); notes the greeting.
+    fn greet(&mut self, now: u64, retry: u64) -> bool {
+        let due = !self.has(SPEAKS) && self.hello_at().is_none_or(|t| now >= t.saturating_add(retry));
+        if due {
+            self.set_hello_at(Some(now));
+        }
+        due
     }
     fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
@@ -447,6 +472,8 @@ pub struct Node {
     incarnation: u64,
     /// Sequence number of the next application payload.
     app_seq: u64,
+    /// The newest wire version this node speaks ([`Node::limit_wire_version`]).
+    wire_cap: u8,
     /// Boxed: the keyed HMAC states are ~400 bytes that unauthenticated nodes should not carry.
     mac: Option<alloc::boxed::Box<wire::NodeMac>>,
     rng: Rng,
@@ -543,6 +570,7 @@ impl Node {
             admit_unknown: config.admit_unknown_peers,
             incarnation,
             app_seq: 0,
+            wire_cap: wire::VERSION,
             mac: config.key.as_deref().and_then(|k| wire::NodeMac::new(k, &config.id)).map(alloc::boxed::Box::new),
             rng: Rng::new(seed),
             role: Role::Unclustered,

@@ -32,6 +32,18 @@ impl Node {
     pub fn is_leader(&self) -> bool {
         self.role == Role::Leader
     }
+    /// The wire version every member of the view is known to speak: [`wire::VERSION`] once each
+    /// has said so in a `Hello` (of the run of it last heard from), else [`wire::MIN_VERSION`].
+    /// Messages added after version 3 are sent only at [`wire::VERSION`]; a member restarted
+    /// with an older version closes the gate again with its first message. A leader knows every
+    /// member's within a heartbeat round trip; a follower knows those it exchanges messages with.
+    pub fn wire_version(&self) -> u8 {
+        if self.wire_cap > wire::MIN_VERSION && self.peers.values().all(|p| p.has(SPEAKS)) {
+            wire::VERSION
+        } else {
+            wire::MIN_VERSION
+        }
+    }
     /// The view: this node and every peer it counts, sorted.
     pub fn view(&self) -> Vec<String> {
         // Peers are kept sorted: insert self in place rather than sorting (no sort code linked).
@@ -278,8 +290,8 @@ impl Node {
         Inspect {
             id: self.id().to_string(),
             state: self.role.as_str().to_string(),
-            leader: self.is_leader(),
-            leader_id: self.leader.as_deref().map(String::from),
+            is_leader: self.is_leader(),
+            leader: self.leader.as_deref().map(String::from),
             term: self.term,
             voted_for: self.voted_for.as_deref().map(String::from),
             term_changed_at: self.term_changed_at,

@@ -18,6 +18,8 @@ const HEARTBEAT: u64 = 4;
 const HEARTBEAT_ACK: u64 = 5;
 const TIMEOUT_NOW: u64 = 6;
 const APP: u64 = 7;
+/// Version 4 and later only.
+const HELLO: u64 = 8;
 
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
 fn varint_len(v: u64) -> usize {
@@ -52,6 +54,7 @@ fn message_len(m: &Message) -> usize {
         Message::PreVoteReply { .. } | Message::Vote { .. } | Message::VoteReply { .. } => 1,
         Message::Heartbeat { sent_at: v } | Message::HeartbeatAck { echo: v } => varint_len(*v),
         Message::App { seq, payload } => varint_len(*seq).saturating_add(bytes_len(payload)),
+        Message::Hello { version, .. } => varint_len(u64::from(*version)).saturating_add(1),
     };
     fields.saturating_add(1) // every kind index is below 128: one byte
 }
@@ -125,6 +128,11 @@ pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
             put_varint(out, *seq);
             put_bytes(out, payload);
         }
+        Message::Hello { version, reply } => {
+            put_varint(out, HELLO);
+            put_varint(out, u64::from(*version));
+            out.push(u8::from(*reply));
+        }
     }
 }
 
@@ -140,11 +148,11 @@ pub(super) fn same_term_len(b: &[u8], e: &EnvelopeRef<'_>) -> Option<usize> {
 /// `term` and `incarnation`. It *is* [`read`] (the same canonical varints, lengths and ending),
 /// followed by a comparison, so the two cannot disagree on what a valid heartbeat is; a heartbeat
 /// body allocates nothing. Native builds only, like the recognised path itself (see
-/// `Node::accept`).
-#[cfg(not(target_family = "wasm"))]
+/// `Node::accept`), and the tests on every target.
+#[cfg(any(test, not(target_family = "wasm")))]
 #[inline]
 pub(super) fn known_heartbeat(b: &[u8], cluster: &[u8], from: &[u8], term: u64, incarnation: u64) -> Option<u64> {
-    let e = read(b).ok()?;
+    let e = read(b, super::MIN_VERSION).ok()?;
     if e.cluster != cluster || e.from != from || e.term != term || e.incarnation != incarnation {
         return None;
     }
@@ -220,7 +228,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn message(&mut self) -> Result<Message, DropReason> {
+    /// A message of the kinds envelope `version` has (a newer kind in an older envelope is
+    /// malformed, as a node of that version would find it).
+    fn message(&mut self, version: u8) -> Result<Message, DropReason> {
         Ok(match self.varint()? {
             PRE_VOTE => Message::PreVote,
             PRE_VOTE_REPLY => Message::PreVoteReply { granted: self.bool()? },
@@ -230,13 +240,18 @@ impl<'a> Reader<'a> {
             HEARTBEAT_ACK => Message::HeartbeatAck { echo: self.varint()? },
             TIMEOUT_NOW => Message::TimeoutNow,
             APP => Message::App { seq: self.varint()?, payload: self.bytes()?.to_vec() },
+            HELLO if version >= 4 => Message::Hello {
+                version: u8::try_from(self.varint()?).map_err(|_| DropReason::Malformed)?,
+                reply: self.bool()?,
+            },
             _ => return Err(DropReason::Malformed),
         })
     }
 }
 
-/// Decodes a whole body, borrowing the ids from it. Allocates only for an `App` payload.
-pub(super) fn read(body: &[u8]) -> Result<RawEnvelope<'_>, DropReason> {
+/// Decodes a whole body of an envelope of `version`, borrowing the ids from it. Allocates only
+/// for an `App` payload.
+pub(super) fn read(body: &[u8], version: u8) -> Result<RawEnvelope<'_>, DropReason> {
     let mut r = Reader { rest: body };
     let cluster = r.bytes()?;
     let from = r.bytes()?;
@@ -245,11 +260,11 @@ pub(super) fn read(body: &[u8]) -> Result<RawEnvelope<'_>, DropReason> {
         return Err(DropReason::Malformed);
     }
     let incarnation = r.varint()?;
-    let message = r.message()?;
+    let message = r.message(version)?;
     if !r.rest.is_empty() {
         return Err(DropReason::Malformed);
     }
-    Ok(RawEnvelope { cluster, from, term, incarnation, message })
+    Ok(RawEnvelope { version, cluster, from, term, incarnation, message })
 }
 
 #[cfg(test)]

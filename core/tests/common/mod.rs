@@ -24,6 +24,10 @@ pub struct Harness {
     pub persisted: BTreeMap<String, DurableState>,
     /// Every datagram sent (sent_at, from, to, bytes): what a recorder on the wire sees.
     pub wire: Vec<(u64, String, String, Vec<u8>)>,
+    /// Nodes that stand for a node speaking only the oldest wire version (v0.1.0's): a datagram
+    /// of a newer version to one is dropped (its decoder drops it as `unknown_version`), and one
+    /// sends none (an old node has no such message).
+    pub old: BTreeSet<String>,
 }
 
 pub fn ids(n: usize) -> Vec<String> {
@@ -52,6 +56,7 @@ impl Harness {
             events: Vec::new(),
             persisted: BTreeMap::new(),
             wire: Vec::new(),
+            old: BTreeSet::new(),
         }
     }
 
@@ -109,6 +114,10 @@ impl Harness {
             self.in_flight = rest;
             for (_, from, to, bytes) in due {
                 if self.down.contains(&to) || self.cut.contains(&(from.clone(), to.clone())) {
+                    continue;
+                }
+                let newer = bytes.get(2).is_some_and(|v| *v > tenure::wire::MIN_VERSION);
+                if newer && (self.old.contains(&to) || self.old.contains(&from)) {
                     continue;
                 }
                 if self.nodes.contains_key(&to) {

@@ -10,6 +10,12 @@ Configured from the environment the StatefulSet in this directory sets:
 - ``TENURE_HTTP``: where the runtime serves the sidecar's endpoints (default ``0.0.0.0:8080``):
   ``/readyz`` (200 while the node runs, leader or not: ``ready_when="node"``; every pod serves),
   ``/healthz``, ``/leader`` and ``/metrics``, exactly as ``tenure run --http`` (docs/http.md)
+- ``TENURE_POD_LABEL``: a label key (``tenure/leader``); while this node leads, the runtime labels
+  its own pod ``KEY=true`` (``false`` otherwise) through the Kubernetes API, as the sidecar's
+  ``--pod-label`` does, so that the ``tenure-py-leader`` Service follows the leader. Needs the
+  pod's ``POD_NAME`` and ``POD_NAMESPACE``, a service-account token allowed to patch the pod
+  (rbac.yaml), and the extension built with the ``kubernetes`` feature (this directory's image);
+  ``TENURE_SERVICE_ACCOUNT``: the token's directory, if not where Kubernetes mounts it
 
 Every election event is printed as one JSON line on stdout (``{"ts_ms", "id", "event", ...}``, the
 same fields as the ``tenure`` command line's), so cluster logging can follow leadership. While it
@@ -37,6 +43,8 @@ class Settings:
     cluster: str
     state_file: str | None
     http: str
+    pod_label: str | None = None
+    service_account: str | None = None
 
 
 def settings_from_env(env: Mapping[str, str]) -> Settings:
@@ -55,6 +63,8 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
         cluster=need("TENURE_CLUSTER"),
         state_file=env.get("TENURE_STATE_FILE") or None,
         http=env.get("TENURE_HTTP") or "0.0.0.0:8080",
+        pod_label=env.get("TENURE_POD_LABEL") or None,
+        service_account=env.get("TENURE_SERVICE_ACCOUNT") or None,
     )
 
 
@@ -73,6 +83,8 @@ def make_elector(settings: Settings) -> tenure.Elector:
         state_file=settings.state_file,
         http=settings.http,
         ready_when="node",
+        pod_label=settings.pod_label,
+        service_account=settings.service_account,
         on_leader=lambda term: log(node_id, "leader", term=term),
         on_follower=lambda term, leader: log(node_id, "follower", term=term, leader=leader),
         on_peer_joined=lambda peer: log(node_id, "peer_joined", peer=peer),

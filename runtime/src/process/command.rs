@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::supervisor::SUBCOMMAND;
 use crate::clock::{instant_to_ns, ns_to_instant};
+use crate::event::{json_line, json_str, warning_fields};
 use crate::{Handle, Handler, LeaderWorkVerdict, RuntimeEvent};
 
 /// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
@@ -111,10 +112,6 @@ pub(crate) struct Runner {
     inner: Arc<Inner>,
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-}
-
 impl Runner {
     /// `emit` prints one JSON event line (without `ts_ms`, `id` and `event`: see [`Runner::line`]).
     pub(crate) fn new(spec: CommandSpec, id: String, emit: impl Fn(String) + Send + Sync + 'static) -> Self {
@@ -145,17 +142,12 @@ impl Runner {
     }
 
     fn line(&self, event: &str, rest: &str) {
-        let head = format!(
-            "{{\"ts_ms\":{},\"id\":{},\"event\":\"{event}\"",
-            crate::clock::wall_ms(),
-            json_str(&self.inner.id)
-        );
-        (self.inner.emit)(format!("{head}{rest}}}"));
+        (self.inner.emit)(json_line(crate::clock::wall_ms(), &self.inner.id, event, rest));
     }
 
     fn warn(&self, code: &str, message: &str) {
         log::warn!(target: "tenure", "{}: {message} [{code}]", self.inner.id);
-        self.line("warning", &format!(",\"code\":{},\"message\":{}", json_str(code), json_str(message)));
+        self.line("warning", &warning_fields(code, message));
     }
 
     /// Starts the supervisor process now (so the first leadership does not wait for it), then the

@@ -1,4 +1,4 @@
-//! The run loop's outputs: the engine's outputs drained in order (persists, sends, events) and
+//! The drain after every input: the engine's outputs in order (persists, sends, events), and
 //! the explanation of dropped datagrams.
 
 use std::io::ErrorKind;
@@ -15,11 +15,11 @@ use crate::{Confirm, Engine, Handler, Polled, RuntimeEvent};
 impl<E: Engine, H: Handler> Loop<E, H> {
     pub(super) fn drain(&mut self) {
         // Taken out for the drain (`send` needs the whole loop) and put back with their capacity.
-        let (mut to, mut bytes) = (std::mem::take(&mut self.out_to), std::mem::take(&mut self.out_bytes));
-        while self.exit.as_ref().is_none_or(|e| e.is_none()) {
+        let (mut to, mut bytes) = (std::mem::take(&mut self.io.out_to), std::mem::take(&mut self.io.out_bytes));
+        while !self.stop.failed() {
             let Some(output) = self.engine.poll_output_into(&mut to, &mut bytes) else { break };
             match output {
-                Polled::Persist(s) => self.pending_persist = Some(s),
+                Polled::Persist(s) => self.durable.pending = Some(s),
                 Polled::Send => {
                     if self.flush_persist() {
                         self.send(&to, &bytes);
@@ -32,18 +32,18 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 }
             }
         }
-        (self.out_to, self.out_bytes) = (to, bytes);
+        (self.io.out_to, self.io.out_bytes) = (to, bytes);
         self.flush_persist();
     }
 
     /// Writes a pending `Persist`; `false` (and fatal) when it cannot be made durable, after which
     /// nothing else may leave.
     pub(super) fn flush_persist(&mut self) -> bool {
-        if matches!(self.exit, Some(Some(_))) {
+        if self.stop.failed() {
             return false;
         }
-        let Some(s) = self.pending_persist.take() else { return true };
-        let Some(file) = &mut self.state else { return true };
+        let Some(s) = self.durable.pending.take() else { return true };
+        let Some(file) = &mut self.durable.file else { return true };
         match file.store(&s) {
             Ok(()) => true,
             Err(e) => {
@@ -55,18 +55,18 @@ impl<E: Engine, H: Handler> Loop<E, H> {
 
     pub(super) fn send(&mut self, to: &str, bytes: &[u8]) {
         let now = self.now();
-        if !self.peers.by_id.contains_key(to) && !self.peers.add(to, false, now) {
+        if !self.net.peers.by_id.contains_key(to) && !self.net.peers.add(to, false, now) {
             self.send_failed(to, "its id is not a HOST:PORT the runtime can send to".into(), now);
             return;
         }
-        match self.peers.dest(to) {
-            Some(addr) => match self.socket.send_to(bytes, addr) {
+        match self.net.peers.dest(to) {
+            Some(addr) => match self.io.socket.send_to(bytes, addr) {
                 Ok(_) => {}
                 // An ICMP error of an earlier datagram, reported on this send (which did not go
                 // out): read whose, then send again.
-                Err(e) if e.kind() == ErrorKind::ConnectionRefused && self.prober.is_some() => {
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused && self.net.prober.is_some() => {
                     self.icmp_errors();
-                    match self.socket.send_to(bytes, addr) {
+                    match self.io.socket.send_to(bytes, addr) {
                         Ok(_) => {}
                         Err(e) if e.kind() == ErrorKind::WouldBlock => {}
                         Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
@@ -77,7 +77,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 Err(e) => self.send_failed(to, format!("sending to {addr} failed: {e}"), now),
             },
             None => {
-                let why = match self.peers.by_id.get(to) {
+                let why = match self.net.peers.by_id.get(to) {
                     // First lookup still in flight: not a failure yet.
                     Some(p) if p.failures == 0 && p.addr.is_none() && matches!(p.address.host, Host::Name(_)) => {
                         return;
@@ -99,7 +99,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     /// every peer across a partition after `ghost_ttl` and lower both sides' quorums, which the
     /// network-namespace test showed electing two leaders. Only the application removes members.
     pub(super) fn send_failed(&mut self, to: &str, why: String, now: u64) {
-        let first = match self.peers.by_id.get_mut(to) {
+        let first = match self.net.peers.by_id.get_mut(to) {
             Some(p) if !p.down_reported => {
                 p.down_reported = true;
                 true
@@ -114,38 +114,38 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 )
             });
         }
-        self.peers.reresolve(to, now);
+        self.net.peers.reresolve(to, now);
     }
 
     pub(super) fn event(&mut self, e: Event) {
         match e {
             Event::BecameLeader { term } => {
                 // Delivered once the lease holds (at once when it already does).
-                self.leader_pending = Some(term);
+                self.lead.leader_pending = Some(term);
                 // The handler sees the handle's snapshot agree with the event.
                 self.publish();
                 let now = self.now();
                 self.deliver_leadership(now);
             }
             Event::BecameFollower { term, leader } => {
-                if self.log {
-                    log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.id, leader.as_deref().unwrap_or("none"));
+                if self.report.log {
+                    log::info!(target: "tenure", "{}: follower in term {term} (leader: {})", self.report.id, leader.as_deref().unwrap_or("none"));
                 }
-                self.failures.leadership_ended();
-                self.leader_pending = None;
+                self.lead.failures.leadership_ended();
+                self.lead.leader_pending = None;
                 self.publish();
                 self.emit(RuntimeEvent::Follower { term, leader });
             }
             Event::PeerJoined { peer } => {
                 let now = self.now();
-                self.peers.add(&peer, false, now);
-                if let Some(p) = self.peers.by_id.get_mut(&peer) {
+                self.net.peers.add(&peer, false, now);
+                if let Some(p) = self.net.peers.by_id.get_mut(&peer) {
                     p.in_view = true;
                 }
                 self.emit(RuntimeEvent::PeerJoined { peer });
             }
             Event::PeerLeft { peer } => {
-                let keep = match self.peers.by_id.get_mut(&peer) {
+                let keep = match self.net.peers.by_id.get_mut(&peer) {
                     Some(p) => {
                         p.in_view = false;
                         p.declared
@@ -153,14 +153,14 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                     None => true,
                 };
                 if !keep {
-                    self.peers.remove(&peer);
+                    self.net.peers.remove(&peer);
                 }
                 self.emit(RuntimeEvent::PeerLeft { peer });
             }
             Event::Message { from, payload } => self.emit(RuntimeEvent::Message { from, payload }),
             Event::ConfirmLeader { term } => {
                 let now = self.now();
-                let answer = if self.stopping.is_some() {
+                let answer = if self.stop.stopping() {
                     Confirm::Deny
                 } else {
                     let handler = &mut self.handler;
@@ -179,23 +179,25 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                     Confirm::Deny => {
                         let _ = self.engine.confirm_leader(now, term, false);
                     }
-                    Confirm::Defer => self.confirm_pending = Some((term, now.saturating_add(self.confirm_timeout))),
+                    Confirm::Defer => {
+                        self.lead.confirm_pending = Some((term, now.saturating_add(self.lead.confirm_timeout)))
+                    }
                 }
             }
         }
     }
 
-    /// Counts and explains a dropped datagram (`len` bytes of `self.buf`).
+    /// Counts and explains a dropped datagram (`len` bytes of the receive buffer).
     pub(super) fn dropped(&mut self, reason: DropReason, from: &str, source: SocketAddr, len: usize, now: u64) {
         self.shared.counters.dropped(reason);
         let code = format!("dropped_{}", reason.as_str());
-        let id = self.id.clone();
+        let id = self.report.id.clone();
         // The id the sender claimed: the core authenticated the datagram before it compared the
         // sender, so it decodes with this node's key. (Cold: a misconfigured sender only.)
         let claimed = match reason {
             DropReason::SenderMismatch => {
-                let auth = self.key.as_deref().map(|key| tenure::wire::Auth { key, receiver: &id });
-                tenure::wire::decode(self.buf.get(..len).unwrap_or_default(), auth).ok().map(|e| e.from)
+                let auth = self.report.key.as_deref().map(|key| tenure::wire::Auth { key, receiver: &id });
+                tenure::wire::decode(self.io.buf.get(..len).unwrap_or_default(), auth).ok().map(|e| e.from)
             }
             _ => None,
         };

@@ -150,6 +150,7 @@ pub fn replay(s: &Scenario, bugs: &[tenure::Bug]) -> Result<(), String> {
     }
     let restored = s.restored.as_ref().map(|r| DurableState { term: r.term, voted_for: r.voted_for.clone() });
     let mut node = Node::new(s.config.to_config()?, s.seed, restored, s.start_ms).map_err(|e| e.to_string())?;
+    node.limit_wire_version(tenure::wire::MIN_VERSION);
     for &b in bugs {
         node.inject_bug(b);
     }

@@ -988,6 +988,9 @@ pub fn describe_env(env: &Envelope) -> String {
         Message::HeartbeatAck { echo } => format!("heartbeat_ack(term {t}, echo {echo})"),
         Message::TimeoutNow => format!("timeout_now(term {t})"),
         Message::App { seq, payload } => format!("app(term {t}, seq {seq}, {} bytes)", payload.len()),
+        Message::Hello { version, reply } => {
+            format!("hello(term {t}, version {version}{})", if *reply { ", reply" } else { "" })
+        }
     }
 }
 

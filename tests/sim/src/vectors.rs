@@ -41,6 +41,7 @@ pub enum MessageJson {
     HeartbeatAck { echo: u64 },
     TimeoutNow,
     App { seq: u64, payload_hex: String },
+    Hello { version: u8, reply: bool },
 }
 
 impl MessageJson {
@@ -54,6 +55,7 @@ impl MessageJson {
             Message::HeartbeatAck { echo } => MessageJson::HeartbeatAck { echo: *echo },
             Message::TimeoutNow => MessageJson::TimeoutNow,
             Message::App { seq, payload } => MessageJson::App { seq: *seq, payload_hex: hex(payload) },
+            Message::Hello { version, reply } => MessageJson::Hello { version: *version, reply: *reply },
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -66,6 +68,7 @@ impl MessageJson {
             MessageJson::HeartbeatAck { echo } => Message::HeartbeatAck { echo: *echo },
             MessageJson::TimeoutNow => Message::TimeoutNow,
             MessageJson::App { seq, payload_hex } => Message::App { seq: *seq, payload: unhex(payload_hex)? },
+            MessageJson::Hello { version, reply } => Message::Hello { version: *version, reply: *reply },
         })
     }
 }
@@ -139,6 +142,8 @@ pub fn messages() -> Vec<MessageVector> {
         ("heartbeat_ack", env("prod", "10.0.0.2:7000", 4, Message::HeartbeatAck { echo: 1_733_150_000_123 })),
         ("timeout_now", env("prod", "10.0.0.1:7000", 4, Message::TimeoutNow)),
         ("app", env("prod", "10.0.0.1:7000", 4, Message::App { seq: 1, payload: b"hello, cluster".to_vec() })),
+        ("hello", env("prod", "10.0.0.2:7000", 4, Message::Hello { version: 4, reply: false })),
+        ("hello_reply", env("prod", "10.0.0.1:7000", 4, Message::Hello { version: 4, reply: true })),
         ("app_empty", env("prod", "10.0.0.1:7000", 0, Message::App { seq: 0, payload: Vec::new() })),
         ("app_binary", env("prod", "n1", 7, Message::App { seq: 300, payload: (0u8..=255).collect() })),
         ("app_seq_max", env("prod", "n1", 7, Message::App { seq: u64::MAX, payload: b"x".to_vec() })),
@@ -184,9 +189,17 @@ pub fn invalid() -> Vec<InvalidVector> {
         ("empty", None, "n1", "n2", vec![], "malformed"),
         ("magic_only", None, "n1", "n2", b"TN".to_vec(), "malformed"),
         ("bad_magic", None, "n1", "n2", [b"XX".as_slice(), &good[2..]].concat(), "malformed"),
-        ("unknown_version", None, "n1", "n2", [b"TN\x04".as_slice(), &good[3..]].concat(), "unknown_version"),
+        (
+            "unknown_version",
+            None,
+            "n1",
+            "n2",
+            [b"TN".as_slice(), &[VERSION + 1], &good[3..]].concat(),
+            "unknown_version",
+        ),
         ("version_1", None, "n1", "n2", [b"TN\x01".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("version_2", None, "n1", "n2", [b"TN\x02".as_slice(), &good[3..]].concat(), "unknown_version"),
+        ("hello_in_version_3", None, "n1", "n2", hello_in_version_3(), "malformed"),
         ("unknown_flags", None, "n1", "n2", bad_flags, "malformed"),
         ("truncated_body", None, "n1", "n2", good[..good.len() - 1].to_vec(), "malformed"),
         ("trailing_byte", None, "n1", "n2", [good.as_slice(), &[0]].concat(), "malformed"),
@@ -276,12 +289,21 @@ fn uv(mut v: u64) -> Vec<u8> {
 /// `cluster_len` means the canonical length of "prod".
 fn raw(cluster_len: &[u8], term: &[u8], incarnation: &[u8], message: &[u8]) -> Vec<u8> {
     let len = if cluster_len.is_empty() { uv(4) } else { cluster_len.to_vec() };
-    [&b"TN"[..], &[VERSION, 0], &len, b"prod", &uv(2), b"n2", term, incarnation, message].concat()
+    [&b"TN"[..], &[tenure::wire::MIN_VERSION, 0], &len, b"prod", &uv(2), b"n2", term, incarnation, message].concat()
 }
 
 /// A PreVote from the given id bytes (not necessarily UTF-8).
 fn raw_from(from: &[u8]) -> Vec<u8> {
-    [&b"TN"[..], &[VERSION, 0], &uv(4), b"prod", &uv(from.len() as u64), from, &uv(4), &uv(INC), &[0]].concat()
+    [&b"TN"[..], &[tenure::wire::MIN_VERSION, 0], &uv(4), b"prod", &uv(from.len() as u64), from, &uv(4), &uv(INC), &[0]]
+        .concat()
+}
+
+/// A `Hello` (a kind version 4 added) in a version 3 envelope: malformed, as a version 3 node
+/// finds it.
+fn hello_in_version_3() -> Vec<u8> {
+    let mut b = encode(&env("prod", "n2", 4, Message::Hello { version: 4, reply: false }), None).expect("encodes");
+    b[2] = tenure::wire::MIN_VERSION;
+    b
 }
 
 /// A well-formed header and envelope whose message discriminant (the last varint before the

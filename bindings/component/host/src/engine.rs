@@ -38,7 +38,7 @@ impl Callbacks for Queue {
         Ok(())
     }
     fn became_leader(&mut self, term: u64) -> Result<(), LeaderRefusal> {
-        // A handler that fails later reports it with `leader-failed`, as with the native core.
+        // A handler that fails later reports it with `leader-handler-failed`, as with the native core.
         self.outputs.push_back(Output::Event(Event::BecameLeader { term }));
         Ok(())
     }
@@ -178,7 +178,7 @@ impl Engine for ComponentEngine {
         self.node_result(r, Args { term: Some(term), ..Args::default() })
     }
     fn leader_handler_failed(&mut self, now: u64, term: u64) -> Result<(), tenure::Error> {
-        let r = self.node.leader_failed(now, term);
+        let r = self.node.leader_handler_failed(now, term);
         self.node_result(r, Args { term: Some(term), ..Args::default() })
     }
     fn transfer_leadership(&mut self, now: u64, peer: &str) -> Result<(), tenure::Error> {
@@ -229,8 +229,8 @@ fn empty_inspect() -> tenure::Inspect {
     tenure::Inspect {
         id: String::new(),
         state: String::new(),
-        leader: false,
-        leader_id: None,
+        is_leader: false,
+        leader: None,
         term: 0,
         voted_for: None,
         term_changed_at: 0,

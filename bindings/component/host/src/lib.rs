@@ -301,8 +301,8 @@ impl<C: Callbacks> ComponentNode<C> {
         self.call(|g, s, n| g.call_confirm_leader(s, n, now, term, granted))
     }
     /// Rolls back leadership of `term`.
-    pub fn leader_failed(&mut self, now: u64, term: u64) -> Call<Result<(), NodeError>> {
-        self.call(|g, s, n| g.call_leader_failed(s, n, now, term))
+    pub fn leader_handler_failed(&mut self, now: u64, term: u64) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_leader_handler_failed(s, n, now, term))
     }
     /// This node's id.
     pub fn id(&mut self) -> Call<String> {
@@ -337,8 +337,8 @@ impl<C: Callbacks> ComponentNode<C> {
         self.call(|g, s, n| g.call_lease_deadline(s, n))
     }
     /// The next wake-up deadline.
-    pub fn next_deadline(&mut self) -> Call<Option<u64>> {
-        self.call(|g, s, n| g.call_next_deadline(s, n))
+    pub fn poll_timeout(&mut self) -> Call<Option<u64>> {
+        self.call(|g, s, n| g.call_poll_timeout(s, n))
     }
     /// This node and every peer it counts, sorted.
     pub fn view(&mut self) -> Call<Vec<String>> {
@@ -430,8 +430,8 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
     tenure::Inspect {
         id: i.id,
         state: role_name(i.state).to_string(),
+        is_leader: i.is_leader,
         leader: i.leader,
-        leader_id: i.leader_id,
         term: i.term,
         voted_for: i.voted_for,
         term_changed_at: i.term_changed_at,

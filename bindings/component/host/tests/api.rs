@@ -40,7 +40,7 @@ fn take(n: &mut ComponentNode<Recorder>) -> Vec<Record> {
 
 /// A three-node cluster where the test plays b and c by hand: a campaigns, b and c grant.
 fn win(a: &mut ComponentNode<Recorder>, b_id: &str) -> (u64, Vec<Record>) {
-    let deadline = a.next_deadline().unwrap().expect("a follower has an election deadline");
+    let deadline = a.poll_timeout().unwrap().expect("a follower has an election deadline");
     a.handle_timeout(deadline).unwrap();
     let mut now = deadline;
     // Answer every pre-vote and vote request from b (a quorum of 2 out of 3 with a itself).
@@ -205,7 +205,7 @@ fn persist_comes_before_the_sends_that_depend_on_it() {
     c.pre_vote = Some(false);
     let mut a = node(&loader, c);
     take(&mut a);
-    let deadline = a.next_deadline().unwrap().unwrap();
+    let deadline = a.poll_timeout().unwrap().unwrap();
     a.handle_timeout(deadline).unwrap();
     let records = take(&mut a);
     let persist = records.iter().position(|r| matches!(r, Record::Persist(_))).expect("persisted");
@@ -280,7 +280,7 @@ fn a_trap_surfaces_as_an_error_and_the_node_refuses_further_calls() {
     c.pre_vote = Some(false);
     let recorder = Recorder { fail_persist: Some("disk full".into()), ..Recorder::default() };
     let mut a = ComponentNode::new(&loader, recorder, &c, 0).unwrap().unwrap();
-    let deadline = a.next_deadline().unwrap().unwrap();
+    let deadline = a.poll_timeout().unwrap().unwrap();
     // The first vote request needs a persisted vote: persisting fails, the call traps.
     let err = a.handle_timeout(deadline).unwrap_err();
     assert!(format!("{err:#}").contains("disk full"), "{err:#}");

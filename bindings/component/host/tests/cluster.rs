@@ -183,7 +183,7 @@ fn five_components_elect_fail_over_partition_and_heal() {
     }
     let inspect = sim.nodes.get_mut(&first).unwrap().inspect().unwrap();
     assert_eq!((inspect.view_size, inspect.quorum, inspect.state), (5, 3, Role::Leader));
-    assert!(inspect.leader);
+    assert!(inspect.is_leader);
 
     // Kill the leader: the others elect a new one, in a later term, within
     // election_timeout_max (300 ms) plus a few round trips.

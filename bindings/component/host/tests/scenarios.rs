@@ -3,7 +3,7 @@
 //! codes, the next deadline after each step, and the final state.
 //!
 //! `confirm-leader` is answered `defer` so that the scenarios' own `confirm` steps drive the
-//! leadership gate, and `became-leader` succeeds so that `leader_failed` steps drive rollbacks.
+//! leadership gate, and `became-leader` succeeds so that `leader_failed` steps drive rollbacks (through `leader_handler_failed`).
 
 use std::path::PathBuf;
 
@@ -127,7 +127,7 @@ fn replay(loader: &Loader<Recorder>, path: &PathBuf) {
                 node.confirm_leader(at, u64_field(input, "term"), input["granted"].as_bool().expect("granted"))
                     .expect("no trap"),
             ),
-            "leader_failed" => code(node.leader_failed(at, u64_field(input, "term")).expect("no trap")),
+            "leader_failed" => code(node.leader_handler_failed(at, u64_field(input, "term")).expect("no trap")),
             "transfer" => code(node.transfer_leadership(at, &str_field(input, "peer")).expect("no trap")),
             "broadcast" => code(node.broadcast(at, &unhex(&str_field(input, "hex"))).expect("no trap")),
             other => panic!("{name}: unknown input kind {other}"),
@@ -138,7 +138,7 @@ fn replay(loader: &Loader<Recorder>, path: &PathBuf) {
         let actual: Vec<Value> = records.iter().filter_map(output).collect();
         let expected = step["outputs"].as_array().expect("outputs");
         assert_eq!(&actual, expected, "{ctx}: outputs");
-        let next = node.next_deadline().expect("no trap");
+        let next = node.poll_timeout().expect("no trap");
         assert_eq!(next, step["next_deadline"].as_u64(), "{ctx}: next_deadline");
         // set-wakeup was called exactly when the deadline changed, with the new value.
         if let Some(Record::SetWakeup(d)) = records.iter().rev().find(|r| matches!(r, Record::SetWakeup(_))) {

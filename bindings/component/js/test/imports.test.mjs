@@ -27,7 +27,7 @@ test('the unversioned key alone runs the component', async () => {
 
 test('the versioned key alone does not: the generated JS reads the unversioned name', async () => {
   await assert.rejects(
-    async () => instantiate(getCoreModule, { 'tenure:election/host@0.2.0': host }),
+    async () => instantiate(getCoreModule, { 'tenure:election/host@0.3.0': host }),
     /'imports\.tenure:election\/host' as it is undefined/,
   );
 });
@@ -35,7 +35,7 @@ test('the versioned key alone does not: the generated JS reads the unversioned n
 test("the generated .d.ts declares the versioned names, so a typed host passes them too", () => {
   const dts = readFileSync(new URL('../out/tenure.d.ts', import.meta.url), 'utf8');
   const declared = /interface ImportObject \{([^}]*)\}/.exec(dts)[1];
-  assert.match(declared, /'tenure:election\/host@0\.2\.0'/);
+  assert.match(declared, /'tenure:election\/host@0\.3\.0'/);
   assert.doesNotMatch(declared, /'tenure:election\/host'/);
   for (const key of Object.keys(importObject(host))) {
     assert.ok(key === 'tenure:election/host' || declared.includes(`'${key}'`), key);

@@ -25,7 +25,7 @@ function output(o) {
     case 'peer_joined':
     case 'peer_left': return { type: 'event', event: o[0], peer: o[1] };
     case 'message': return { type: 'event', event: o[0], from: o[1], hex: hex(o[2]) };
-    default: return undefined; // set_wakeup: checked through nextDeadline()
+    default: return undefined; // set_wakeup: checked through pollTimeout()
   }
 }
 
@@ -39,7 +39,7 @@ function apply(node, at, inp) {
       case 'leave': node.leave(at, inp.peer); break;
       case 'peer_down': node.peerDown(at, inp.peer, inp.reason.replace('_', '-')); break;
       case 'confirm': node.confirmLeader(at, BigInt(inp.term), inp.granted); break;
-      case 'leader_failed': node.leaderFailed(at, BigInt(inp.term)); break;
+      case 'leader_failed': node.leaderHandlerFailed(at, BigInt(inp.term)); break;
       case 'transfer': node.transferLeadership(at, inp.peer); break;
       case 'broadcast': node.broadcast(at, bytes(inp.hex)); break;
       default: throw new Error(`unknown input kind ${inp.kind}`);
@@ -93,7 +93,7 @@ for (const file of files) {
       assert.equal(apply(node, at, step.input), step.result, where);
       const got = outputs.splice(0).map(output).filter((o) => o !== undefined);
       assert.deepEqual(got, step.outputs, where);
-      assert.equal(num(node.nextDeadline()), step.next_deadline, where);
+      assert.equal(num(node.pollTimeout()), step.next_deadline, where);
     });
     if (s.final) {
       assert.deepEqual(

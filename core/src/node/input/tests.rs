@@ -42,10 +42,29 @@ fn state(n: &Node) -> String {
     format!("{n:?}")
 }
 
+// The two paths of `handle_message`, on every target. On each, one of them is the build's own
+// `handle_message` (the path its products take: the recognised path first in native builds, the
+// full decode alone in the WebAssembly builds) and the other is the other path compiled for the
+// same target, so `make test-wasm-core` checks the path the WebAssembly builds take.
+
+/// `handle_message` with the recognised path first.
+fn handle_recognising(n: &mut Node, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
+    if cfg!(target_family = "wasm") {
+        let result = n.accept_recognising(now, from, bytes);
+        n.count_drop(result)
+    } else {
+        n.handle_message(now, from, bytes)
+    }
+}
+
 /// `handle_message` without the recognised path: every datagram decoded in full.
 fn handle_decoded(n: &mut Node, now: u64, from: &str, bytes: &[u8]) -> Result<(), DropReason> {
-    let result = n.accept_decoded(now, from, bytes);
-    n.count_drop(result)
+    if cfg!(target_family = "wasm") {
+        n.handle_message(now, from, bytes)
+    } else {
+        let result = n.accept_decoded(now, from, bytes);
+        n.count_drop(result)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -149,7 +168,10 @@ fn compare(keyed: bool, admit: bool, durable: bool, steps: &[Step]) -> Result<us
                 }
                 let from = IDS[from];
                 hits += usize::from(fast.recognise_heartbeat(from, &bytes).is_some());
-                prop_assert_eq!(fast.handle_message(now, from, &bytes), handle_decoded(&mut slow, now, from, &bytes));
+                prop_assert_eq!(
+                    handle_recognising(&mut fast, now, from, &bytes),
+                    handle_decoded(&mut slow, now, from, &bytes)
+                );
             }
             Step::Steady { sender, next_term, incarnation, value, n, at } => {
                 let term = fast.term() + u64::from(next_term);
@@ -164,7 +186,7 @@ fn compare(keyed: bool, admit: bool, durable: bool, steps: &[Step]) -> Result<us
                     }
                     hits += usize::from(fast.recognise_heartbeat(from, &bytes).is_some());
                     prop_assert_eq!(
-                        fast.handle_message(now, from, &bytes),
+                        handle_recognising(&mut fast, now, from, &bytes),
                         handle_decoded(&mut slow, now, from, &bytes)
                     );
                     prop_assert_eq!(drain(&mut fast), drain(&mut slow));
@@ -221,10 +243,10 @@ fn follower(keyed: bool) -> (Node, impl Fn(u64) -> Vec<u8>) {
     let key = keyed.then_some(KEY);
     let hb = move |sent_at| datagram("b", "c", 2, 7, Message::Heartbeat { sent_at }, key);
     let mut n = node(keyed, false, false);
-    n.handle_message(1, "b", &hb(100)).unwrap();
+    handle_recognising(&mut n, 1, "b", &hb(100)).unwrap();
     drain(&mut n);
     assert!(n.recognise_heartbeat("b", &hb(101)).is_some());
-    n.handle_message(2, "b", &hb(101)).unwrap();
+    handle_recognising(&mut n, 2, "b", &hb(101)).unwrap();
     drain(&mut n);
     (n, hb)
 }
@@ -239,13 +261,13 @@ fn a_recognised_heartbeat_still_refuses_replays_bad_tags_and_bad_endings() {
         let deadline = n.poll_timeout();
         for sent_at in [101, 50] {
             assert!(n.recognise_heartbeat("b", &hb(sent_at)).is_some());
-            assert_eq!(n.handle_message(3, "b", &hb(sent_at)), Ok(()));
+            assert_eq!(handle_recognising(&mut n, 3, "b", &hb(sent_at)), Ok(()));
             assert_eq!(drain(&mut n), []);
             assert_eq!(n.poll_timeout(), deadline);
         }
         // From another address than the one inside.
         assert!(n.recognise_heartbeat("dd", &hb(102)).is_none());
-        assert_eq!(n.handle_message(3, "dd", &hb(102)), Err(DropReason::SenderMismatch));
+        assert_eq!(handle_recognising(&mut n, 3, "dd", &hb(102)), Err(DropReason::SenderMismatch));
         // Damaged after the known fields: a trailing byte, a cut or over-long `sent_at`, a bad tag.
         let mut trailing = hb(103);
         trailing.push(0);
@@ -267,14 +289,14 @@ fn a_recognised_heartbeat_still_refuses_replays_bad_tags_and_bad_endings() {
         }
         for (bytes, reason) in cases {
             assert!(n.recognise_heartbeat("b", &bytes).is_none(), "{bytes:02x?}");
-            assert_eq!(n.handle_message(3, "b", &bytes), Err(reason));
+            assert_eq!(handle_recognising(&mut n, 3, "b", &bytes), Err(reason));
             assert_eq!(drain(&mut n), []);
         }
         // Another cluster is no known field: decoded in full.
         let key = keyed.then_some(KEY);
         let other = datagram("b", "other", 2, 7, Message::Heartbeat { sent_at: 106 }, key);
         assert!(n.recognise_heartbeat("b", &other).is_none());
-        assert_eq!(n.handle_message(3, "b", &other), Err(DropReason::WrongCluster));
+        assert_eq!(handle_recognising(&mut n, 3, "b", &other), Err(DropReason::WrongCluster));
         // Another term or incarnation than the known ones: decoded in full.
         assert!(n
             .recognise_heartbeat("b", &datagram("b", "c", 3, 7, Message::Heartbeat { sent_at: 106 }, key))
@@ -284,11 +306,11 @@ fn a_recognised_heartbeat_still_refuses_replays_bad_tags_and_bad_endings() {
             .is_none());
         // Still recognised and acknowledged after all that.
         assert!(n.recognise_heartbeat("b", &hb(107)).is_some());
-        n.handle_message(4, "b", &hb(107)).unwrap();
+        handle_recognising(&mut n, 4, "b", &hb(107)).unwrap();
         assert!(matches!(&drain(&mut n)[..], [Output::Send { to, .. }] if to == "b"));
         // A restarted leader's new incarnation is known once a heartbeat of it was decoded.
         let restarted = |sent_at| datagram("b", "c", 2, 8, Message::Heartbeat { sent_at }, key);
-        n.handle_message(5, "b", &restarted(108)).unwrap();
+        handle_recognising(&mut n, 5, "b", &restarted(108)).unwrap();
         assert!(n.recognise_heartbeat("b", &restarted(109)).is_some());
         assert!(n.recognise_heartbeat("b", &hb(109)).is_none());
     }
@@ -302,14 +324,14 @@ fn a_term_change_or_a_removal_ends_recognition() {
     n.leave(10, "b").unwrap();
     drain(&mut n);
     assert!(n.recognise_heartbeat("b", &hb(200)).is_none());
-    assert_eq!(n.handle_message(11, "b", &hb(200)), Err(DropReason::RemovedPeer));
+    assert_eq!(handle_recognising(&mut n, 11, "b", &hb(200)), Err(DropReason::RemovedPeer));
 
     let (mut n, hb) = follower(false);
-    n.handle_message(10, "dd", &datagram("dd", "c", 3, 1, Message::HeartbeatAck { echo: 1 }, None)).unwrap();
+    handle_recognising(&mut n, 10, "dd", &datagram("dd", "c", 3, 1, Message::HeartbeatAck { echo: 1 }, None)).unwrap();
     drain(&mut n);
     assert_eq!(n.term(), 3);
     assert!(n.recognise_heartbeat("b", &hb(200)).is_none());
     // The old leader's heartbeat of term 2 is answered with the newer term, not followed.
-    n.handle_message(11, "b", &hb(200)).unwrap();
+    handle_recognising(&mut n, 11, "b", &hb(200)).unwrap();
     assert_eq!(n.leader(), None);
 }

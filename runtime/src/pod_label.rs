@@ -1,10 +1,13 @@
-//! `--pod-label KEY`: while this node leads, its own pod carries the label `KEY=true` (`false`
-//! otherwise), set through the Kubernetes API, so that a Service selecting `KEY: "true"` routes to
-//! the leader's pod: the leader Service of deploy/kubernetes (docs/kubernetes.md).
+//! [`crate::RuntimeConfig::pod_label`] (`--pod-label KEY`, `pod_label=` in Python): while this
+//! node leads, its own pod carries the label `KEY=true` (`false` otherwise), set through the
+//! Kubernetes API, so that a Service selecting `KEY: "true"` routes to the leader's pod: the
+//! leader Service of deploy/kubernetes (docs/kubernetes.md). Started by `spawn` for every host, it
+//! follows the runtime's events and reports through its warnings.
 //!
 //! One request kind only: a JSON merge patch of the pod's own labels
 //! (`PATCH /api/v1/namespaces/NS/pods/POD_NAME`), with the service-account token and CA from a
-//! directory (`--service-account DIR`, by default where Kubernetes mounts them). The token is read
+//! directory (`service_account`, `--service-account DIR`; by default where Kubernetes mounts
+//! them). The token is read
 //! again for every request, because the kubelet rotates projected tokens. The label is written
 //! `false` at start (a restarted container clears what its predecessor left) and on every loss of
 //! leadership, and `false` once more before the process exits after a graceful stop. A failed
@@ -40,7 +43,7 @@ pub struct PodLabelConfig {
 /// Checks a label key as Kubernetes does: an optional DNS-subdomain prefix and `/`, then a name
 /// of at most 63 characters, alphanumeric at both ends, with `-`, `_` and `.` inside.
 pub fn check_key(key: &str) -> Result<(), String> {
-    let bad = |why: &str| format!("--pod-label expects a Kubernetes label key, got \"{key}\" ({why})");
+    let bad = |why: &str| format!("expects a Kubernetes label key, got \"{key}\" ({why})");
     let (prefix, name) = key.rsplit_once('/').map_or((None, key), |(p, n)| (Some(p), n));
     let alnum = |c: char| c.is_ascii_alphanumeric();
     let name_ok = !name.is_empty()
@@ -72,13 +75,13 @@ impl PodLabelConfig {
     /// API; the namespace may come from `DIR/namespace` instead). The token and CA must be readable.
     pub fn from_env(
         key: &str,
-        dir: Option<&str>,
+        dir: Option<&Path>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<PodLabelConfig, String> {
         check_key(key)?;
-        let dir = PathBuf::from(dir.unwrap_or(DEFAULT_SERVICE_ACCOUNT));
+        let dir = dir.map_or_else(|| PathBuf::from(DEFAULT_SERVICE_ACCOUNT), Path::to_path_buf);
         let need = |name: &str, why: &str| {
-            env(name).filter(|v| !v.trim().is_empty()).ok_or_else(|| format!("--pod-label needs {name} ({why})"))
+            env(name).filter(|v| !v.trim().is_empty()).ok_or_else(|| format!("needs {name} ({why})"))
         };
         let host = need("KUBERNETES_SERVICE_HOST", "set by Kubernetes in every container")?;
         let port = need("KUBERNETES_SERVICE_PORT", "set by Kubernetes in every container")?;
@@ -87,12 +90,11 @@ impl PodLabelConfig {
             Some(ns) => ns,
             None => std::fs::read_to_string(dir.join("namespace"))
                 .map(|s| s.trim().to_string())
-                .map_err(|e| format!("--pod-label needs POD_NAMESPACE or {}: {e}", dir.join("namespace").display()))?,
+                .map_err(|e| format!("needs POD_NAMESPACE or {}: {e}", dir.join("namespace").display()))?,
         };
         let host = if host.contains(':') { format!("[{host}]") } else { host };
         for f in ["token", "ca.crt"] {
-            std::fs::metadata(dir.join(f))
-                .map_err(|e| format!("--pod-label cannot read {}: {e}", dir.join(f).display()))?;
+            std::fs::metadata(dir.join(f)).map_err(|e| format!("cannot read {}: {e}", dir.join(f).display()))?;
         }
         Ok(PodLabelConfig { key: key.to_string(), api: format!("https://{host}:{port}"), namespace, pod, dir })
     }
@@ -281,7 +283,7 @@ mod tests {
         std::fs::write(dir.path().join("token"), "t").unwrap();
         std::fs::write(dir.path().join("ca.crt"), "c").unwrap();
         std::fs::write(dir.path().join("namespace"), "ns1\n").unwrap();
-        let d = dir.path().to_str();
+        let d = Some(dir.path());
         let env = |missing: &'static str| {
             move |name: &str| {
                 (name != missing).then(|| match name {
