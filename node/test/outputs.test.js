@@ -170,7 +170,7 @@ test('senders stay right past the interned peer table size (4,096), across its r
 
 test('the raw handleMessageInto refuses anything but a NativeNode, and bad arguments, with a TypeError/RangeError', () => {
   const native = require('../lib/native.js')
-  const buf = Buffer.alloc(64)
+  const buf = Buffer.alloc(256)
   const node = new native.NativeNode({ id: 'b', cluster: 'c', bootstrap: ['a', 'b'] }, 1, null, 0)
   for (const receiver of [undefined, {}, new native.NativeFenceChecker(null), Buffer.alloc(8)]) {
     assert.throws(() => native.handleMessageInto(receiver, 1, 0, beat(1), buf), { name: 'TypeError', message: /node must be a NativeNode/ })

@@ -141,7 +141,9 @@ def test_the_cli_sidecar_serves_parseable_metrics_and_leader_readiness(leader_mo
     status, ctype, body = get(c.http[leader], "/leader")
     assert (status, ctype) == (200, "application/json")
     view = json.loads(body)
-    assert set(view) == {"id", "leader", "term", "is_leader", "lease_remaining_ms", "lease_deadline_ms", "role"}
+    assert set(view) == {
+        "id", "leader", "term", "is_leader", "lease_remaining_ms", "lease_deadline_ms", "role", "wire_version"
+    }  # fmt: skip
     assert view["lease_deadline_ms"] == view["lease_remaining_ms"]  # the deprecated name
     assert view["role"] == "leader" and view["is_leader"] is True
     assert 0 <= view["lease_remaining_ms"] <= 300

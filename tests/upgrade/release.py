@@ -8,11 +8,11 @@ fetch them still has the commits.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import tarfile
-import io
 from dataclasses import dataclass
 from pathlib import Path
 

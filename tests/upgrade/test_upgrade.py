@@ -24,8 +24,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "e2e"))
 
-import release  # noqa: E402
-from cluster import Cluster, Proc, runtime_command  # noqa: E402
+import release
+from cluster import Cluster, Proc, runtime_command
 
 OLD = "v0.1.0"
 NEW = "new"
@@ -52,14 +52,19 @@ class Mixed(Cluster):
 
     def _args(self, pid: str, members: list[str], key: bytes | None) -> list[str]:
         self.http[pid] = free_tcp_port()
-        return super()._args(pid, members, key) + ["--http", f"127.0.0.1:{self.http[pid]}"]
+        return super()._args(pid, members, key) + [
+            "--http",
+            f"127.0.0.1:{self.http[pid]}",
+        ]
 
     def command(self, p: Proc) -> list[str]:
         return [str(self.binaries[p.kind])] + p.args
 
     def leader_info(self, pid: str) -> dict | None:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.http[pid]}/leader", timeout=2) as r:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{self.http[pid]}/leader", timeout=2
+            ) as r:
                 return json.loads(r.read())
         except OSError:
             return None
@@ -81,14 +86,24 @@ def replace(c: Mixed, pid: str, kind: str) -> Step:
     t0 = c.signal(pid, signal.SIGTERM)
     c.procs[pid].kind = kind
     c.start(pid)
-    assert c.wait_for(lambda: c.procs[pid].role in ("follower", "leader"), 30), f"{pid} ({kind}) did not start"
-    assert c.wait_for(lambda: c.current_leader() is not None, 10), "no leader after the step"
+    assert c.wait_for(lambda: c.procs[pid].role in ("follower", "leader"), 30), (
+        f"{pid} ({kind}) did not start"
+    )
+    assert c.wait_for(lambda: c.current_leader() is not None, 10), (
+        "no leader after the step"
+    )
     gap = None
     if was_leader:
-        assert c.wait_for(lambda: c.first_leader_after(t0, 0, exclude=pid) is not None, 10)
+        assert c.wait_for(
+            lambda: c.first_leader_after(t0, 0, exclude=pid) is not None, 10
+        )
         new = c.first_leader_after(t0, 0, exclude=pid)
         assert new is not None
-        ended = [e.ts_ms for e in c.events[before:] if e.id == pid and e.event in ("follower", "stopped")]
+        ended = [
+            e.ts_ms
+            for e in c.events[before:]
+            if e.id == pid and e.event in ("follower", "stopped")
+        ]
         gap = max(0, new.ts_ms - min(ended)) if ended else new.ts_ms - t0
     return Step(pid, kind, was_leader, gap)
 
@@ -110,16 +125,23 @@ def terms_only_grow(c: Mixed) -> list[str]:
 
 @pytest.fixture(scope="module")
 def binaries() -> dict[str, Path]:
-    return {OLD: release.build(release.release(OLD)), NEW: Path(runtime_command("native")[0])}
+    return {
+        OLD: release.build(release.release(OLD)),
+        NEW: Path(runtime_command("native")[0]),
+    }
 
 
-def test_a_rolling_upgrade_and_downgrade_keep_one_leader_per_term(binaries: dict[str, Path]) -> None:
+def test_a_rolling_upgrade_and_downgrade_keep_one_leader_per_term(
+    binaries: dict[str, Path],
+) -> None:
     c = Mixed(binaries, [OLD] * 5)
     steps: list[Step] = []
     gates: list[tuple[str, int | None]] = []
     try:
         c.start_all()
-        assert c.wait_for(lambda: c.current_leader() is not None, 10), "v0.1.0 elected no leader"
+        assert c.wait_for(lambda: c.current_leader() is not None, 10), (
+            "v0.1.0 elected no leader"
+        )
         for kind in (NEW, OLD):
             for pid in list(c.members):
                 steps.append(replace(c, pid, kind))
@@ -127,19 +149,27 @@ def test_a_rolling_upgrade_and_downgrade_keep_one_leader_per_term(binaries: dict
                 kinds = {p.kind for p in c.procs.values()}
                 if kinds == {NEW}:
                     # Every member speaks 4: the leader learns it within a round trip of each.
-                    assert c.wait_for(lambda: gate(c) == VERSION, 5), f"gate {gate(c)} with every member new"
+                    assert c.wait_for(lambda: gate(c) == VERSION, 5), (
+                        f"gate {gate(c)} with every member new"
+                    )
                 else:
                     c.pump(0.5)
                     g = gate(c)
-                    assert g in (None, MIN_VERSION), f"gate {g} with members of {sorted(kinds)}"
-                gates.append((",".join(sorted(p.kind for p in c.procs.values())), gate(c)))
+                    assert g in (None, MIN_VERSION), (
+                        f"gate {g} with members of {sorted(kinds)}"
+                    )
+                gates.append(
+                    (",".join(sorted(p.kind for p in c.procs.values())), gate(c))
+                )
         c.pump(0.5)
         assert c.violations() == [], c.violations()
         assert terms_only_grow(c) == [], terms_only_grow(c)
     finally:
         c.close()
     handed = [s for s in steps if s.was_leader]
-    print(f"\nsteps: {len(steps)}, leaders replaced: {len(handed)}, gaps ms: {[s.gap_ms for s in handed]}")
+    print(
+        f"\nsteps: {len(steps)}, leaders replaced: {len(handed)}, gaps ms: {[s.gap_ms for s in handed]}"
+    )
     print("gates:", gates)
     assert handed, "the leader was replaced at least once"
     for s in handed:
