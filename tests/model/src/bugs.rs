@@ -45,14 +45,12 @@ pub fn name(bug: Bug) -> &'static str {
 /// then the others.
 pub fn first_scope(bug: Bug) -> &'static str {
     match bug {
-        Bug::DoubleVote | Bug::QuorumOffByOne => "election",
-        Bug::RefusedReleasesPromise => "host",
-        Bug::UnboundedTerm
-        | Bug::StaleHeartbeatRefreshes
-        | Bug::AnyMessageIsEvidence
-        | Bug::RepeatedVoteRestartsTimer => "adversary",
-        Bug::UncheckedLeadershipStart => "host",
-        _ => "partition",
+        Bug::DoubleVote | Bug::QuorumOffByOne | Bug::AnyMessageIsEvidence => "election",
+        Bug::UnboundedTerm | Bug::StaleHeartbeatRefreshes | Bug::RepeatedVoteRestartsTimer => "adversary",
+        Bug::NoStepDown | Bug::IgnoreHigherTerm | Bug::NoPrevoteStickiness | Bug::RestartVotesAtOnce => "failover",
+        Bug::RefusedReleasesPromise => "refused",
+        Bug::DeposedForgetsPromise => "forged",
+        Bug::UncheckedLeadershipStart => "slow-confirm",
     }
 }
 

@@ -12,7 +12,10 @@
 //!
 //! Time jumps between the instants at which a decision can change — a node's timer deadline, a
 //! lease deadline a leader reports, a promise's end — and their ±1 ms neighbours, so the
-//! one-millisecond corners the randomised soak finds only by luck are on every path.
+//! one-millisecond corners the randomised soak finds only by luck are on every path. A quiet
+//! stretch (`Action::Run`: on-time deliveries and heartbeats until a decision is the model's
+//! again) stands for the many single actions between two faults that are several heartbeat
+//! rounds apart.
 //!
 //! The core's nodes are not symmetric: an id's rank (its order among the members) times a
 //! survivor's campaign, and each node draws its timeouts from its own seed. Renaming nodes
@@ -59,11 +62,18 @@ pub struct Budget {
     /// Partitions: one node cut off from the others (everything in flight to or from it lost,
     /// and everything it or they send to each other) until the partition heals.
     pub partition: u8,
+    /// Forged near-maximum-term heartbeats under a member's id only, without the strangers and
+    /// replays [`Budget::adversary`] also allows: many fewer choices per state.
+    pub huge_term: u8,
+    /// Quiet stretches (`Action::Run`): the network delivers everything on time and leaders
+    /// heartbeat until a decision is the model's again (see `props::run_quiet`).
+    pub run: u8,
 }
 
 impl Budget {
     /// No fault at all.
-    pub const NONE: Budget = Budget { drop: 0, dup: 0, crash: 0, adversary: 0, host: 0, report: 0, partition: 0 };
+    pub const NONE: Budget =
+        Budget { drop: 0, dup: 0, crash: 0, adversary: 0, host: 0, report: 0, partition: 0, huge_term: 0, run: 0 };
 }
 
 /// Where a run starts.
@@ -95,6 +105,11 @@ pub struct Opts {
     pub probe_every: u64,
     /// Membership actions (`leave`, `join`) on the fourth node.
     pub membership: bool,
+    /// Time jumps to the instants that change a decision and their ±1 ms neighbours
+    /// (`Action::Advance`). Off, time passes only in quiet stretches (`Action::Run`, which stops
+    /// where a decision is the model's): far fewer choices per state, for the scopes whose faults
+    /// need long stretches of ordinary operation between them.
+    pub advance: bool,
 }
 
 /// One bounded region of the state space: a fault budget, the starts, and the depth `make
@@ -109,11 +124,8 @@ pub struct Scope {
     pub depth: usize,
 }
 
-/// The depth of the injected-bug runs: depth-first, they reach this depth at once and stop at the
-/// first counterexample (or after [`BUG_STATE_CAP`] distinct states).
-pub const BUG_DEPTH: usize = 16;
-
-/// At most this many distinct states per injected-bug run and scope.
+/// At most this many generated states per injected-bug run and scope (a breadth-first search
+/// keeps its frontier's full states: this bounds its memory to a few GB).
 pub const BUG_STATE_CAP: usize = 2_000_000;
 
 /// The scopes of `make model-check`, each sized to explore about a million distinct states.
@@ -129,29 +141,35 @@ pub fn scopes() -> Vec<Scope> {
         max_in_flight: 8,
         probe_every: 16,
         membership: false,
+        advance: true,
     };
     let with = |budget: Budget, starts: Vec<Start>| Opts { budget, starts, ..base.clone() };
+    let quiet = |budget: Budget| Opts { budget, starts: vec![Start::Led], advance: false, ..base.clone() };
     vec![
         Scope {
             name: "election",
             opts: with(Budget { drop: 1, dup: 1, ..Budget::NONE }, vec![Start::Fresh]),
-            depth: 12,
+            depth: 10,
         },
         Scope {
             name: "partition",
             opts: with(Budget { partition: 1, crash: 1, ..Budget::NONE }, vec![Start::Led]),
-            depth: 11,
+            depth: 9,
         },
         Scope {
             name: "host",
             opts: with(Budget { host: 1, report: 1, crash: 1, ..Budget::NONE }, vec![Start::Led]),
-            depth: 7,
+            depth: 6,
         },
         Scope {
             name: "adversary",
             opts: with(Budget { adversary: 2, drop: 1, ..Budget::NONE }, vec![Start::Led]),
-            depth: 8,
+            depth: 6,
         },
+        Scope { name: "failover", opts: quiet(Budget { partition: 1, crash: 1, run: 2, ..Budget::NONE }), depth: 11 },
+        Scope { name: "refused", opts: quiet(Budget { partition: 1, report: 1, run: 2, ..Budget::NONE }), depth: 11 },
+        Scope { name: "forged", opts: quiet(Budget { partition: 1, huge_term: 2, run: 2, ..Budget::NONE }), depth: 10 },
+        Scope { name: "slow-confirm", opts: with(Budget { run: 3, ..Budget::NONE }, vec![Start::Fresh]), depth: 10 },
     ]
 }
 
@@ -318,6 +336,9 @@ pub struct Ghost {
     /// Check-quorum evidence: `heard[leader][peer]` = the real send instant of the newest
     /// heartbeat of `leader`'s that `peer` acknowledged and `leader` accepted in its term.
     pub heard: [[u64; 4]; 4],
+    /// Each node's newest campaign: `(term, real instant it asked for votes)`. The votes it wins
+    /// are check-quorum evidence dated then, as the core dates them.
+    pub campaign: [(u64, u64); 4],
     /// Each node's view size and the real instant it last changed.
     pub view: [(usize, u64); 4],
     /// S1 and the lease hold while every view keeps its members (a `terminated` report or a
@@ -391,8 +412,11 @@ pub fn index_of(id: &str) -> u8 {
 /// What one model-checking run found.
 #[derive(Debug)]
 pub struct Report {
-    /// Distinct states explored.
+    /// Distinct states generated (stateright's count: the states one action past the depth bound
+    /// included, which are generated but not checked).
     pub states: usize,
+    /// States whose properties were checked (every distinct state within the depth bound).
+    pub checked: usize,
     /// States generated, repeats included.
     pub generated: usize,
     /// The deepest path explored.
@@ -408,10 +432,12 @@ pub struct Report {
 /// Checks `opts` to `depth` (depth-first unless `bfs`) on `threads` threads, stopping at the
 /// first counterexample, and turns it into a trace and scenarios labelled `label`.
 pub fn check(opts: Opts, depth: usize, threads: usize, bfs: bool, label: &str) -> Report {
-    check_for(opts, depth, threads, bfs, label, None)
+    check_for(opts, depth, threads, bfs, label, None, None)
 }
 
-/// [`check`], stopping after `limit` if given (the report then covers what was explored).
+/// [`check`], stopping after `limit` if given, or once `max_generated` states were generated
+/// (repeats included; default for injected-bug runs: [`BUG_STATE_CAP`]); the report then covers
+/// what was explored.
 pub fn check_for(
     opts: Opts,
     depth: usize,
@@ -419,17 +445,21 @@ pub fn check_for(
     bfs: bool,
     label: &str,
     limit: Option<std::time::Duration>,
+    max_generated: Option<usize>,
 ) -> Report {
     use stateright::{Checker, HasDiscoveries, Model};
-    let model = model::TenureModel { opts };
+    let model = model::TenureModel::new(opts);
     let t = std::time::Instant::now();
+    // stateright numbers an initial state's depth 1 and checks no state at or past its target
+    // depth (it only generates them): every path of `depth` actions ends at depth `depth + 1`.
     let mut builder =
-        model.clone().checker().threads(threads).target_max_depth(depth).finish_when(HasDiscoveries::AnyFailures);
+        model.clone().checker().threads(threads).target_max_depth(depth + 2).finish_when(HasDiscoveries::AnyFailures);
     if let Some(limit) = limit {
         builder = builder.timeout(limit);
     }
-    if !model.opts.bugs.is_empty() {
-        builder = builder.target_state_count(BUG_STATE_CAP);
+    let cap = max_generated.or((!model.opts.bugs.is_empty()).then_some(BUG_STATE_CAP));
+    if let Some(cap) = cap {
+        builder = builder.target_state_count(cap);
     }
     let (states, generated, max_depth, discoveries) = if bfs {
         let c = builder.spawn_bfs().join();
@@ -439,6 +469,9 @@ pub fn check_for(
         (c.unique_state_count(), c.state_count(), c.max_depth(), c.discoveries())
     };
     let seconds = t.elapsed().as_secs_f64();
+    let checked = model.checked.load(std::sync::atomic::Ordering::Relaxed);
+    // The deepest checked path, in actions.
+    let max_depth = max_depth.min(depth + 1).saturating_sub(1);
     let elected = discoveries.contains_key("a leader is elected");
     let violation = discoveries.into_iter().find(|(n, _)| *n != "a leader is elected").map(|(name, path)| {
         let steps = path.into_vec();
@@ -453,5 +486,17 @@ pub fn check_for(
         let scenarios = trace::scenarios(&model.opts, &rec, label);
         (name.to_string(), text, scenarios)
     });
-    Report { states, generated, depth: max_depth, seconds, violation, elected }
+    Report { states, checked, generated, depth: max_depth, seconds, violation, elected }
+}
+
+impl Budget {
+    /// Spends one near-maximum-term heartbeat: from [`Budget::huge_term`] while it lasts, else
+    /// from [`Budget::adversary`].
+    pub fn spend_huge_term(&mut self) {
+        if self.huge_term > 0 {
+            self.huge_term -= 1;
+        } else {
+            self.adversary -= 1;
+        }
+    }
 }

@@ -43,6 +43,10 @@ pub enum Action {
     Cut(u8),
     /// The partition heals.
     Heal,
+    /// A quiet stretch: every datagram in flight arrives a millisecond after it was sent (none
+    /// across a partition), leaders' timers fire on time, until a node that does not lead has a
+    /// timer due, a host has a confirmation to answer, or `election_timeout_max` has passed.
+    Run,
 }
 
 /// The model: the options it runs with.
@@ -50,9 +54,17 @@ pub enum Action {
 pub struct TenureModel {
     /// Options.
     pub opts: Opts,
+    /// How many states had their properties checked (stateright counts the states it generated,
+    /// the unchecked ones one step past the depth bound included).
+    pub checked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl TenureModel {
+    /// The model of `opts`.
+    pub fn new(opts: Opts) -> TenureModel {
+        TenureModel { opts, checked: Default::default() }
+    }
+
     /// Every initial state, in a fixed order.
     pub fn inits(&self) -> Vec<State> {
         let mut out = Vec::new();
@@ -137,17 +149,22 @@ impl TenureModel {
             }
             Action::Stranger(i) => {
                 n.left.adversary -= 1;
-                let term = n.hosts[usize::from(i)].node.as_ref()?.node.term() + 1;
+                // The next term, or the last one a datagram can carry.
+                let term = (n.hosts[usize::from(i)].node.as_ref()?.node.term() + 1).min(MAX_TERM);
                 let bytes = forge(STRANGER, term, 7, Message::Vote { transfer: false });
                 n.input(opts, usize::from(i), &Input::Message { from: STRANGER.to_string(), bytes }, true, rec).ok();
             }
             Action::HugeTerm(i) => {
-                n.left.adversary -= 1;
+                n.left.spend_huge_term();
                 let m = (usize::from(i) + 1) % opts.nodes;
                 let incarnation = n.hosts[m].node.as_ref().map_or(0, |r| r.node.incarnation());
                 // A heartbeat: a term the receiver would adopt (a pre-vote's term is never adopted).
                 let bytes = forge(IDS[m], MAX_TERM, incarnation, Message::Heartbeat { sent_at: 0 });
                 n.input(opts, usize::from(i), &Input::Message { from: IDS[m].to_string(), bytes }, true, rec).ok();
+            }
+            Action::Run => {
+                n.left.run -= 1;
+                crate::props::run_quiet(opts, &mut n, rec);
             }
             Action::Replay(k) => {
                 n.left.adversary -= 1;
@@ -296,6 +313,8 @@ impl Model for TenureModel {
             }
             if left.adversary > 0 {
                 out.push(Action::Stranger(i as u8));
+            }
+            if left.adversary > 0 || left.huge_term > 0 {
                 out.push(Action::HugeTerm(i as u8));
             }
         }
@@ -311,7 +330,7 @@ impl Model for TenureModel {
         }
         // Time: never past a timer that is due (hosts wake on time); otherwise to each instant
         // that can change a decision, and its neighbours.
-        if due > s.now && due != u64::MAX {
+        if self.opts.advance && due > s.now && due != u64::MAX {
             let mut at = vec![due - 1, due];
             for i in 0..n {
                 let h = &s.hosts[i];
@@ -327,6 +346,9 @@ impl Model for TenureModel {
             at.sort_unstable();
             at.dedup();
             out.extend(at.into_iter().map(Action::Advance));
+        }
+        if left.run > 0 {
+            out.push(Action::Run);
         }
     }
 

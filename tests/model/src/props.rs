@@ -39,7 +39,11 @@ pub const SETTLE_BOUND_TIMEOUTS: u64 = tenure_sim::L1_SETTLE_BOUND_ELECTION_TIME
 /// The stateright properties: one per name, each true while the state breaks nothing of that name.
 pub fn properties() -> Vec<Property<TenureModel>> {
     vec![
-        Property::always("one-leader", |_, s| ok(s, "one-leader")),
+        Property::always("one-leader", |m, s| {
+            // Evaluated first, once per checked state.
+            m.checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            ok(s, "one-leader")
+        }),
         Property::always("one-vote", |_, s| ok(s, "one-vote")),
         Property::always("fencing", |_, s| ok(s, "fencing")),
         Property::always("lease", |_, s| ok(s, "lease")),
@@ -134,29 +138,32 @@ impl State {
                             set_broken(&mut self.broken, "lease", why);
                         }
                     }
+                    // Check-quorum from the first moment: the votes that won the term (or any
+                    // newer evidence) are no older than `election_timeout_min` of the new
+                    // leader's clock (one more millisecond for whole-ms clock readings).
+                    let evidence = self.evidence(i, node);
+                    let limit = slow(opts, node.config().election_timeout_min + 1);
+                    if evidence.is_some_and(|e| now > e + limit) {
+                        let why = format!(
+                            "{} became leader of term {term} at {now} ms on quorum evidence from {} ms, older than election_timeout_min",
+                            IDS[i],
+                            evidence.unwrap_or(0)
+                        );
+                        set_broken(&mut self.broken, "check-quorum", why);
+                    }
                     now
                 }
             };
             // Check-quorum: a quorum of its view (itself included) acknowledged heartbeats sent
             // within the window, or the leadership (or the view) is younger than it.
-            let view = node.view();
-            let need = view.len() / 2;
-            if need == 0 {
-                continue;
-            }
-            let mut times: Vec<u64> = view
-                .iter()
-                .map(|p| crate::index_of(p) as usize)
-                .filter(|&p| p != i && p < 4)
-                .map(|p| self.ghost.heard[i][p])
-                .collect();
-            times.sort_unstable_by(|a, b| b.cmp(a));
-            let evidence = times.get(need - 1).copied().unwrap_or(0);
+            // The window runs from the evidence itself, not from the leadership's start: the
+            // votes that won it are evidence dated when they were asked for.
+            let Some(evidence) = self.evidence(i, node) else { continue };
             let cfg = node.config();
-            let from = evidence.max(self.ghost.view[i].1).max(since) + slow(opts, cfg.election_timeout_min);
+            let from = evidence.max(self.ghost.view[i].1) + slow(opts, cfg.election_timeout_min);
             if now > from + slow(opts, cfg.heartbeat_interval) {
                 let why = format!(
-                    "{} still leads term {term} at {now} ms; its quorum evidence lapsed (newest acknowledged heartbeats sent at {times:?} ms, leading since {since} ms)",
+                    "{} still leads term {term} at {now} ms; its quorum evidence lapsed (the quorum's newest evidence is from {evidence} ms, leading since {since} ms)",
                     IDS[i]
                 );
                 set_broken(&mut self.broken, "check-quorum", why);
@@ -195,6 +202,86 @@ impl State {
     }
 }
 
+impl State {
+    /// Leader (or winner) `i`'s quorum evidence: the real instant of the oldest of the newest
+    /// answers a quorum of its view gave (votes of its campaign, acknowledgements of its
+    /// heartbeats); `None` in a view that needs no answer.
+    fn evidence(&self, i: usize, node: &tenure::Node) -> Option<u64> {
+        let view = node.view();
+        let need = view.len() / 2;
+        if need == 0 {
+            return None;
+        }
+        let mut times: Vec<u64> = view
+            .iter()
+            .map(|p| crate::index_of(p) as usize)
+            .filter(|&p| p != i && p < 4)
+            .map(|p| self.ghost.heard[i][p])
+            .collect();
+        times.sort_unstable_by(|a, b| b.cmp(a));
+        Some(times.get(need - 1).copied().unwrap_or(0))
+    }
+}
+
+/// A quiet stretch of the network (`Action::Run`): datagrams in flight arrive a millisecond
+/// after they were sent (the ones already in flight, a millisecond from now; none crosses a
+/// partition), leaders' timers fire on time, the checks run after every step. It stops, with time
+/// at that instant, as soon as a node that does not lead has its timer due or a host has a
+/// `ConfirmLeader` to answer (those are the model's choices again), a property breaks, or
+/// `election_timeout_max` has passed. One action for what would otherwise be a dozen deliveries
+/// and heartbeat rounds: the paths it stands for are all paths of the model already.
+pub fn run_quiet(opts: &Opts, s: &mut State, mut rec: Option<&mut Rec>) {
+    let until = s.now + opts.config(0).validate().expect("valid").election_timeout_max;
+    let mut queue: std::collections::VecDeque<(u64, crate::Dgram)> =
+        std::mem::take(&mut s.net).into_iter().map(|d| (s.now + 1, d)).collect();
+    loop {
+        if s.broken.is_some() || s.hosts.iter().any(|h| h.confirm.is_some()) {
+            break;
+        }
+        let (mut follower_due, mut leader_due) = (None::<u64>, None::<u64>);
+        for h in &s.hosts {
+            let Some(r) = &h.node else { continue };
+            let Some(t) = r.node.poll_timeout() else { continue };
+            let at = h.clock.real_at(t).max(s.now);
+            let slot = if r.node.is_leader() { &mut leader_due } else { &mut follower_due };
+            *slot = Some(slot.map_or(at, |v| v.min(at)));
+        }
+        let deliver = queue.front().map(|q| q.0);
+        let Some(next) = [follower_due, leader_due, deliver].into_iter().flatten().min() else {
+            s.now = until;
+            break;
+        };
+        if next > until {
+            s.now = until;
+            break;
+        }
+        s.now = next;
+        if follower_due == Some(next) {
+            break;
+        }
+        if deliver == Some(next) {
+            let (_, d) = queue.pop_front().expect("front");
+            let from = IDS[usize::from(d.from)].to_string();
+            let _ =
+                s.input(opts, usize::from(d.to), &Input::Message { from, bytes: d.bytes }, true, rec.as_deref_mut());
+        } else {
+            for i in 0..s.hosts.len() {
+                let r = s.hosts[i].node.as_ref();
+                if r.is_some_and(|r| r.node.is_leader() && r.node.poll_timeout().is_some_and(|t| t <= s.local(i))) {
+                    let _ = s.input(opts, i, &Input::Timeout, true, rec.as_deref_mut());
+                }
+            }
+        }
+        s.check(opts);
+        let now = s.now;
+        queue.extend(std::mem::take(&mut s.net).into_iter().map(|d| (now + 1, d)));
+    }
+    let mut net: Vec<crate::Dgram> = queue.into_iter().map(|q| q.1).collect();
+    net.truncate(opts.max_in_flight);
+    net.sort();
+    s.net = net;
+}
+
 /// The bounded-liveness probe: the deterministic stable continuation of `s` (see the module
 /// documentation). `Err` says what did not happen in time.
 pub fn probe(opts: &Opts, s: &State) -> Result<(), String> {
@@ -214,9 +301,21 @@ pub fn probe(opts: &Opts, s: &State) -> Result<(), String> {
             settle - start
         ));
     };
-    // The leader crashes silently; an adversary replays its last heartbeat to each follower
-    // every 100 ms.
-    let replay: Vec<(u8, Vec<u8>)> = (0..s.hosts.len())
+    // The leader crashes silently; an adversary replays its last heartbeat to each follower,
+    // and the vote requests of the campaign that won its term, every 100 ms (as the simulator's
+    // recorder does).
+    let term = s.hosts[leader].node.as_ref().map_or(0, |r| r.node.term());
+    let votes: Vec<(u8, Vec<u8>)> = s
+        .seen
+        .iter()
+        .filter(|d| usize::from(d.from) == leader)
+        .filter(|d| {
+            tenure::wire::decode(&d.bytes, None)
+                .is_ok_and(|e| e.term == term && matches!(e.message, Message::Vote { .. }))
+        })
+        .map(|d| (d.to, d.bytes.clone()))
+        .collect();
+    let mut replay: Vec<(u8, Vec<u8>)> = (0..s.hosts.len())
         .filter(|&i| i != leader)
         .filter_map(|to| {
             s.seen
@@ -236,6 +335,7 @@ pub fn probe(opts: &Opts, s: &State) -> Result<(), String> {
                 .map(|(_, d)| (to as u8, d.bytes.clone()))
         })
         .collect();
+    replay.extend(votes);
     s.hosts[leader].node = None;
     s.net.retain(|d| usize::from(d.to) != leader);
     let crashed = s.now;

@@ -63,6 +63,9 @@ impl State {
             }
         }
         let leader_term = run.node.is_leader().then(|| run.node.term());
+        // A campaign of a new term asks for votes now (`start_election` runs inside one input).
+        let candidate_term = (run.node.role() == tenure::Role::Candidate).then(|| run.node.term());
+        let term_now = run.node.term();
         let next_deadline = run.node.poll_timeout();
         run.refresh();
         let clock = host.clock;
@@ -80,15 +83,33 @@ impl State {
             for term in self_votes {
                 self.vote(i as u8, term, i as u8);
             }
+            if let Some(term) = candidate_term {
+                if self.ghost.campaign[i].0 != term {
+                    // The core forgets the evidence of earlier terms when it campaigns.
+                    self.ghost.campaign[i] = (term, clock.real_at(clock.local(now)).min(now));
+                    self.ghost.heard[i] = [0; 4];
+                }
+            }
             // Check-quorum evidence: an acknowledgement the leader accepted, in its term, of a
-            // heartbeat it sent, dated when that heartbeat left (a replay is old evidence).
-            if let (Input::Message { from, bytes }, Ok(()), Some(term)) = (input, result, leader_term) {
+            // heartbeat it sent, dated when that heartbeat left (a replay is old evidence); and a
+            // vote granted to its campaign in that term, dated when the campaign asked.
+            if let (Input::Message { from, bytes }, Ok(())) = (input, result) {
                 if let Ok(env) = wire::decode(bytes, None) {
                     let p = index_of(from) as usize;
-                    if let (Message::HeartbeatAck { echo }, true) = (&env.message, env.term == term && p < 4) {
-                        let sent = clock.real_at(*echo).min(now);
+                    let fresh = match env.message {
+                        Message::HeartbeatAck { echo } if leader_term == Some(env.term) => {
+                            Some(clock.real_at(echo).min(now))
+                        }
+                        Message::VoteReply { granted: true }
+                            if env.term == term_now && self.ghost.campaign[i].0 == term_now =>
+                        {
+                            Some(self.ghost.campaign[i].1)
+                        }
+                        _ => None,
+                    };
+                    if let (Some(at), true) = (fresh, p < 4) {
                         let e = &mut self.ghost.heard[i][p];
-                        *e = (*e).max(sent);
+                        *e = (*e).max(at);
                     }
                 }
             }
@@ -105,15 +126,44 @@ impl State {
                 continue;
             }
             let d = Dgram { from: i as u8, to, bytes };
-            if let Err(k) = self.seen.binary_search(&d) {
-                self.seen.insert(k, d.clone());
-            }
+            self.remember(opts, &d);
             if self.net.len() < opts.max_in_flight {
                 let k = self.net.binary_search(&d).unwrap_or_else(|k| k);
                 self.net.insert(k, d);
             }
         }
         result
+    }
+
+    /// Adds a datagram a member sent to [`State::seen`]. Without an adversary that replays
+    /// anything, only what the liveness probe's recorder replays is kept: per sender and
+    /// destination, the newest heartbeat and the vote requests of the newest term (older history
+    /// would only tell otherwise equal states apart).
+    fn remember(&mut self, opts: &Opts, d: &Dgram) {
+        if opts.budget.adversary == 0 {
+            let Ok(env) = wire::decode(&d.bytes, None) else { return };
+            let heartbeat = matches!(env.message, Message::Heartbeat { .. });
+            if !heartbeat && !matches!(env.message, Message::Vote { .. }) {
+                return;
+            }
+            // Drops what this datagram supersedes: an older heartbeat, votes of an older term.
+            self.seen.retain(|o| {
+                if o.from != d.from || o.to != d.to {
+                    return true;
+                }
+                match wire::decode(&o.bytes, None) {
+                    Ok(old) => match old.message {
+                        Message::Heartbeat { .. } => !heartbeat,
+                        Message::Vote { .. } => old.term >= env.term,
+                        _ => false,
+                    },
+                    Err(_) => false,
+                }
+            });
+        }
+        if let Err(k) = self.seen.binary_search(d) {
+            self.seen.insert(k, d.clone());
+        }
     }
 
     /// Records that `voter` gave its vote of `term` to `candidate` (one vote per term).

@@ -65,6 +65,7 @@ pub fn action_text(s: &State, a: &Action) -> String {
         Action::Replay(k) => format!("replay {}", dg(&s.seen[*k])),
         Action::Cut(i) => format!("partition cuts {} off", name(*i)),
         Action::Heal => "partition heals".to_string(),
+        Action::Run => "quiet network: deliveries on time, leaders heartbeat".to_string(),
     }
 }
 

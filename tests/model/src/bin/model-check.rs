@@ -1,11 +1,12 @@
 //! The model checker's command line.
 //!
 //! ```text
-//! model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--timeout-s S] [--out DIR]
+//! model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--timeout-s S] [--max-generated N] [--out DIR]
 //! ```
 //!
-//! Explores every interleaving of the real core up to depth N (default 12) and prints
-//! `model-check: bugs=… states=S generated=G depth=D elapsed_s=… states_per_s=… violations=V`.
+//! Explores every interleaving of the real core up to depth N (default: each scope's CI depth)
+//! and prints `model-check: scope=… bugs=… states=S distinct_generated=N generated=G depth=D
+//! elapsed_s=… states_per_s=… violations=V` (S: states checked).
 //! A counterexample is printed as a trace and written as scenario files under DIR (default
 //! `target/model-check`); the exit status is 1. With `--bug all`, each injected bug is checked in
 //! turn and must be caught (exit 1 if one is not).
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 
 use tenure_model::{bugs, check_for, scopes, Opts};
 
-const USAGE: &str = "usage: model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--timeout-s S] [--out DIR]";
+const USAGE: &str = "usage: model-check [--scope NAME|all] [--depth N] [--threads T] [--bfs] [--bug NAME|all] [--probe-every K] [--timeout-s S] [--max-generated N] [--out DIR]";
 
 fn main() -> ExitCode {
     let mut depth: Option<usize> = None;
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
     let mut threads = 2usize;
     let mut bfs = false;
     let mut limit = None;
+    let mut max_generated = None;
     let mut bug: Option<String> = None;
     let mut out = PathBuf::from("target/model-check");
     let mut probe_every: Option<u64> = None;
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
             "--timeout-s" => {
                 limit = Some(std::time::Duration::from_secs(value("--timeout-s").parse().expect("--timeout-s S")))
             }
+            "--max-generated" => max_generated = Some(value("--max-generated").parse().expect("--max-generated N")),
             "--bug" => bug = Some(value("--bug")),
             "--probe-every" => probe_every = Some(value("--probe-every").parse().expect("--probe-every K")),
             "--out" => out = PathBuf::from(value("--out")),
@@ -67,7 +70,12 @@ fn main() -> ExitCode {
     let (mut total_states, mut total_generated, mut total_s) = (0usize, 0usize, 0f64);
     for run in runs {
         let mut caught = false;
-        for sc in &scopes {
+        // The scope whose faults reach the bug first, then the others.
+        let mut order: Vec<&tenure_model::Scope> = scopes.iter().collect();
+        if let Some(first) = run.first().map(|b| bugs::first_scope(*b)) {
+            order.sort_by_key(|sc| sc.name != first);
+        }
+        for sc in order {
             let names: Vec<&str> = run.iter().map(|b| bugs::name(*b)).collect();
             let label = if names.is_empty() {
                 format!("model-check-{}", sc.name)
@@ -76,20 +84,24 @@ fn main() -> ExitCode {
             };
             let opts =
                 Opts { bugs: run.clone(), probe_every: probe_every.unwrap_or(sc.opts.probe_every), ..sc.opts.clone() };
-            let depth = depth.unwrap_or(if run.is_empty() { sc.depth } else { tenure_model::BUG_DEPTH });
-            let r = check_for(opts, depth, threads, bfs, &label, limit);
-            total_states += r.states;
+            let depth = depth.unwrap_or(sc.depth);
+            // An injected bug is looked for breadth-first within the scope's CI bound: the first
+            // counterexample is a shortest one (the most readable trace), and every state within
+            // the bound is checked before the search stops.
+            let r = check_for(opts, depth, threads, bfs || !run.is_empty(), &label, limit, max_generated);
+            total_states += r.checked;
             total_generated += r.generated;
             total_s += r.seconds;
             let bugs_text = if names.is_empty() { "none".to_string() } else { names.join(",") };
             println!(
-            "model-check: scope={} bugs={bugs_text} states={} generated={} depth={} elapsed_s={:.1} states_per_s={:.0} violations={}{}",
+            "model-check: scope={} bugs={bugs_text} states={} distinct_generated={} generated={} depth={} elapsed_s={:.1} states_per_s={:.0} violations={}{}",
             sc.name,
+            r.checked,
             r.states,
             r.generated,
             r.depth,
             r.seconds,
-            r.states as f64 / r.seconds.max(1e-9),
+            r.checked as f64 / r.seconds.max(1e-9),
             usize::from(r.violation.is_some()),
             r.violation.as_ref().map(|v| format!(" caught_by={}", v.0)).unwrap_or_default(),
         );
@@ -106,6 +118,17 @@ fn main() -> ExitCode {
                         }
                     }
                     Err(e) => eprintln!("cannot write scenarios into {}: {e}", out.display()),
+                }
+                // The scenario files must reproduce the counterexample step by step (with the
+                // injected bugs switched on), or they would not be evidence of anything.
+                let replayed: Result<Vec<()>, String> =
+                    scenarios.iter().map(|s| tenure_model::trace::replay(s, &run)).collect();
+                match replayed {
+                    Ok(_) => println!("  the scenarios replay against the core step by step"),
+                    Err(e) => {
+                        println!("model-check: a counterexample's scenario does not replay: {e}");
+                        failed = true;
+                    }
                 }
                 if !expect_violation {
                     failed = true;
