@@ -59,6 +59,8 @@ fn win(a: &mut ComponentNode<Recorder>, b_id: &str) -> (u64, Vec<Record>) {
             let reply_msg = match env.message {
                 tenure::wire::Message::PreVote => tenure::wire::Message::PreVoteReply { granted: true },
                 tenure::wire::Message::Vote { .. } => tenure::wire::Message::VoteReply { granted: true },
+                // a greets b, heard from for the first time (wire versions): nothing to answer.
+                tenure::wire::Message::Hello { .. } => continue,
                 other => panic!("unexpected request {other:?}"),
             };
             let reply = tenure::wire::Envelope {
