@@ -15,7 +15,7 @@ sim=("$@")
 
 # name | per mille | first seed | options
 variants=(
-  "default|170|0|"
+  "default|150|0|"
   "3-nodes-rtt20|100|100000000|--nodes 3 --rtt-ms 20"
   "7-nodes-rtt1|50|200000000|--nodes 7 --rtt-ms 1"
   "no-pre-vote|50|300000000|--no-pre-vote"
@@ -34,6 +34,7 @@ variants=(
   "membership|30|1400000000|--faults membership,crash,partition"
   "refused|30|1600000000|--faults refused,crash,partition,pause,drift,loss"
   "refused-fast-lease|30|1700000000|--heartbeat-interval 20 --lease-duration 50 --faults refused,crash,partition,pause,drift,loss,dup,reorder,transfer"
+  "mixed-versions|20|1900000000|--faults versions,crash,pause,partition,loss,dup,reorder,transfer,replay"
   "admit-unknown-peers|20|1500000000|--admit-unknown-peers --faults crash,pause,partition,oneway,loss,dup,reorder,deny,handler,transfer,broadcast,drift,latedup,replay,hugeterm,falsedown"
 )
 

@@ -62,11 +62,15 @@ pub enum Fault {
     /// port learns), false ones about the live leader, and, after the failover probe's crash,
     /// the survivors' probes 1.5 heartbeat intervals later.
     Refused,
+    /// A cluster that mixes wire versions: every run (start or restart) of a node speaks only
+    /// v0.1.0's version with probability ½ (`Node::limit_wire_version`), so restarts upgrade and
+    /// downgrade members. Not part of `all`: named on its own.
+    Versions,
 }
 
 impl Fault {
     /// Every fault, with its command-line name.
-    pub const ALL: [(Fault, &'static str); 21] = [
+    pub const ALL: [(Fault, &'static str); 22] = [
         (Fault::Crash, "crash"),
         (Fault::Amnesia, "amnesia"),
         (Fault::Pause, "pause"),
@@ -88,6 +92,7 @@ impl Fault {
         (Fault::HugeTerm, "hugeterm"),
         (Fault::FalseDown, "falsedown"),
         (Fault::Refused, "refused"),
+        (Fault::Versions, "versions"),
     ];
 
     /// The faults that keep a run inside S1's scope (the default), less `refused` (so that the
@@ -96,7 +101,7 @@ impl Fault {
         Fault::ALL
             .iter()
             .map(|f| f.0)
-            .filter(|f| !matches!(f, Fault::Amnesia | Fault::Membership | Fault::Refused))
+            .filter(|f| !matches!(f, Fault::Amnesia | Fault::Membership | Fault::Refused | Fault::Versions))
             .collect()
     }
 
@@ -105,7 +110,7 @@ impl Fault {
         let mut out = BTreeSet::new();
         for name in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match name {
-                "all" => out.extend(Fault::ALL.iter().map(|f| f.0)),
+                "all" => out.extend(Fault::ALL.iter().map(|f| f.0).filter(|f| *f != Fault::Versions)),
                 "default" => out.extend(Fault::in_scope()),
                 "none" => {}
                 _ => {
@@ -207,6 +212,9 @@ pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
     if opts.faults.contains(&Fault::Replay) {
         // The recorder keeps every datagram of the run.
         sim.recorder_cap = usize::MAX;
+    }
+    if opts.faults.contains(&Fault::Versions) {
+        sim.mix_versions();
     }
     sim.verbose_log = opts.verbose_log;
     sim.echo = opts.echo;
@@ -415,6 +423,8 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             Fault::HugeTerm => adversary::huge_term(sim, &mut rng),
             Fault::FalseDown => adversary::false_down(sim, &mut rng),
             Fault::Refused => adversary::refused(sim, &mut rng),
+            // A property of every start and restart (`Sim::mix_versions`), not an event.
+            Fault::Versions => {}
         }
         let gap = rng.range(5, 250);
         sim.run_until((sim.now + gap).min(chaos_end))?;

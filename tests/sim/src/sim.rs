@@ -177,6 +177,9 @@ pub struct Sim {
     pub last_sent: std::collections::BTreeMap<String, (u64, u64)>,
     /// Host answers given later (a slow confirmation): (real instant, node index, incarnation).
     answers: Vec<(u64, usize, u32, Input)>,
+    /// Each run of a node speaks only the oldest wire version with probability ½ (see
+    /// [`Sim::mix_versions`]).
+    mixed_versions: bool,
 }
 
 impl Sim {
@@ -195,6 +198,7 @@ impl Sim {
             recordings: Vec::new(),
             echo: false,
             verbose_log: true,
+            mixed_versions: false,
             flights: BinaryHeap::new(),
             seq: 0,
             log: VecDeque::new(),
@@ -257,6 +261,23 @@ impl Sim {
         idx
     }
 
+    /// Mixes wire versions from now on: each run of a node (those running now, and every start
+    /// and restart) speaks only the oldest version (v0.1.0's) when its seed says so, one in two,
+    /// so that restarts upgrade and downgrade members at random.
+    pub fn mix_versions(&mut self) {
+        self.mixed_versions = true;
+        for idx in 0..self.nodes.len() {
+            let seed = self.node_seed(idx, self.nodes[idx].incarnation);
+            if let (true, Some(n)) = (Self::old_version(seed), self.nodes[idx].node.as_mut()) {
+                n.limit_wire_version(tenure::wire::MIN_VERSION);
+            }
+        }
+    }
+
+    fn old_version(seed: u64) -> bool {
+        seed >> 63 == 1
+    }
+
     fn node_seed(&self, idx: usize, incarnation: u32) -> u64 {
         let mut r = Rng::new(self.seed ^ ((idx as u64) << 32) ^ u64::from(incarnation).wrapping_mul(0x9E37_79B9));
         r.next_u64()
@@ -269,6 +290,9 @@ impl Sim {
         let mut node = Node::new(config.clone(), seed, restored.clone(), local_now).expect("valid simulator config");
         for b in &self.nodes[idx].bugs {
             node.inject_bug(*b);
+        }
+        if self.mixed_versions && Self::old_version(seed) {
+            node.limit_wire_version(tenure::wire::MIN_VERSION);
         }
         if self.record {
             let id = config.id.clone();
