@@ -371,6 +371,19 @@ test('clicking a message in flight shows it decoded by the core; m picks one fro
     return m.seq;
   });
   if (bad !== null) assert.equal(JSON.parse(await page.textContent('#message')).decoded.error, 'bad_mac');
+  // A message with the right key decodes as its receiver reads it (the tag covers the receiver).
+  const good = await page.evaluate(() => {
+    const m = tenureDemo.source.view().messages.find((x) => x.from !== 'n2' && x.to !== 'n2' && x.fate === 'flying');
+    if (!m) return null;
+    tenureDemo.pickMessage(m.seq);
+    return m.seq;
+  });
+  if (good !== null) {
+    const decoded = JSON.parse(await page.textContent('#message')).decoded;
+    assert.equal(decoded.error, undefined, JSON.stringify(decoded));
+    assert.ok(decoded.kind, JSON.stringify(decoded));
+    await page.screenshot({ path: `${OUT}ui-auth-message.png` });
+  }
   assert.deepEqual(errors, []);
   await context.close();
 });
