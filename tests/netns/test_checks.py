@@ -15,7 +15,7 @@ def line(node: str, ts: int, event: str, **kw: object) -> Line:
 def inspect(
     node: str, ts: int, term: int, lease: int, spawn_wall: int, spawn_mono: int
 ) -> Line:
-    state = {"leader": True, "term": term, "lease_deadline": lease}
+    state = {"is_leader": True, "leader": node, "term": term, "lease_deadline": lease}
     data = {"ts_ms": ts, "id": node, "event": "inspect", "state": state}
     return Line(ts, node, data, spawn_wall, spawn_mono)
 
