@@ -30,7 +30,7 @@ pub use reason::DropReason;
 /// The two magic bytes that start every tenure message.
 pub const MAGIC: [u8; 2] = *b"TN";
 /// The newest wire format version this core writes and reads. Version 4 adds message kinds
-/// ([`Message::Hello`]); a message of the kinds version 3 has is written in version 3, byte for
+/// ([`Message::Hello`], [`Message::DeathNotice`]); a message of the kinds version 3 has is written in version 3, byte for
 /// byte as a node that speaks only version 3 writes it, so a cluster can mix the two
 /// (`docs/wire.md`, "Versions").
 pub const VERSION: u8 = 4;
@@ -100,6 +100,13 @@ pub enum Message {
         /// An answer to a `Hello` (which is not answered again).
         reply: bool,
     },
+    /// "The leader of the envelope's term, in the envelope's incarnation, is dead, and no work of
+    /// its lease runs" (version 4 and later): sent for the dead leader, from its address, by a
+    /// watchdog process that outlived it. The envelope's sender, term and incarnation name the
+    /// leadership it ends; the body is empty. A follower that acknowledged exactly that
+    /// leadership releases the promise it made to it and campaigns (`docs/protocol.md`, "Death
+    /// notices").
+    DeathNotice,
 }
 
 impl Message {
@@ -115,6 +122,7 @@ impl Message {
             Message::TimeoutNow => "timeout_now",
             Message::App { .. } => "app",
             Message::Hello { .. } => "hello",
+            Message::DeathNotice => "death_notice",
         }
     }
 
@@ -122,7 +130,7 @@ impl Message {
     /// node of that version reads every message it can understand.
     pub fn wire_version(&self) -> u8 {
         match self {
-            Message::Hello { .. } => 4,
+            Message::Hello { .. } | Message::DeathNotice => 4,
             _ => MIN_VERSION,
         }
     }
@@ -440,6 +448,8 @@ mod tests {
             Message::HeartbeatAck { echo: 99 },
             Message::TimeoutNow,
             Message::App { seq: 300, payload: vec![1, 2, 3] },
+            Message::Hello { version: 4, reply: true },
+            Message::DeathNotice,
         ];
         for m in all {
             for key in [None, Some(&b"secret"[..])] {

@@ -7,7 +7,7 @@ impl Node {
     /// entry when it is given); `None` for a peer `admit` just added.
     pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message, known: Option<usize>) {
         let adopts = match &message {
-            Message::PreVote | Message::Hello { .. } => false,
+            Message::PreVote | Message::Hello { .. } | Message::DeathNotice => false,
             Message::PreVoteReply { granted } => !granted,
             Message::Vote { transfer } => *transfer || !self.sticky(now),
             _ => true,
@@ -157,6 +157,8 @@ impl Node {
                     self.greet(from, true);
                 }
             }
+            // Handled whole in `accept` (`death_notice`), which never passes one on.
+            Message::DeathNotice => {}
         }
     }
 

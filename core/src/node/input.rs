@@ -110,6 +110,11 @@ impl Node {
                 return Err(DropReason::ViewFull);
             }
         }
+        if let Message::DeathNotice = raw.message {
+            // Before the term checks: a notice never moves the term, and changes nothing at all
+            // unless it ends the leadership this node follows (nor is it news of a live sender).
+            return self.death_notice(now, from, raw.term, raw.incarnation, known);
+        }
         // `raw.term <= MAX_TERM` here: the decoder refuses larger terms as `malformed` (wire.rs,
         // `terms_past_max_term_neither_encode_nor_decode`).
         if raw.term > self.term.saturating_add(MAX_TERM_JUMP) && !self.bug(Bug::UnboundedTerm) {
@@ -155,7 +160,9 @@ impl Node {
     /// every check in `accept_decoded` before `admit` passes: the cluster is this node's; the
     /// sender is `from`, which is a member (its entry is `known`), and members have valid ids,
     /// never this node's (`new` skips it in the bootstrap, `join` ignores it, `admit` follows the
-    /// checks) and are never in `removed` (`admit` and `join` take them out of it); the term is no
+    /// checks) and are in `removed` only for a retired run, whose incarnation their entry no
+    /// longer records (`admit` and `join` take removed peers out of it; `death_notice` clears the
+    /// entry's incarnation as it retires the run); the term is no
     /// jump; it is no `App`. The incarnation is the one already recorded, so `admit` records
     /// nothing new. `None` (any doubt) sends the datagram through the full decode, which finds any
     /// reason to drop it.

@@ -74,20 +74,8 @@ impl Node {
         };
         let was_acked = gone.has(ACKED);
         if sticky {
-            // Bounded: the oldest record makes room (its incarnation is no longer retired).
-            let max = self.timing.max_peers as usize;
-            let removed = self.removed.get_or_insert_with(Box::default);
-            if removed.len() >= max {
-                let oldest = removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| String::from(k));
-                if let Some(k) = oldest {
-                    removed.remove(&k);
-                    self.forget_apps(&k);
-                }
-            }
             let until = now.saturating_add(self.timing.election_timeout_max);
-            self.removed
-                .get_or_insert_with(Box::default)
-                .insert(peer, Removed { until, incarnation: gone.incarnation() });
+            self.retire(peer, until, gone.incarnation());
         } else {
             self.forget_apps(peer);
         }
@@ -114,6 +102,26 @@ impl Node {
             }
         }
         self.membership_changed(now);
+    }
+
+    /// Records `peer` in `removed`: its messages are refused until `until`, and those of run
+    /// `incarnation` for as long as the record is kept. Bounded by `max_peers` records: the one
+    /// with the earliest `until` makes room (its run is no longer retired). A member's record
+    /// (the retired run of a leader whose death notice was accepted, `Removed`) keeps its
+    /// delivered payloads; a removed peer's go with its record.
+    pub(super) fn retire(&mut self, peer: &str, until: u64, incarnation: Option<u64>) {
+        let max = self.timing.max_peers as usize;
+        let removed = self.removed.get_or_insert_with(Box::default);
+        if removed.len() >= max && !removed.contains_key(peer) {
+            let oldest = removed.iter().min_by_key(|(_, r)| r.until).map(|(k, _)| String::from(k));
+            if let Some(k) = oldest {
+                removed.remove(&k);
+                if !self.peers.contains_key(&k) {
+                    self.forget_apps(&k);
+                }
+            }
+        }
+        self.removed.get_or_insert_with(Box::default).insert(peer, Removed { until, incarnation });
     }
 
     /// Re-evaluates the role after the view changed.

@@ -24,6 +24,7 @@ mod dispatch;
 mod input;
 mod leadership;
 mod membership;
+mod notice;
 mod outbox;
 mod plumbing;
 mod query;
@@ -197,6 +198,10 @@ pub enum Bug {
     /// lead on evidence older than `election_timeout_min` until the first heartbeat tick). Caught
     /// by S4, checked from a leadership's first moment.
     UncheckedLeadershipStart = 4096,
+    /// `death_notices` also addresses members that never said they speak wire version 4 (a
+    /// v0.1.0 node would be sent a kind it cannot read). Caught by the simulator's wire-version
+    /// gate invariant.
+    NoticeToEveryMember = 8192,
 }
 
 /// A peer that has not said which wire version it speaks is greeted again at most once per this
@@ -211,8 +216,8 @@ const ANSWERED: u8 = 2;
 /// joined again.
 const SEND_FAILING: u8 = 4;
 /// The leader this node's newest heartbeat acknowledgement went to (at most one peer): a host
-/// report that it was terminated (or `leave`) releases `acked_until`, since the host vouches that
-/// no lease of it still runs.
+/// report that it was terminated (or `leave`), or its accepted death notice, releases
+/// `acked_until`, since either vouches that no lease of it still runs.
 const ACKED: u8 = 8;
 /// Reported `refused` by the host (its port refused a datagram, or its runtime said it is
 /// stopping) and not heard from since: leadership is never handed to it.
@@ -326,7 +331,9 @@ impl Peer {
     }
 }
 
-/// A peer removed by `leave` or `peer_down(terminated)`.
+/// A peer removed by `leave` or `peer_down(terminated)`, or a retired run of a member: the
+/// leader whose death notice this node accepted (`until` is then the instant of the notice, and
+/// the member's entry no longer records that incarnation).
 #[derive(Debug, Clone)]
 struct Removed {
     /// Its messages are refused until this instant (traffic in flight must not re-admit it).
@@ -486,7 +493,8 @@ pub struct Node {
     /// Newest heartbeat `sent_at` accepted from `leader` in this term: an older or equal one is a
     /// duplicate or a replay and proves nothing about the leader being alive now.
     leader_heartbeat: Option<(Box<str>, u64)>,
-    /// The leader reported `Refused` while this node followed it, and until when a refused
+    /// The leader reported `Refused` (or its death notice accepted) while this node followed it,
+    /// and until when a refused
     /// pre-vote is retried after one rank slot instead of a full election timeout (the other
     /// followers learn of the death within a few milliseconds of each other).
     refused_until: Option<u64>,
@@ -510,7 +518,7 @@ pub struct Node {
     times: Times,
 
     peers: IdMap<Peer>,
-    /// Peers removed by `leave`/`terminated`.
+    /// Peers removed by `leave`/`terminated`, and retired runs of members (see [`Removed`]).
     /// Boxed: empty in most nodes for their whole life.
     removed: Option<Box<IdMap<Removed>>>,
     /// Application payloads already delivered, per member or removed peer (kept while it is

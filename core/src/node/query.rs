@@ -352,11 +352,12 @@ fn nth_newest<I: Iterator<Item = u64>>(echoes: impl Fn() -> I, need: usize) -> O
 
 /// [`DropReason::ALL`] sorted by [`DropReason::as_str`] (a test checks it), the order of
 /// `Inspect::dropped_by_reason`.
-pub(crate) const BY_NAME: [DropReason; 12] = [
+pub(crate) const BY_NAME: [DropReason; DropReason::ALL.len()] = [
     DropReason::BadMac,
     DropReason::FromSelf,
     DropReason::ImplausibleTerm,
     DropReason::Malformed,
+    DropReason::NoticeMismatch,
     DropReason::Oversized,
     DropReason::RemovedPeer,
     DropReason::Replay,

@@ -20,6 +20,8 @@ const TIMEOUT_NOW: u64 = 6;
 const APP: u64 = 7;
 /// Version 4 and later only.
 const HELLO: u64 = 8;
+/// Version 4 and later only.
+const DEATH_NOTICE: u64 = 9;
 
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
 fn varint_len(v: u64) -> usize {
@@ -50,7 +52,7 @@ fn bytes_len(b: &[u8]) -> usize {
 
 fn message_len(m: &Message) -> usize {
     let fields = match m {
-        Message::PreVote | Message::TimeoutNow => 0,
+        Message::PreVote | Message::TimeoutNow | Message::DeathNotice => 0,
         Message::PreVoteReply { .. } | Message::Vote { .. } | Message::VoteReply { .. } => 1,
         Message::Heartbeat { sent_at: v } | Message::HeartbeatAck { echo: v } => varint_len(*v),
         Message::App { seq, payload } => varint_len(*seq).saturating_add(bytes_len(payload)),
@@ -133,6 +135,7 @@ pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
             put_varint(out, u64::from(*version));
             out.push(u8::from(*reply));
         }
+        Message::DeathNotice => put_varint(out, DEATH_NOTICE),
     }
 }
 
@@ -244,6 +247,7 @@ impl<'a> Reader<'a> {
                 version: u8::try_from(self.varint()?).map_err(|_| DropReason::Malformed)?,
                 reply: self.bool()?,
             },
+            DEATH_NOTICE if version >= 4 => Message::DeathNotice,
             _ => return Err(DropReason::Malformed),
         })
     }

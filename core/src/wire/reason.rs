@@ -30,11 +30,15 @@ pub enum DropReason {
     /// An `App` payload already delivered from this sender incarnation, or a message from an
     /// incarnation of the sender that the receiver has retired.
     Replay,
+    /// A death notice for a leadership this receiver does not follow: another term or
+    /// incarnation, a sender it never acknowledged as leader in its current term, or a receiver
+    /// that is not a follower. Nothing changes.
+    NoticeMismatch,
 }
 
 impl DropReason {
     /// Every reason, in a stable order.
-    pub const ALL: [DropReason; 12] = [
+    pub const ALL: [DropReason; 13] = [
         DropReason::Oversized,
         DropReason::Malformed,
         DropReason::UnknownVersion,
@@ -47,6 +51,7 @@ impl DropReason {
         DropReason::ViewFull,
         DropReason::ImplausibleTerm,
         DropReason::Replay,
+        DropReason::NoticeMismatch,
     ];
 
     /// The stable snake_case name used in `inspect()` and by every binding.
@@ -64,6 +69,7 @@ impl DropReason {
             DropReason::ViewFull => "view_full",
             DropReason::ImplausibleTerm => "implausible_term",
             DropReason::Replay => "replay",
+            DropReason::NoticeMismatch => "notice_mismatch",
         }
     }
 
@@ -82,6 +88,7 @@ impl DropReason {
             DropReason::ViewFull => 9,
             DropReason::ImplausibleTerm => 10,
             DropReason::Replay => 11,
+            DropReason::NoticeMismatch => 12,
         }
     }
 
@@ -105,6 +112,7 @@ impl DropReason {
             DropReason::Replay => {
                 "payload already delivered, or a message from a retired incarnation of the sender (replay)"
             }
+            DropReason::NoticeMismatch => "death notice for a leadership this node does not follow (notice_mismatch)",
         }
     }
 }

@@ -75,7 +75,8 @@ enum Step {
         other_cluster: bool,
         term: u64,
         incarnation: u64,
-        /// 0–5: heartbeat (most), 6 ack, 7 pre-vote, 8 vote, 9 vote reply, 10 app, 11 timeout-now.
+        /// 0–5: heartbeat (most), 6 ack, 7 pre-vote, 8 vote, 9 vote reply, 10 app, 11 timeout-now,
+        /// 12 death notice.
         kind: u8,
         value: u64,
         /// 0: the node's key (or none), 1: no tag, 2: another key.
@@ -105,7 +106,7 @@ fn step() -> impl Strategy<Value = Step> {
     let datagram = (
         (0..4usize, prop::bool::weighted(0.9), prop::bool::weighted(0.05)),
         (prop_oneof![4 => 0..4u64, 1 => Just(MAX_TERM_JUMP + 9)], prop_oneof![3 => 1..3u64, 1 => Just(u64::MAX)]),
-        (0..12u8, prop_oneof![3 => 0..40u64, 1 => Just(1 << 40)]),
+        (0..13u8, prop_oneof![3 => 0..40u64, 1 => Just(1 << 40)]),
         (prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 1, 2]), prop::sample::select(vec![0u8, 0, 0, 0, 0, 1, 2, 3])),
         any::<usize>(),
     )
@@ -135,7 +136,8 @@ fn message(kind: u8, value: u64) -> Message {
         8 => Message::Vote { transfer: value.is_multiple_of(2) },
         9 => Message::VoteReply { granted: !value.is_multiple_of(3) },
         10 => Message::App { seq: value, payload: vec![1, 2] },
-        _ => Message::TimeoutNow,
+        11 => Message::TimeoutNow,
+        _ => Message::DeathNotice,
     }
 }
 

@@ -1,0 +1,93 @@
+//! Death notices: a dead leader's watchdog tells the followers that its leadership ended, so that
+//! they fail over as fast as after a handover instead of waiting out the promise made to it
+//! (`docs/protocol.md`, "Death notices").
+
+use super::*;
+
+impl Node {
+    /// The death notices of this node's current leadership: one encoded (and, with a key,
+    /// authenticated) datagram per member of the view that said it speaks wire version 4 or
+    /// later, as (peer id, bytes). Empty unless this node leads.
+    ///
+    /// The host hands them to a process that outlives this one (the runtime's watchdog), which
+    /// sends them from this node's address once it has proof that this process, and every piece
+    /// of work its lease covers, has ended before the lease deadline. Members that never said
+    /// they speak version 4 (v0.1.0) get none: they keep their promise and fail over by the
+    /// lease path, and are never sent a kind they cannot read.
+    pub fn death_notices(&self) -> Vec<(String, Vec<u8>)> {
+        let message = Message::DeathNotice;
+        if self.role != Role::Leader || self.wire_cap < message.wire_version() {
+            return Vec::new();
+        }
+        let env = EnvelopeRef {
+            cluster: self.cluster(),
+            from: self.id(),
+            term: self.term,
+            incarnation: self.incarnation,
+            message: &message,
+        };
+        let Ok(len) = wire::encoded_len(&env, self.mac.is_some()) else {
+            return Vec::new();
+        };
+        let every = self.bug(Bug::NoticeToEveryMember);
+        self.peers
+            .iter()
+            .filter(|(_, p)| every || p.has(SPEAKS))
+            .map(|(to, _)| {
+                let mut bytes = Vec::with_capacity(len);
+                wire::write(&mut bytes, &env, self.mac.as_deref().map(|m| &m.send), to.as_bytes());
+                (String::from(to), bytes)
+            })
+            .collect()
+    }
+
+    /// A death notice from member `from` (its entry is `known`) about the leadership of `term` in
+    /// `incarnation`. Accepted only by a follower that acknowledged exactly that leadership: a
+    /// heartbeat of `from` in its current term `term`, from the run `incarnation`. It then
+    /// releases the promise made to `from` (only that one: `acked_until` is raised only by
+    /// acknowledgements, and its newest went to `from`), forgets it as leader, retires that run of
+    /// it and campaigns as after `peer_down(terminated)`: pre-vote and ordinary votes in rank
+    /// order, never the transfer vote. `from` stays a member: the quorum does not shrink.
+    /// Anything else changes nothing ([`DropReason::NoticeMismatch`]; a second copy of an
+    /// accepted notice comes from the retired run: [`DropReason::Replay`] in `accept`).
+    pub(super) fn death_notice(
+        &mut self,
+        now: u64,
+        from: &str,
+        term: u64,
+        incarnation: u64,
+        known: Option<usize>,
+    ) -> Result<(), DropReason> {
+        let acknowledged = self.role == Role::Follower
+            && term == self.term
+            && matches!(&self.leader_heartbeat, Some((l, _)) if **l == *from)
+            && self
+                .peers
+                .get_at_or_find(known, from)
+                .is_some_and(|p| p.has(ACKED) && p.incarnation() == Some(incarnation));
+        if !acknowledged {
+            return Err(DropReason::NoticeMismatch);
+        }
+        if let Some(p) = self.peers.get_hinted_mut(known, from) {
+            p.set_flag(ACKED, false);
+            // Its run is retired below; without a recorded incarnation the recognised-heartbeat
+            // path never takes a heartbeat of that run (the full decode drops it as a replay).
+            p.set_incarnation(None);
+        }
+        // The notice vouches that no lease of this leadership still runs: the promise is released.
+        self.acked_until = now.min(self.acked_until);
+        // A late or replayed message of the dead run (a heartbeat in flight when it died, with a
+        // newer `sent_at` than any seen) must not make this node follow it again.
+        self.retire(from, now, Some(incarnation));
+        self.leader = None;
+        self.leader_heartbeat = None;
+        self.times.set(LEADER_CONTACT, None);
+        // The other followers learn of the death within milliseconds of this one: a pre-vote they
+        // refused is retried one rank slot later, as after a refused port.
+        self.refused_until = Some(now.saturating_add(self.timing.election_timeout_max));
+        let at = self.failover_slot(now, Some(from));
+        self.times.set(ELECTION_DEADLINE, Some(at));
+        self.push_event(Event::BecameFollower { term: self.term, leader: None });
+        Ok(())
+    }
+}
