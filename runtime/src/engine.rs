@@ -132,6 +132,9 @@ impl Engine for Node {
     fn wire_version(&mut self) -> Option<u8> {
         Some(Node::wire_version(self))
     }
+    fn death_notices(&mut self) -> Vec<(String, Vec<u8>)> {
+        Node::death_notices(self)
+    }
     fn poll_output_into(&mut self, to: &mut String, bytes: &mut Vec<u8>) -> Option<Polled> {
         Some(match Node::poll_output_ref(self)? {
             OutputRef::Send { to: t, bytes: b } => {
