@@ -69,6 +69,21 @@ fn new_session(cmd: &mut std::process::Command) {
     }
 }
 
+/// Test hook (documented in `docs/command.md`): `TENURE_TEST_CLOSE_WATCHDOG_MS=N` closes the
+/// supervisor's socket N ms after the watchdog is armed, while this process lives on — what the
+/// watchdog sees when a runtime thread ends inside a living Python or Node.js process.
+fn close_socket_for_test(sock: &UnixStream) {
+    let Some(ms) = std::env::var("TENURE_TEST_CLOSE_WATCHDOG_MS").ok().and_then(|v| v.parse::<u64>().ok()) else {
+        return;
+    };
+    if let Ok(sock) = sock.try_clone() {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            let _ = sock.shutdown(std::net::Shutdown::Both);
+        });
+    }
+}
+
 /// What the supervisor currently runs (or was ordered to start) for this node.
 struct Active {
     term: u64,
@@ -318,6 +333,7 @@ impl Runner {
                 if super::watchdog::send_with_fd(sock, order.as_bytes(), &socket).is_err() {
                     return;
                 }
+                close_socket_for_test(sock);
             }
             None => {
                 let mut sock = sock;
