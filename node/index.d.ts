@@ -47,6 +47,7 @@ export type DropReason =
   | 'view_full'
   | 'implausible_term'
   | 'replay'
+  | 'notice_mismatch'
 
 /** What a {@link FenceChecker} decided. */
 export type FenceVerdict = 'accepted' | 'stale' | 'already_fenced'
@@ -255,6 +256,8 @@ export type WireMessage =
   | { kind: 'timeout_now' }
   /** "I speak wire version `version`" (wire version 4 and later); `reply`: an answer to one. */
   | { kind: 'hello'; version: number; reply?: boolean }
+  /** "The leader of the envelope's term and incarnation is dead" (wire version 4 and later). */
+  | { kind: 'death_notice' }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */

@@ -43,7 +43,7 @@ fn build(data: &[u8]) {
     let kind = i.take(1).first().copied().unwrap_or(0);
     let (cluster, from, term, incarnation) = (i.string(), i.string(), i.u64(), i.u64());
     let v = i.u64();
-    let message = match kind % 8 {
+    let message = match kind % 10 {
         0 => Message::PreVote,
         1 => Message::PreVoteReply { granted: v % 2 == 1 },
         2 => Message::Vote { transfer: v % 2 == 1 },
@@ -51,7 +51,9 @@ fn build(data: &[u8]) {
         4 => Message::Heartbeat { sent_at: v },
         5 => Message::HeartbeatAck { echo: v },
         6 => Message::TimeoutNow,
-        _ => Message::App { seq: v, payload: i.0.to_vec() },
+        7 => Message::App { seq: v, payload: i.0.to_vec() },
+        8 => Message::Hello { version: v as u8, reply: v & 0x100 != 0 },
+        _ => Message::DeathNotice,
     };
     let env = Envelope { cluster, from, term, incarnation, message };
     for key in [None, Some(Auth { key: KEY, receiver: "n1" })] {

@@ -81,6 +81,7 @@ DropReasonCode = Literal[
     "view_full",
     "implausible_term",
     "replay",
+    "notice_mismatch",
 ]
 """Every drop reason of the core."""
 
@@ -159,7 +160,7 @@ ERROR_CLASSES: Tuple[Tuple[str, str], ...] = (
 """(class, base class), parents first."""
 
 EVENT_KINDS: Tuple[str, ...] = ("started", "leader", "confirm_leader", "follower", "peer_joined", "peer_left", "message", "warning", "fatal", "stopped",)
-DROP_REASONS: Tuple[str, ...] = ("oversized", "malformed", "unknown_version", "wrong_cluster", "bad_mac", "sender_mismatch", "from_self", "removed_peer", "unknown_peer", "view_full", "implausible_term", "replay",)
+DROP_REASONS: Tuple[str, ...] = ("oversized", "malformed", "unknown_version", "wrong_cluster", "bad_mac", "sender_mismatch", "from_self", "removed_peer", "unknown_peer", "view_full", "implausible_term", "replay", "notice_mismatch",)
 WARNING_CODES: Tuple[str, ...] = (
     "small_min_cluster_size",
     "slow_heartbeat",

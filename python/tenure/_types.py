@@ -93,6 +93,8 @@ class DropReason(str, enum.Enum):
     """A term more than ``MAX_TERM_JUMP`` (2**32) above this node's."""
     REPLAY = "replay"
     """A payload already delivered from this sender incarnation, or a retired incarnation."""
+    NOTICE_MISMATCH = "notice_mismatch"
+    """A death notice for a leadership this node does not follow."""
 
     def __str__(self) -> str:
         return self.value

@@ -23,6 +23,7 @@ __all__ = [
     "TimeoutNow",
     "App",
     "Hello",
+    "DeathNotice",
     "WireMessage",
     "encode",
     "decode",
@@ -114,7 +115,18 @@ class Hello:
     kind = "hello"
 
 
-WireMessage = Union[PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello]
+@dataclass(frozen=True)
+class DeathNotice:
+    """"The leader of ``term`` in ``incarnation`` (the envelope's) is dead and no work of its lease
+    runs" (wire version 4 and later): sent from the dead leader's address by its watchdog. Only a
+    follower that acknowledged exactly that leadership acts on it."""
+
+    kind = "death_notice"
+
+
+WireMessage = Union[
+    PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello, DeathNotice
+]
 """Any protocol message."""
 
 

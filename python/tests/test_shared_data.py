@@ -66,6 +66,7 @@ def _build_message(d: Dict[str, Any]) -> wire.WireMessage:
         "timeout_now": lambda: wire.TimeoutNow(),
         "app": lambda: wire.App(bytes.fromhex(d["payload_hex"]), d["seq"]),
         "hello": lambda: wire.Hello(d["version"], d["reply"]),
+        "death_notice": lambda: wire.DeathNotice(),
     }
     result: wire.WireMessage = table[kind]()
     return result

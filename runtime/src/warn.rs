@@ -115,6 +115,9 @@ pub(crate) fn explain_drop(
             "messages from {from} ({source}) with a term too far ahead of this node's: a corrupt or hostile sender"
         ),
         "replay" => format!("replayed or very late duplicate messages from {from} ({source})"),
+        "notice_mismatch" => format!(
+            "death notices from {from} ({source}) for a leadership this node does not follow (late, replayed, or the leader had already changed)"
+        ),
         "oversized" | "malformed" | "unknown_version" => format!(
             "{name} datagrams from {source}: not a tenure message of this version (another program, or another tenure version)"
         ),

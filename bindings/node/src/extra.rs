@@ -36,7 +36,7 @@ fn message_to_js<'e>(env: &'e Env, m: Message) -> Result<Object<'e>> {
     let mut o = Object::new(env)?;
     o.set("kind", m.kind())?;
     match m {
-        Message::PreVote | Message::TimeoutNow => {}
+        Message::PreVote | Message::TimeoutNow | Message::DeathNotice => {}
         Message::PreVoteReply { granted } | Message::VoteReply { granted } => o.set("granted", granted)?,
         Message::Vote { transfer } => o.set("transfer", transfer)?,
         Message::Heartbeat { sent_at } => o.set("sentAt", U64(sent_at))?,
@@ -88,10 +88,11 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
                 },
             }
         }
+        "death_notice" => Message::DeathNotice,
         other => {
             return Err(type_error(
                 env,
-                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello)"),
+                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello, death_notice)"),
             ))
         }
     })

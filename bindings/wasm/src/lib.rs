@@ -231,7 +231,7 @@ fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue
             set(&o, "version", f64::from(version));
             set(&o, "reply", reply);
         }
-        Message::PreVote | Message::TimeoutNow => {}
+        Message::PreVote | Message::TimeoutNow | Message::DeathNotice => {}
     }
     Ok(o.into())
 }

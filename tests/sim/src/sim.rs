@@ -1018,6 +1018,7 @@ pub fn describe_env(env: &Envelope) -> String {
         Message::Hello { version, reply } => {
             format!("hello(term {t}, version {version}{})", if *reply { ", reply" } else { "" })
         }
+        Message::DeathNotice => format!("death_notice(term {t}, incarnation {})", env.incarnation),
     }
 }
 

@@ -42,6 +42,7 @@ pub enum MessageJson {
     TimeoutNow,
     App { seq: u64, payload_hex: String },
     Hello { version: u8, reply: bool },
+    DeathNotice,
 }
 
 impl MessageJson {
@@ -56,6 +57,7 @@ impl MessageJson {
             Message::TimeoutNow => MessageJson::TimeoutNow,
             Message::App { seq, payload } => MessageJson::App { seq: *seq, payload_hex: hex(payload) },
             Message::Hello { version, reply } => MessageJson::Hello { version: *version, reply: *reply },
+            Message::DeathNotice => MessageJson::DeathNotice,
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -69,6 +71,7 @@ impl MessageJson {
             MessageJson::TimeoutNow => Message::TimeoutNow,
             MessageJson::App { seq, payload_hex } => Message::App { seq: *seq, payload: unhex(payload_hex)? },
             MessageJson::Hello { version, reply } => Message::Hello { version: *version, reply: *reply },
+            MessageJson::DeathNotice => Message::DeathNotice,
         })
     }
 }
@@ -144,6 +147,7 @@ pub fn messages() -> Vec<MessageVector> {
         ("app", env("prod", "10.0.0.1:7000", 4, Message::App { seq: 1, payload: b"hello, cluster".to_vec() })),
         ("hello", env("prod", "10.0.0.2:7000", 4, Message::Hello { version: 4, reply: false })),
         ("hello_reply", env("prod", "10.0.0.1:7000", 4, Message::Hello { version: 4, reply: true })),
+        ("death_notice", env("prod", "10.0.0.1:7000", 4, Message::DeathNotice)),
         ("app_empty", env("prod", "10.0.0.1:7000", 0, Message::App { seq: 0, payload: Vec::new() })),
         ("app_binary", env("prod", "n1", 7, Message::App { seq: 300, payload: (0u8..=255).collect() })),
         ("app_seq_max", env("prod", "n1", 7, Message::App { seq: u64::MAX, payload: b"x".to_vec() })),
@@ -200,6 +204,7 @@ pub fn invalid() -> Vec<InvalidVector> {
         ("version_1", None, "n1", "n2", [b"TN\x01".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("version_2", None, "n1", "n2", [b"TN\x02".as_slice(), &good[3..]].concat(), "unknown_version"),
         ("hello_in_version_3", None, "n1", "n2", hello_in_version_3(), "malformed"),
+        ("death_notice_in_version_3", None, "n1", "n2", death_notice_in_version_3(), "malformed"),
         ("unknown_flags", None, "n1", "n2", bad_flags, "malformed"),
         ("truncated_body", None, "n1", "n2", good[..good.len() - 1].to_vec(), "malformed"),
         ("trailing_byte", None, "n1", "n2", [good.as_slice(), &[0]].concat(), "malformed"),
@@ -302,6 +307,14 @@ fn raw_from(from: &[u8]) -> Vec<u8> {
 /// finds it.
 fn hello_in_version_3() -> Vec<u8> {
     let mut b = encode(&env("prod", "n2", 4, Message::Hello { version: 4, reply: false }), None).expect("encodes");
+    b[2] = tenure::wire::MIN_VERSION;
+    b
+}
+
+/// A `DeathNotice` (a kind version 4 added) in a version 3 envelope: malformed, as a version 3
+/// node finds it.
+fn death_notice_in_version_3() -> Vec<u8> {
+    let mut b = encode(&env("prod", "n2", 4, Message::DeathNotice), None).expect("encodes");
     b[2] = tenure::wire::MIN_VERSION;
     b
 }

@@ -17,7 +17,7 @@ fn vectors_decode_reencode_and_drop_as_documented() {
         .iter()
         .map(|m| serde_json::to_value(&m.envelope.message).unwrap()["kind"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(kinds.len(), 9, "every message kind has a vector: {kinds:?}");
+    assert_eq!(kinds.len(), 10, "every message kind has a vector: {kinds:?}");
     assert!(messages.iter().any(|m| m.key_hex.is_some()) && messages.iter().any(|m| m.key_hex.is_none()));
     let reasons: std::collections::BTreeSet<&str> = invalid.iter().map(|v| v.reason.as_str()).collect();
     for r in ["malformed", "oversized", "unknown_version", "wrong_cluster", "bad_mac", "sender_mismatch", "from_self"] {
