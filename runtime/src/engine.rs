@@ -95,6 +95,10 @@ pub trait Engine: Send + 'static {
     fn death_notices(&mut self) -> Vec<(String, Vec<u8>)> {
         Vec::new()
     }
+    /// Whether [`Engine::death_notices`] can return any: without them a watchdog is never armed.
+    fn has_death_notices(&self) -> bool {
+        false
+    }
     /// A failure that stopped the engine as a whole (a trap), if one happened. The runtime then
     /// stops with [`RuntimeError::Engine`].
     fn failure(&mut self) -> Option<String> {
@@ -134,6 +138,9 @@ impl Engine for Node {
     }
     fn death_notices(&mut self) -> Vec<(String, Vec<u8>)> {
         Node::death_notices(self)
+    }
+    fn has_death_notices(&self) -> bool {
+        true
     }
     fn poll_output_into(&mut self, to: &mut String, bytes: &mut Vec<u8>) -> Option<Polled> {
         Some(match Node::poll_output_ref(self)? {

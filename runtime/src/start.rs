@@ -145,6 +145,8 @@ where
     node.incarnation = node.incarnation.or(Some(crate::clock::wall_ms()));
     let key = node.key.clone();
     let engine = engine_factory(EngineInit { config: node, seed, restored, now: clock.now() })?;
+    let engine_lacks_notices = death_notices && !engine.has_death_notices();
+    let death_notices = death_notices && !engine_lacks_notices;
 
     let poll = Poll::new().map_err(io_err("creating the event loop"))?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(io_err("creating the event loop"))?);
@@ -192,6 +194,10 @@ where
         .chain(repeated.iter().map(|p| {
             let m = format!("peer {p} is listed more than once: it counts once");
             ("duplicate_peer".to_string(), m)
+        }))
+        .chain(engine_lacks_notices.then(|| {
+            let m = "this engine cannot produce death notices (the WebAssembly component has none yet): a crash of this node fails over by the lease";
+            ("death_notice_off".to_string(), m.to_string())
         }))
         .chain((failure_detection && !icmp).then(|| {
             let m = "the socket cannot report ICMP errors (IP_RECVERR refused): a dead leader is detected by election timeout only";

@@ -193,6 +193,7 @@ fn drop_reason(r: DropReason) -> wit::DropReason {
         DropReason::ViewFull => D::ViewFull,
         DropReason::ImplausibleTerm => D::ImplausibleTerm,
         DropReason::Replay => D::Replay,
+        DropReason::NoticeMismatch => D::NoticeMismatch,
     }
 }
 

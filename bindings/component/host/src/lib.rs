@@ -505,6 +505,7 @@ pub fn core_drop_reason(r: DropReason) -> tenure::DropReason {
         DropReason::ViewFull => tenure::DropReason::ViewFull,
         DropReason::ImplausibleTerm => tenure::DropReason::ImplausibleTerm,
         DropReason::Replay => tenure::DropReason::Replay,
+        DropReason::NoticeMismatch => tenure::DropReason::NoticeMismatch,
     }
 }
 
