@@ -209,7 +209,11 @@ def notices_from_the_living(lines: list[Line]) -> list[str]:
 
 
 def safety(lines: list[Line], commands: Path | None = None) -> list[str]:
-    found = one_leader_per_term(lines) + lease_overlaps(lines) + notices_from_the_living(lines)
+    found = (
+        one_leader_per_term(lines)
+        + lease_overlaps(lines)
+        + notices_from_the_living(lines)
+    )
     if commands is not None:
         ls = lives(commands)
         found += command_overlaps(ls) + commands_past_deadline(lines, ls)

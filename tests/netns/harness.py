@@ -283,7 +283,9 @@ class Node:
 class Net:
     """A bridge namespace plus one namespace per node, and the processes in them."""
 
-    def __init__(self, kinds: list[str], host_names: bool = False, daemon: bool = False) -> None:
+    def __init__(
+        self, kinds: list[str], host_names: bool = False, daemon: bool = False
+    ) -> None:
         self.run = uuid.uuid4().hex[:6]
         self.prefix = f"{PREFIX}{os.getpid()}-{self.run}"
         self.bridge_ns = f"{self.prefix}-br"
