@@ -250,13 +250,30 @@ fn a_late_message_of_the_retired_run_cannot_make_a_node_follow_it_again() {
         assert!(drain(&mut n).is_empty(), "no acknowledgement, no promise");
         assert_eq!(n.leader(), None);
     }
+    // Nor any other message it sent up to its death (a replay of the vote requests that made it
+    // leader of term 1, say).
     assert_eq!(
-        n.handle_message(213, "n2", &datagram("n2", 2, 7, Message::Vote { transfer: true }, None)),
+        n.handle_message(213, "n2", &datagram("n2", 1, 7, Message::Vote { transfer: false }, None)),
         Err(DropReason::Replay)
     );
     // A new run of it (a restart) is heard again.
     assert_eq!(n.handle_message(214, "n2", &heartbeat("n2", 1, 8, 214)), Ok(()));
     assert_eq!(n.leader(), Some("n2"));
+}
+
+#[test]
+fn a_run_retired_by_a_notice_is_heard_again_in_a_newer_term() {
+    // Only a forgery (no key) retires a live run: it must not stay deaf to it for good. Whatever
+    // the dead run sent is of the notice's term or older; a newer term means the run lives.
+    let mut n = follower(|c| c);
+    n.handle_message(210, "n2", &notice("n2", 1, 7)).unwrap();
+    drain(&mut n);
+    assert_eq!(n.handle_message(211, "n2", &heartbeat("n2", 1, 7, 211)), Err(DropReason::Replay));
+    assert_eq!(n.handle_message(400, "n2", &heartbeat("n2", 2, 7, 400)), Ok(()));
+    assert_eq!((n.term(), n.leader()), (2, Some("n2")));
+    // Its older messages stay refused, on the recognised-heartbeat path too.
+    assert_eq!(n.handle_message(401, "n2", &heartbeat("n2", 1, 7, 401)), Err(DropReason::Replay));
+    assert_eq!(n.handle_message(402, "n2", &heartbeat("n2", 2, 7, 402)), Ok(()));
 }
 
 #[test]

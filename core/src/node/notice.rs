@@ -70,15 +70,13 @@ impl Node {
         }
         if let Some(p) = self.peers.get_hinted_mut(known, from) {
             p.set_flag(ACKED, false);
-            // Its run is retired below; without a recorded incarnation the recognised-heartbeat
-            // path never takes a heartbeat of that run (the full decode drops it as a replay).
-            p.set_incarnation(None);
         }
         // The notice vouches that no lease of this leadership still runs: the promise is released.
         self.acked_until = now.min(self.acked_until);
         // A late or replayed message of the dead run (a heartbeat in flight when it died, with a
-        // newer `sent_at` than any seen) must not make this node follow it again.
-        self.retire(from, now, Some(incarnation));
+        // newer `sent_at` than any seen) must not make this node follow it again: its messages of
+        // this term and older are refused (`accept`; never recognised as heartbeats meanwhile).
+        self.retire(from, now, Some(incarnation), Some(term));
         self.leader = None;
         self.leader_heartbeat = None;
         self.times.set(LEADER_CONTACT, None);
