@@ -189,6 +189,16 @@ fn a_notice_for_another_term_incarnation_or_leader_changes_nothing_and_is_counte
         assert_eq!(observed(&mut n, 210), before, "{what}");
         assert_eq!(dropped(&n, DropReason::NoticeMismatch), 1, "{what}");
     }
+    // Nor for a term the receiver adopted from another message, though the promise it made to
+    // the sender in the term before still runs: it never acknowledged the sender in that term.
+    let mut n = follower(|c| c);
+    n.handle_message(210, "n3", &datagram("n3", 2, 9, Message::App { seq: 0, payload: vec![] }, None)).unwrap();
+    drain(&mut n);
+    assert_eq!(n.term(), 2);
+    let before = observed(&mut n, 211);
+    assert!(!before.4, "still promised to n2");
+    assert_eq!(n.handle_message(211, "n2", &notice("n2", 2, 7)), Err(DropReason::NoticeMismatch));
+    assert_eq!(observed(&mut n, 211), before);
     // Nor at a node that follows nobody (it has heard no leader), nor at the leader itself.
     let mut n = Node::new(Config::new("n1", "test").bootstrap(ids(3)), 1, None, 0).unwrap();
     assert_eq!(n.handle_message(200, "n2", &notice("n2", 0, 7)), Err(DropReason::NoticeMismatch));

@@ -61,10 +61,7 @@ impl Node {
         let acknowledged = self.role == Role::Follower
             && term == self.term
             && matches!(&self.leader_heartbeat, Some((l, _)) if **l == *from)
-            && self
-                .peers
-                .get_at_or_find(known, from)
-                .is_some_and(|p| p.has(ACKED) && p.incarnation() == Some(incarnation));
+            && self.peers.get_at_or_find(known, from).is_some_and(|p| p.incarnation() == Some(incarnation));
         if !acknowledged {
             return Err(DropReason::NoticeMismatch);
         }
