@@ -330,10 +330,13 @@ pub struct Host {
     pub runs: u8,
     /// The term of a `ConfirmLeader` event the host has not answered yet.
     pub confirm: Option<u64>,
-    /// While crashed after leading (with `Opts::notice`): what its watchdog holds, the notices
-    /// its core gave at the crash, `(term, real crash instant, [(receiver, bytes)])`.
-    pub notices: Option<(u64, u64, Vec<(u8, Vec<u8>)>)>,
+    /// While crashed after leading (with `Opts::notice`): what its watchdog holds.
+    pub notices: Option<Armed>,
 }
+
+/// A crashed leader's watchdog: `(term, real crash instant, [(receiver, bytes)])`, the notices its
+/// core gave at the crash.
+pub type Armed = (u64, u64, Vec<(u8, Vec<u8>)>);
 
 impl Hash for Host {
     fn hash<H: Hasher>(&self, h: &mut H) {
