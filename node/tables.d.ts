@@ -211,3 +211,4 @@ export type WarningCode =
   | 'silent_peers'
   | 'waiting_for_quorum'
   | 'duplicate_peer'
+  | 'death_notice_off'

@@ -1,9 +1,10 @@
 """Process benchmark (issue 10, part 4; issue 15): idle CPU and RSS of one node process of each
 tenure runtime in a 5-node cluster, and leader failover after SIGKILL measured from outside, side
 by side with PySyncObj (5 processes, its defaults and a 150-300 ms configuration) in the same run.
-Failover is measured per runtime (Python, Node.js, wasmtime) in three settings: the previous
-behaviour (no failure detection: an election timeout), the defaults (a refused port ends the wait,
-the lease promise of 150 ms remains), and the fast-lease profile (heartbeat 20 ms, lease 50 ms).
+Failover is measured per runtime (native, Python, Node.js, wasmtime) in the settings of PROFILES:
+the previous behaviours (an election timeout; a refused port, which still waits out the 150 ms
+lease promise), the defaults (the watchdog's death notice releases the promise), the same with a
+leader-only command, and the fast-lease profile (heartbeat 20 ms, lease 50 ms).
 
 A benchmark, not a test: it prints and writes numbers, and never fails because the machine was
 slow. Writes processes.md (and .json) into $TENURE_BENCH_RESULTS (or the current directory).
@@ -63,6 +64,8 @@ def idle(c: Cluster, seconds: float) -> list[dict]:
     c.wait_for(lambda: c.current_leader() is not None, 10)
     c.pump(1.0)
     before = {pid: cpu_seconds(p.popen.pid) for pid, p in c.procs.items() if p.popen}
+    dogs = {pid: d for pid, p in c.procs.items() if p.popen and (d := watchdog_of(p.popen.pid))}
+    dogs_before = {pid: cpu_seconds(d) for pid, d in dogs.items()}
     c.pump(seconds)
     rows = []
     for pid, p in c.procs.items():
@@ -78,7 +81,37 @@ def idle(c: Cluster, seconds: float) -> list[dict]:
                 "rss_mib": rss_mib(p.popen.pid),
             }
         )
+    for pid, dog in dogs.items():
+        p = c.procs[pid]
+        try:
+            cpu = cpu_seconds(dog) - dogs_before[pid]
+            rows.append(
+                {
+                    "kind": f"{p.kind} watchdog",
+                    "id": pid,
+                    "role": p.role,
+                    "cpu_pct": 100 * cpu / seconds,
+                    "rss_mib": rss_mib(dog),
+                }
+            )
+        except OSError:
+            pass
     return rows
+
+
+def watchdog_of(pid: int) -> int | None:
+    """The watchdog (`__supervise`) that runtime process `pid` started, if any."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            args = (d / "cmdline").read_bytes().split(b"\0")
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and b"__supervise" in args:
+            return int(d.name)
+    return None
 
 
 def failovers(c: Cluster, kills: int) -> list[int]:
@@ -123,10 +156,17 @@ def measure(name: str, c: Cluster, idle_s: float, kills: int) -> dict:
 
 
 # Failover settings measured per runtime: (label, extra command-line options).
+# A leader-only command that exits as soon as it is told to (SIGTERM).
+COMMAND = ["--", "sh", "-c", "trap 'exit 0' TERM; while :; do sleep 0.05; done"]
 PROFILES = [
-    ("election timeout only (previous)", ["--no-failure-detection"]),
-    ("refused port, defaults", []),
-    ("refused port, heartbeat 20 + lease 50", ["--heartbeat-interval", "20", "--lease-duration", "50"]),
+    ("election timeout only (previous)", ["--no-failure-detection", "--no-death-notice"]),
+    ("refused port, no death notice (previous)", ["--no-death-notice"]),
+    ("death notice, defaults", []),
+    ("death notice, -- CMD", COMMAND),
+    (
+        "refused port, heartbeat 20 + lease 50",
+        ["--heartbeat-interval", "20", "--lease-duration", "50", "--no-death-notice"],
+    ),
 ]
 
 
@@ -150,11 +190,13 @@ def markdown(results: list[dict], idle_s: float, kills: int) -> str:
             f"end; failover is the time from SIGKILL of the leader (sent by the harness) to the first `leader` "
             f"line of a higher term from another process, over {kills} kills per cluster (each victim restarted "
             "before the next). The idle rows are the mixed cluster of `make demo` (2 Python, 2 Node.js, 1 "
-            "wasmtime); the failover rows are 5 processes of one runtime each, with default 150-300 ms election "
-            "timeouts, in three settings: `--no-failure-detection` (the previous behaviour: an election timeout), "
-            "the defaults (a refused port ends the wait, the 150 ms lease promise remains; docs/protocol.md, "
-            "\"Failover when the leader's port refuses\") and `--heartbeat-interval 20 --lease-duration 50`. "
-            "PySyncObj is 5 Python processes over TCP."
+            "wasmtime) and each node's watchdog; the failover rows are 5 processes of one runtime each, with "
+            "default 150-300 ms election timeouts, in these settings: `--no-failure-detection --no-death-notice` "
+            "(an election timeout), `--no-death-notice` (a refused port ends the wait, the 150 ms lease promise "
+            "remains; docs/protocol.md, \"Failover when the leader's port refuses\"), the defaults (the "
+            "watchdog's death notice releases the promise; docs/command.md, \"The watchdog\"), the defaults with "
+            "a leader-only command that exits on SIGTERM, and `--heartbeat-interval 20 --lease-duration 50 "
+            "--no-death-notice`. PySyncObj is 5 Python processes over TCP."
         ),
         "",
         "| cluster | process | role | idle CPU % | RSS MiB |",
@@ -187,14 +229,18 @@ def main() -> int:
     ap.add_argument("--kills", type=int, default=30)
     ap.add_argument("--skip-pysyncobj", action="store_true")
     ap.add_argument(
-        "--runtimes", default="python,node,wasmtime", help="runtimes measured for failover, comma-separated"
+        "--runtimes", default="native,python,node,wasmtime", help="runtimes measured for failover, comma-separated"
     )
+    ap.add_argument("--profiles", default="", help="only the failover settings whose label contains this")
+    ap.add_argument("--skip-mixed", action="store_true", help="no idle cluster of mixed runtimes")
     a = ap.parse_args()
-    results = [
-        measure("tenure (mixed runtimes)", Cluster(KINDS), a.idle_seconds, a.kills)
-    ]
+    results = []
+    if not a.skip_mixed:
+        results.append(measure("tenure (mixed runtimes)", Cluster(KINDS), a.idle_seconds, a.kills))
     for kind in [k for k in a.runtimes.split(",") if k]:
         for label, options in PROFILES:
+            if a.profiles not in label:
+                continue
             results.append(
                 failover_only(f"tenure {kind}, {label}", Cluster([kind] * 5, options=options), a.kills)
             )

@@ -184,6 +184,7 @@ WARNING_CODES: Tuple[str, ...] = (
     "silent_peers",
     "waiting_for_quorum",
     "duplicate_peer",
+    "death_notice_off",
 )
 """Warning codes (besides `dropped_<reason>` for each drop reason and the core's
 configuration warnings)."""

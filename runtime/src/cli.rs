@@ -23,7 +23,7 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
     [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [--max-failures N]
     [--max-step-downs N] [--app-health URL] [--app-health-interval MS] [--pod-label KEY]
-    [--service-account DIR] [-- CMD ARGS...]
+    [--service-account DIR] [--no-death-notice | --death-notice] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -87,6 +87,11 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
                                allowed to patch the pod (builds with the kubernetes feature)
   --service-account DIR        the token and ca.crt for --pod-label (default
                                /var/run/secrets/kubernetes.io/serviceaccount)
+  --no-death-notice            no watchdog: a crash of this process fails over by the lease
+                               (about an election timeout) instead of at once
+  --death-notice               keep the death notice with --http, which turns it off otherwise
+                               (/leader publishes the lease deadline to other processes, which a
+                               notice can cut short; see docs/command.md)
   --help, --version
 
 Exit status: 0 stopped by a signal, 1 fatal error while running, 2 usage error or bad value,
@@ -126,6 +131,10 @@ pub struct RunOptions {
     pub admit_unknown_peers: bool,
     /// `--no-failure-detection`.
     pub no_failure_detection: bool,
+    /// `--no-death-notice`.
+    pub no_death_notice: bool,
+    /// `--death-notice` (keeps it on with `--http`).
+    pub death_notice: bool,
     /// `--max-peers`.
     pub max_peers: Option<u32>,
     /// `--kill-grace`.
@@ -217,12 +226,14 @@ where
         if !name.starts_with("--") {
             return Err(format!("unexpected argument \"{flag}\""));
         }
-        if name == "--admit-unknown-peers" || name == "--no-failure-detection" {
+        if matches!(name, "--admit-unknown-peers" | "--no-failure-detection" | "--no-death-notice" | "--death-notice") {
             if inline.is_some() {
                 return Err(format!("{name} takes no value"));
             }
             let slot = match name {
                 "--admit-unknown-peers" => &mut o.admit_unknown_peers,
+                "--no-death-notice" => &mut o.no_death_notice,
+                "--death-notice" => &mut o.death_notice,
                 _ => &mut o.no_failure_detection,
             };
             if *slot {
@@ -301,6 +312,9 @@ where
     if o.service_account.is_some() && o.pod_label.is_none() {
         return Err("--service-account applies to --pod-label KEY".into());
     }
+    if o.death_notice && o.no_death_notice {
+        return Err("--death-notice and --no-death-notice contradict each other".into());
+    }
     if o.kill_grace.is_some() && o.command.is_empty() {
         return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
     }
@@ -308,6 +322,13 @@ where
 }
 
 impl RunOptions {
+    /// Whether this node runs a watchdog that sends its leadership's death notices: on by
+    /// default; off with `--no-death-notice`, and off with `--http` unless `--death-notice` (a
+    /// notice lets another node lead before the lease deadline `/leader` published has passed).
+    pub fn death_notices(&self) -> bool {
+        !self.no_death_notice && (self.http.is_none() || self.death_notice)
+    }
+
     /// The runtime configuration these options describe.
     pub fn runtime_config(&self) -> RuntimeConfig {
         let mut c = tenure::Config::new(self.id.clone(), self.cluster.clone()).bootstrap(self.peers.iter().cloned());
@@ -333,6 +354,7 @@ impl RunOptions {
         r.key_file = self.key_file.as_ref().map(PathBuf::from);
         r.http = self.http.clone();
         r.failure_detection = !self.no_failure_detection;
+        r.death_notices = self.death_notices();
         r.ready_when = self.ready_when.as_deref().and_then(|w| w.parse().ok()).unwrap_or_default();
         if let Some(n) = self.max_failures {
             r.failure_policy.max_failures = n;
@@ -491,7 +513,8 @@ where
     let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
     let id = options.id.clone();
     // The leader-only command (`-- CMD ARGS...`, see `docs/command.md`).
-    let runner = (!options.command.is_empty()).then(|| {
+    // The supervisor is also the watchdog of the death notice: it runs with or without a command.
+    let runner = (!options.command.is_empty() || options.death_notices()).then(|| {
         let reexec = reexec.unwrap_or_else(|| {
             vec![std::env::current_exe().map_or_else(|_| "tenure".into(), |p| p.to_string_lossy().into_owned())]
         });

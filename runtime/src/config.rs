@@ -58,6 +58,11 @@ pub struct RuntimeConfig {
     /// Probe a quiet leader and report its refused port as `peer_down(refused)` (see the crate
     /// docs, "A dead leader's refused port"). Default on; off only to measure or compare.
     pub failure_detection: bool,
+    /// While this node leads, publish its leadership's death notices (with the peers' addresses)
+    /// for a watchdog process that sends them when this process dies (see `docs/command.md`,
+    /// "The watchdog"). The command line turns it on and runs the watchdog; a library host that
+    /// runs none leaves it off (the default), and its crashes fail over by the lease.
+    pub death_notices: bool,
     /// Kubernetes: while this node leads, its own pod carries the label `KEY=true` (`false`
     /// otherwise), written through the Kubernetes API, so that a Service selecting `KEY: "true"`
     /// routes to the leader's pod (see `pod_label.rs` and docs/kubernetes.md). The API server and
@@ -146,6 +151,7 @@ impl RuntimeConfig {
             http: None,
             ready_when: ReadyWhen::Node,
             failure_detection: true,
+            death_notices: false,
             pod_label: None,
             service_account: None,
         }

@@ -89,6 +89,12 @@ pub trait Engine: Send + 'static {
     fn wire_version(&mut self) -> Option<u8> {
         None
     }
+    /// The death notices of this node's current leadership ([`Node::death_notices`]): one
+    /// datagram per member known to understand them, as (peer id, bytes). Empty while not
+    /// leading, and from an engine that has none (its crashes then fail over by the lease).
+    fn death_notices(&mut self) -> Vec<(String, Vec<u8>)> {
+        Vec::new()
+    }
     /// A failure that stopped the engine as a whole (a trap), if one happened. The runtime then
     /// stops with [`RuntimeError::Engine`].
     fn failure(&mut self) -> Option<String> {
@@ -125,6 +131,9 @@ impl Engine for Node {
     }
     fn wire_version(&mut self) -> Option<u8> {
         Some(Node::wire_version(self))
+    }
+    fn death_notices(&mut self) -> Vec<(String, Vec<u8>)> {
+        Node::death_notices(self)
     }
     fn poll_output_into(&mut self, to: &mut String, bytes: &mut Vec<u8>) -> Option<Polled> {
         Some(match Node::poll_output_ref(self)? {

@@ -116,6 +116,8 @@ pub(crate) struct Shared {
     pub(crate) http_addr: Option<SocketAddr>,
     /// Run once when the runtime thread ends (the HTTP sidecar's shutdown).
     pub(crate) on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    /// This leadership's death notices and the socket they leave from, for a watchdog.
+    pub(crate) notices: crate::notice::Published,
 }
 
 /// A running runtime. Every method may be called from any thread. Dropping the last handle does

@@ -144,6 +144,7 @@ mod handle;
 #[cfg(feature = "http")]
 mod http;
 pub mod metrics;
+mod notice;
 #[cfg(feature = "kubernetes")]
 mod pod_label;
 mod policy;

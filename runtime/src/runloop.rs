@@ -124,7 +124,17 @@ pub(crate) struct Lead {
     /// A term this node leads whose `Leader` event waits for a valid lease (see
     /// [`Loop::deliver_leadership`]).
     pub(crate) leader_pending: Option<u64>,
+    /// Publishing death notices for a watchdog (`None`: off).
+    pub(crate) notices: Option<NoticeRefresh>,
     pub(crate) failures: FailureCounter,
+}
+
+/// When the published death notices are recomputed: on a new term, and every
+/// [`crate::notice::REFRESH_MS`] while leading.
+pub(crate) struct NoticeRefresh {
+    pub(crate) next: u64,
+    /// The term they were last computed in (0: none published).
+    pub(crate) term: u64,
 }
 
 /// How the loop ends.
@@ -323,6 +333,10 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             log::info!(target: "tenure", "{}: stopped in term {term}", self.report.id);
         }
         self.say_goodbye();
+        // Disarm before the snapshot says this node stopped leading (a follower of the snapshot
+        // sees both), and let the socket go with the runtime.
+        self.shared.notices.set(None);
+        self.shared.notices.set_socket(None);
         self.shared.snapshot.publish(Role::Follower, term, None, None);
         self.emit(RuntimeEvent::Stopped { term });
         self.shared.running.store(false, Ordering::Release);

@@ -22,10 +22,25 @@ fn io_err(context: &str) -> impl Fn(std::io::Error) -> RuntimeError + '_ {
     move |e| RuntimeError::Io { context: context.to_string(), message: e.to_string() }
 }
 
+/// How long a bind waits for a port in use to be released: a previous run of this node that
+/// crashed while leading leaves its socket with its watchdog until the leader-only command has
+/// ended and the death notices are sent (at most the lease, see `docs/command.md`), and a node
+/// restarted at once must not fail for that.
+const ADDR_IN_USE_WAIT: Duration = Duration::from_secs(1);
+
 fn bind_socket(candidates: &[SocketAddr]) -> Result<std::net::UdpSocket, RuntimeError> {
     let mut last = None;
     for addr in candidates {
-        match std::net::UdpSocket::bind(addr) {
+        let until = std::time::Instant::now() + ADDR_IN_USE_WAIT;
+        let bound = loop {
+            match std::net::UdpSocket::bind(addr) {
+                Err(e) if e.kind() == ErrorKind::AddrInUse && std::time::Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => break other,
+            }
+        };
+        match bound {
             Ok(s) => return Ok(s),
             Err(e) if e.kind() == ErrorKind::AddrInUse => {
                 return Err(RuntimeError::AddressInUse { addr: addr.to_string() });
@@ -60,6 +75,7 @@ where
         http,
         ready_when,
         failure_detection,
+        death_notices,
         pod_label,
         service_account,
     } = config;
@@ -132,6 +148,13 @@ where
 
     let poll = Poll::new().map_err(io_err("creating the event loop"))?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKER).map_err(io_err("creating the event loop"))?);
+    // Death notices leave from this node's own address (peers name senders by it): the watchdog
+    // sends them on a duplicate of this socket.
+    let socket_dup = if death_notices {
+        Some(std::os::fd::AsFd::as_fd(&std_socket).try_clone_to_owned().map_err(io_err("duplicating the socket"))?)
+    } else {
+        None
+    };
     let mut socket = UdpSocket::from_std(std_socket);
     poll.registry().register(&mut socket, SOCKET, Interest::READABLE).map_err(io_err("registering the socket"))?;
     let (tx, rx) = mpsc::channel();
@@ -159,7 +182,9 @@ where
         counters: Default::default(),
         http_addr,
         on_end: Mutex::new(Vec::new()),
+        notices: Default::default(),
     });
+    shared.notices.set_socket(socket_dup);
     let config_warnings = valid
         .warnings
         .iter()
@@ -208,6 +233,7 @@ where
             confirm_timeout,
             confirm_pending: None,
             leader_pending: None,
+            notices: death_notices.then_some(crate::runloop::NoticeRefresh { next: 0, term: 0 }),
             failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
         },
         stop: Stop::new(handover_timeout),

@@ -33,6 +33,7 @@ pub const WARNING_CODES: &[&str] = &[
     "silent_peers",
     "waiting_for_quorum",
     "duplicate_peer",
+    "death_notice_off",
 ];
 
 /// The minimum time between two warnings with the same code and subject.

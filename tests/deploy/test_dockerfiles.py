@@ -98,6 +98,11 @@ def test_the_sidecar_image_builds_the_tenure_binary() -> None:
     entry = next(c.value for c in final_stage(cmds) if c.cmd == "ENTRYPOINT")
     copied = [c.value[-1] for c in final_stage(cmds) if c.cmd == "COPY"]
     assert entry[0] in copied, f"ENTRYPOINT {entry[0]} is not what the final stage copies ({copied})"
+    # PID 1 of a container takes every other process with it when it dies: the runtime must not
+    # be PID 1, or its watchdog dies with it and no death notice is sent.
+    if binary == "tenure":
+        assert entry[0].rsplit("/", 1)[-1] == "tini" and entry[1] == "--", f"ENTRYPOINT {entry}: tenure would be PID 1"
+        assert f"/usr/local/bin/{binary}" in entry, f"ENTRYPOINT {entry} does not run {binary}"
 
 
 def test_the_python_image_pins_the_repositorys_maturin() -> None:

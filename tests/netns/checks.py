@@ -184,8 +184,32 @@ def commands_past_deadline(lines: list[Line], ls: list[Life]) -> list[str]:
     return found
 
 
+def notices_from_the_living(lines: list[Line]) -> list[str]:
+    """A watchdog's `death_notice` says its runtime's process is dead: no line of that run of the
+    runtime (same node, same spawn) may come after it."""
+    found = []
+    for ln in lines:
+        if ln.event != "death_notice":
+            continue
+        later = [
+            x
+            for x in lines
+            if x.node == ln.node
+            and x.spawn_wall_ms == ln.spawn_wall_ms
+            and x.event not in ("death_notice", "?")
+            and "ts_ms" in x.data
+            and x.ts > ln.ts + SLACK_MS
+        ]
+        if later:
+            found.append(
+                f"{ln.node}'s watchdog sent death notices at {ln.ts} (term {ln.data.get('term')}) while its "
+                f"runtime lived: it printed {later[0].event} at {later[0].ts}"
+            )
+    return found
+
+
 def safety(lines: list[Line], commands: Path | None = None) -> list[str]:
-    found = one_leader_per_term(lines) + lease_overlaps(lines)
+    found = one_leader_per_term(lines) + lease_overlaps(lines) + notices_from_the_living(lines)
     if commands is not None:
         ls = lives(commands)
         found += command_overlaps(ls) + commands_past_deadline(lines, ls)

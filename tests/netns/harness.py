@@ -216,6 +216,14 @@ echo "start $(date +%s%N)" >> "$f"
 trap 'echo "stop $(date +%s%N)" >> "$f"; exit 0' TERM
 while :; do echo "t $(date +%s%N)" >> "$f"; sleep 0.005; done
 """
+# The same ticker that also leaves its session and process group (`setsid`, as a daemon does) with a
+# second ticker recording its own life; the guard must end it with the command.
+DAEMON_TICKER = TICKER.replace(
+    "while :;",
+    """setsid sh -c 'f="$0-$$"; echo "env $TENURE_TERM $TENURE_LEADER_ID" > "$f"; echo "start $(date +%s%N)" >> "$f"; while :; do echo "t $(date +%s%N)" >> "$f"; sleep 0.005; done' "$1/$TENURE_LEADER_ID-$TENURE_TERM" &
+while :;""",
+    1,
+)
 # Grace between the supervisor's SIGTERM and SIGKILL of an ordered stop (`--kill-grace`).
 KILL_GRACE_MS = 300
 
@@ -275,7 +283,7 @@ class Node:
 class Net:
     """A bridge namespace plus one namespace per node, and the processes in them."""
 
-    def __init__(self, kinds: list[str], host_names: bool = False) -> None:
+    def __init__(self, kinds: list[str], host_names: bool = False, daemon: bool = False) -> None:
         self.run = uuid.uuid4().hex[:6]
         self.prefix = f"{PREFIX}{os.getpid()}-{self.run}"
         self.bridge_ns = f"{self.prefix}-br"
@@ -288,7 +296,7 @@ class Net:
         # Every node runs the leader-only ticker (TICKER) unless a subclass turns it off.
         self.commands = self.tmp / "commands"
         self.commands.mkdir()
-        (self.tmp / "ticker.sh").write_text(TICKER)
+        (self.tmp / "ticker.sh").write_text(DAEMON_TICKER if daemon else TICKER)
         self.nodes = [
             Node(
                 i,
@@ -523,6 +531,32 @@ class Net:
             self._signal(n, signal.SIGKILL, group)
             n.popen.wait()
         n.role, n.paused = "down", False
+        return t
+
+    def watchdog_pid(self, n: Node) -> int | None:
+        """The node's watchdog (its leader-only command's supervisor, `__supervise`): a child of the
+        runtime's process in a session of its own."""
+        if n.popen is None:
+            return None
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                args = (d / "cmdline").read_bytes().split(b"\0")
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == n.popen.pid and b"__supervise" in args:
+                return int(d.name)
+        return None
+
+    def kill_watchdog(self, n: Node) -> int:
+        """SIGKILL of the node's watchdog alone."""
+        pid = self.watchdog_pid(n)
+        t = self.note(n, "sigkill watchdog", pid=pid)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         return t
 
     def stop(self, n: Node, group: bool = False) -> int:

@@ -340,6 +340,77 @@ def sigkill_restart(net: Net, rng: random.Random, res: Result) -> None:
     net.wait_leader()
 
 
+def death_notices_of(net: Net, n: Node, since: int) -> list:
+    return [ln for ln in net.snapshot() if ln.node == n.name and ln.event == "death_notice" and ln.ts >= since]
+
+
+def sigkill_leader_watchdog_alive(net: Net, rng: random.Random, res: Result) -> None:
+    """SIGKILL of the leader's runtime alone: its watchdog ends the leader-only command, then sends
+    the death notices, and the others elect in milliseconds instead of waiting out the promise."""
+    ld = net.wait_leader()
+    term0 = ld.term
+    time.sleep(0.5)  # its command ticks; the watchdog is armed
+    t = net.kill(ld)
+    expect_new_leader(net, res, t, term0, "SIGKILL of the leader (watchdog alive)", others(net, ld))
+    if not net.wait_for(lambda: death_notices_of(net, ld, t), 2.0):
+        res.fail(f"{ld.name}'s watchdog sent no death notice after its runtime was killed")
+    net.restart(ld)
+    net.wait_leader()
+
+
+def sigkill_leader_and_watchdog(net: Net, rng: random.Random, res: Result) -> None:
+    """The runtime and its watchdog killed together (what a container's end does): no notice; the
+    refused port and the lease end the wait."""
+    ld = net.wait_leader()
+    term0 = ld.term
+    time.sleep(0.5)
+    net.kill_watchdog(ld)
+    t = net.kill(ld)
+    expect_new_leader(net, res, t, term0, "SIGKILL of the leader and its watchdog", others(net, ld))
+    time.sleep(0.3)
+    if death_notices_of(net, ld, t):
+        res.fail(f"{ld.name}: a death notice from a killed watchdog")
+    net.restart(ld)
+    net.wait_leader()
+
+
+def sigkill_watchdog_then_leader(net: Net, rng: random.Random, res: Result) -> None:
+    """The watchdog dies first (its command with it, through the guard), then the runtime: the
+    lease path, and no notice."""
+    ld = net.wait_leader()
+    term0 = ld.term
+    time.sleep(0.5)
+    t0 = net.kill_watchdog(ld)
+    time.sleep(0.1)
+    t = net.kill(ld)
+    expect_new_leader(net, res, t, term0, "SIGKILL of the watchdog, then of the leader", others(net, ld))
+    time.sleep(0.3)
+    if death_notices_of(net, ld, t0):
+        res.fail(f"{ld.name}: a death notice after its watchdog was killed")
+    net.restart(ld)
+    net.wait_leader()
+
+
+def setsid_command(net: Net, rng: random.Random, res: Result) -> None:
+    """Every node's leader-only command starts a second ticker in a new session (a daemon); the
+    leader's runtime is killed, paused, and killed with its group in turn: no ticker of any kind
+    runs beside the next leader's (checks.py)."""
+    for fault in ("kill", "stop", "kill group"):
+        ld = net.wait_leader()
+        term0 = ld.term
+        time.sleep(0.4)
+        if fault == "stop":
+            t = net.stop(ld)
+            expect_new_leader(net, res, t, term0, "SIGSTOP of a leader whose command daemonized", others(net, ld))
+            time.sleep(0.3)
+            resume_and_follow(net, res, ld, "SIGSTOP of a leader whose command daemonized")
+        else:
+            t = net.kill(ld, group=fault == "kill group")
+            expect_new_leader(net, res, t, term0, f"SIGKILL ({fault}) of a leader whose command daemonized", others(net, ld))
+            time.sleep(0.3)
+            net.restart(ld)
+
+
 def restart_new_address(net: Net, rng: random.Random, res: Result) -> None:
     """Ids are host names (`n3:7946`, /etc/netns/<ns>/hosts): a node restarts under another IP
     and the cluster takes it back (the runtime re-resolves names)."""
@@ -394,12 +465,17 @@ SCHEDULES: dict[str, Callable[[Net, random.Random, Result], None]] = {
     "sigkill-restart": sigkill_restart,
     "restart-new-address": restart_new_address,
     "refused-sends-past-ghost-ttl": refused_sends_past_ghost_ttl,
+    "sigkill-leader-watchdog-alive": sigkill_leader_watchdog_alive,
+    "sigkill-leader-and-watchdog": sigkill_leader_and_watchdog,
+    "sigkill-watchdog-then-leader": sigkill_watchdog_then_leader,
+    "setsid-command": setsid_command,
 }
 # Schedules that fail today because of a bug outside the tests (tests/netns/README.md).
 KNOWN_BUGS: set[str] = (
     set()
 )  # refused-sends-past-ghost-ttl was fixed in the runtime (send failures no longer report no_connection)
 HOST_NAMES = {"restart-new-address"}
+DAEMONS = {"setsid-command"}
 
 
 # ----- random schedules -------------------------------------------------------------------------
@@ -411,7 +487,7 @@ def random_schedule(net: Net, rng: random.Random, res: Result) -> None:
         nodes = list(net.nodes)
         rng.shuffle(nodes)
         op = rng.choice(
-            ["partition", "one_way", "bridge", "flap", "kill", "stop", "heal"]
+            ["partition", "one_way", "bridge", "flap", "kill", "stop", "watchdog", "heal"]
         )
         if op == "partition":
             k = rng.randint(1, 2)
@@ -439,6 +515,15 @@ def random_schedule(net: Net, rng: random.Random, res: Result) -> None:
                 net.kill(n, group=rng.random() < 0.5)
             time.sleep(rng.uniform(0.0, 0.5))
             net.restart(n)
+        elif op == "watchdog":
+            # the watchdog alone, or with its runtime (a container's end)
+            n = nodes[0]
+            if n.alive:
+                net.kill_watchdog(n)
+                if rng.random() < 0.5:
+                    net.kill(n)
+                    time.sleep(rng.uniform(0.0, 0.5))
+                    net.restart(n)
         elif op == "stop":
             n = nodes[0]
             if n.running:
@@ -459,7 +544,7 @@ def run(name: str, kinds: list[str], seed: int = 0) -> Result:
     res = Result(name, seed, kinds)
     schedule = random_schedule if name == "random" else SCHEDULES[name]
     started = time.monotonic()
-    net = Net(kinds, host_names=name in HOST_NAMES)
+    net = Net(kinds, host_names=name in HOST_NAMES, daemon=name in DAEMONS)
     stop_poll = threading.Event()
     try:
         net.start_all()

@@ -69,6 +69,21 @@ fn new_session(cmd: &mut std::process::Command) {
     }
 }
 
+/// Test hook (documented in `docs/command.md`): `TENURE_TEST_CLOSE_WATCHDOG_MS=N` closes the
+/// supervisor's socket N ms after the watchdog is armed, while this process lives on — what the
+/// watchdog sees when a runtime thread ends inside a living Python or Node.js process.
+fn close_socket_for_test(sock: &UnixStream) {
+    let Some(ms) = std::env::var("TENURE_TEST_CLOSE_WATCHDOG_MS").ok().and_then(|v| v.parse::<u64>().ok()) else {
+        return;
+    };
+    if let Ok(sock) = sock.try_clone() {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            let _ = sock.shutdown(std::net::Shutdown::Both);
+        });
+    }
+}
+
 /// What the supervisor currently runs (or was ordered to start) for this node.
 struct Active {
     term: u64,
@@ -92,6 +107,10 @@ struct State {
     /// When the command may start again after a failure (the failure policy's retry delay).
     not_before: Option<Instant>,
     shutdown: bool,
+    /// The supervisor watches this process's pidfd: it can prove this process's death.
+    watching: bool,
+    /// The death notices the supervisor (the watchdog) holds.
+    armed: Option<Arc<crate::notice::Armed>>,
 }
 
 struct Inner {
@@ -123,6 +142,8 @@ impl Runner {
             hold: false,
             not_before: None,
             shutdown: false,
+            watching: false,
+            armed: None,
         };
         Runner {
             inner: Arc::new(Inner {
@@ -196,6 +217,21 @@ impl Runner {
         });
         match result {
             Ok((ours, child)) => {
+                // The proof of this process's death that the watchdog acts on (see
+                // `super::watchdog`). Without it the watchdog is never armed.
+                st.watching = match super::watchdog::own_pidfd()
+                    .and_then(|fd| super::watchdog::send_with_fd(&ours, b"watch\n", &fd))
+                {
+                    Ok(()) => true,
+                    Err(e) => {
+                        self.warn(
+                            "death_notice_off",
+                            &format!("cannot hand the watchdog a pidfd of this process ({e}): a crash fails over by the lease"),
+                        );
+                        false
+                    }
+                };
+                st.armed = None;
                 if let Ok(reader) = ours.try_clone() {
                     let me = self.clone();
                     let _ =
@@ -230,7 +266,16 @@ impl Runner {
             let lease = handle.lease_deadline();
             let leading = handle.is_leader() && handle.term() == term && handle.is_running();
             let backoff = st.not_before.is_some_and(|t| Instant::now() < t);
-            let want = leading && !st.hold && !st.shutdown && !backoff && st.done_term != Some(term);
+            let want = leading
+                && !self.inner.spec.argv.is_empty()
+                && !st.hold
+                && !st.shutdown
+                && !backoff
+                && st.done_term != Some(term);
+            if !st.shutdown {
+                self.ensure_supervisor(&mut st);
+            }
+            self.arm(&mut st, &handle);
             match st.active.as_mut() {
                 None => {
                     // A lease already past (a runtime that resumes from a pause) starts nothing.
@@ -266,6 +311,36 @@ impl Runner {
             drop(st);
             self.sleep(seen, next);
         }
+    }
+
+    /// Keeps the watchdog armed with the notices the runtime publishes while this node leads, and
+    /// disarmed during a voluntary handover or a stop (see `super::watchdog`).
+    fn arm(&self, st: &mut State, handle: &Handle) {
+        let want = if st.hold || st.shutdown || !st.watching { None } else { handle.shared.notices.get() };
+        let same = match (&want, &st.armed) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return;
+        }
+        let Some((sock, _)) = &st.supervisor else { return };
+        match &want {
+            Some(armed) => {
+                let Some(socket) = handle.shared.notices.socket() else { return };
+                let order = super::watchdog::arm_order(&self.inner.id, armed);
+                if super::watchdog::send_with_fd(sock, order.as_bytes(), &socket).is_err() {
+                    return;
+                }
+                close_socket_for_test(sock);
+            }
+            None => {
+                let mut sock = sock;
+                let _ = sock.write_all(b"disarm\n");
+            }
+        }
+        st.armed = want;
     }
 
     /// The next instant at which [`Runner::follow`] has something to do without being woken: the
@@ -416,6 +491,8 @@ impl Runner {
         // End of file: the supervisor is gone.
         let mut st = self.lock();
         let status = st.supervisor.take().and_then(|(_, mut child)| child.wait().ok());
+        st.watching = false;
+        st.armed = None;
         let lost = st.active.take();
         if let Some(a) = &lost {
             // Nothing starts again in that term until the failure policy has answered.
@@ -506,6 +583,11 @@ impl Runner {
     pub(crate) fn hold(&self) {
         let mut st = self.lock();
         st.hold = true;
+        // Disarmed before the handover: once another node may lead, this node's death is no
+        // longer news worth a notice.
+        if let Some(h) = self.inner.handle.get() {
+            self.arm(&mut st, h);
+        }
         drop(self.wait_idle(st));
     }
 
@@ -519,6 +601,9 @@ impl Runner {
     pub(crate) fn shutdown(&self) {
         let mut st = self.lock();
         st.shutdown = true;
+        if let Some(h) = self.inner.handle.get() {
+            self.arm(&mut st, h);
+        }
         st = self.wait_idle(st);
         // Closing the socket ends the supervisor.
         if let Some((sock, mut child)) = st.supervisor.take() {

@@ -11,3 +11,4 @@ pub(crate) mod command;
 #[cfg(target_os = "linux")]
 mod guard;
 pub(crate) mod supervisor;
+pub(crate) mod watchdog;

@@ -26,7 +26,7 @@
 //! ran out), `runtime_gone` (end of file) or `exited` (by itself), STATUS `code:N` or `signal:N`,
 //! and DEADLINE the last lease deadline it was held to, in wall-clock milliseconds.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -35,6 +35,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use super::watchdog::{Death, Watchdog};
 use crate::clock::ns_to_instant;
 
 use nix::sys::signal::{killpg, Signal};
@@ -43,9 +44,13 @@ use nix::unistd::Pid;
 /// The hidden subcommand that runs the supervisor.
 pub(crate) const SUBCOMMAND: &str = "__supervise";
 
-enum Msg {
+pub(crate) enum Msg {
     Order(String),
+    /// A descriptor the runtime handed over (see [`super::watchdog`]).
+    Fd(std::os::fd::OwnedFd),
     Eof,
+    /// The runtime's process is dead (its pidfd turned readable).
+    ParentDead,
     Exited(u32, ExitStatus),
 }
 
@@ -157,11 +162,11 @@ fn kill_orphans() {
     }
 }
 
-/// Runs the supervisor; `args` are the arguments after the subcommand: `GRACE_MS -- CMD ARGS...`.
-/// Returns the exit status.
+/// Runs the supervisor; `args` are the arguments after the subcommand: `GRACE_MS -- CMD ARGS...`
+/// (no `CMD`: a watchdog only). Returns the exit status.
 pub(crate) fn main(args: &[String]) -> i32 {
     let (grace, argv) = match args {
-        [grace, dashes, cmd @ ..] if dashes == "--" && !cmd.is_empty() => match grace.parse::<u64>() {
+        [grace, dashes, cmd @ ..] if dashes == "--" => match grace.parse::<u64>() {
             Ok(g) => (Duration::from_millis(g), cmd.to_vec()),
             Err(_) => return usage(),
         },
@@ -181,22 +186,20 @@ pub(crate) fn main(args: &[String]) -> i32 {
     };
     let Ok(reader) = socket.try_clone() else { return usage() };
     let (tx, rx) = mpsc::channel();
-    let lines_tx = tx.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(reader).lines() {
-            match line {
-                Ok(l) => {
-                    if lines_tx.send(Msg::Order(l)).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        let _ = lines_tx.send(Msg::Eof);
-    });
-    Supervisor { argv, grace, socket, tx, running: None, gone: false, no_deadline_kill: deadline_kill_disabled() }
-        .run(rx)
+    let orders_tx = tx.clone();
+    std::thread::spawn(move || super::watchdog::read_orders(reader, &orders_tx));
+    Supervisor {
+        argv,
+        grace,
+        socket,
+        tx,
+        running: None,
+        gone: false,
+        no_deadline_kill: deadline_kill_disabled(),
+        watchdog: Watchdog::default(),
+        death: Death::NoCommand,
+    }
+    .run(rx)
 }
 
 fn usage() -> i32 {
@@ -210,9 +213,12 @@ struct Supervisor {
     socket: UnixStream,
     tx: mpsc::Sender<Msg>,
     running: Option<Running>,
-    /// The runtime went away: exit once nothing runs.
+    /// The runtime went away: exit once nothing runs (and the watchdog has settled).
     gone: bool,
     no_deadline_kill: bool,
+    watchdog: Watchdog,
+    /// What the command was doing when the runtime went away (decides whether notices may go).
+    death: Death,
 }
 
 impl Supervisor {
@@ -223,13 +229,17 @@ impl Supervisor {
     fn run(mut self, rx: mpsc::Receiver<Msg>) -> i32 {
         loop {
             if self.gone && self.running.is_none() {
-                return 0;
+                self.watchdog.fire(self.death);
+                if self.watchdog.settled() {
+                    return 0;
+                }
             }
-            let next = self.running.as_ref().filter(|r| !r.killed).map(|r| {
+            let next = self.running.as_ref().filter(|r| !r.killed).and_then(|r| {
                 let deadline = if self.no_deadline_kill { None } else { Some(r.deadline) };
                 [deadline, r.kill_at].into_iter().flatten().min()
             });
-            let msg = match next.flatten() {
+            let next = [next, self.watchdog.next_deadline()].into_iter().flatten().min();
+            let msg = match next {
                 Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
                     Ok(m) => Some(m),
                     Err(mpsc::RecvTimeoutError::Timeout) => None,
@@ -242,9 +252,19 @@ impl Supervisor {
             };
             match msg {
                 None => self.timers(),
-                Some(Msg::Order(line)) => self.order(&line),
+                Some(Msg::Order(line)) => {
+                    if !self.watchdog.order(&line) {
+                        self.order(&line);
+                    }
+                }
+                Some(Msg::Fd(fd)) => self.watchdog.fd(fd, &self.tx),
+                Some(Msg::ParentDead) => self.watchdog.dead = true,
                 Some(Msg::Eof) => {
                     self.gone = true;
+                    self.watchdog.closed_at = Some(Instant::now());
+                    if self.running.is_some() {
+                        self.death = Death::CommandRunning;
+                    }
                     self.stop(Cause::RuntimeGone);
                 }
                 Some(Msg::Exited(pid, status)) => self.exited(pid, status),
@@ -287,7 +307,7 @@ impl Supervisor {
     }
 
     fn start(&mut self, term: u64, deadline: Instant, leader: &str) {
-        if self.running.is_some() || self.gone {
+        if self.running.is_some() || self.gone || self.argv.is_empty() {
             return;
         }
         if !self.no_deadline_kill && Instant::now() >= deadline {
@@ -340,6 +360,11 @@ impl Supervisor {
         // and was handed to this subreaper when the guard died before it could end them.
         signal_group(pid, Signal::SIGKILL);
         kill_orphans();
+        if self.death == Death::CommandRunning {
+            // The guard exits only once the command's whole tree is gone, and the orphans handed
+            // here are reaped above: the leadership's work ended now.
+            self.death = if Instant::now() < r.deadline { Death::CommandEndedInTime } else { Death::CommandEndedLate };
+        }
         let cause = r.cause.map_or("exited", Cause::as_str);
         // The lease deadline it was held to, on the wall clock (for the event line).
         let now = Instant::now();

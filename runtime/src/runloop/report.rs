@@ -121,12 +121,42 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let term = self.engine.term();
         let leader = self.engine.leader();
         let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
+        let notices_changed = self.refresh_notices(role, term);
         self.shared.snapshot.publish(role, term, leader.clone(), lease);
+        if notices_changed {
+            self.shared.snapshot.notify();
+        }
         if let Some(p) = &mut self.net.prober {
             let watched = leader.as_deref().filter(|l| role == Role::Follower && *l != self.report.id);
             p.watch(watched, self.shared.clock.now());
         }
         (role, leader)
+    }
+
+    /// Recomputes the published death notices when due (see [`super::NoticeRefresh`]); whether
+    /// they changed.
+    fn refresh_notices(&mut self, role: Role, term: u64) -> bool {
+        let now = self.now();
+        let Some(r) = &mut self.lead.notices else { return false };
+        if role != Role::Leader || self.stop.stopping() {
+            if r.term == 0 {
+                return false;
+            }
+            r.term = 0;
+            return self.shared.notices.set(None);
+        }
+        if r.term == term && now < r.next {
+            return false;
+        }
+        r.term = term;
+        r.next = now.saturating_add(crate::notice::REFRESH_MS);
+        let datagrams = self
+            .engine
+            .death_notices()
+            .into_iter()
+            .filter_map(|(peer, bytes)| self.net.peers.dest(&peer).map(|addr| (addr, bytes)))
+            .collect();
+        self.shared.notices.set(Some(crate::notice::Armed { term, datagrams }))
     }
 
     // ----- delivery --------------------------------------------------------------------------
