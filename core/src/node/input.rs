@@ -6,7 +6,7 @@ use super::*;
 /// A heartbeat recognised by [`Node::recognise_heartbeat`]: what a full decode would have found,
 /// and the sender's entry.
 #[cfg(any(test, not(target_family = "wasm")))]
-struct KnownHeartbeat {
+pub(super) struct KnownHeartbeat {
     term: u64,
     incarnation: u64,
     sent_at: u64,
@@ -88,6 +88,13 @@ impl Node {
         if env_from == self.id() {
             return Err(DropReason::FromSelf);
         }
+        let obsolete = |r: &Removed| r.through_term.is_some_and(|t| self.term > t);
+        if self.removed.as_ref().and_then(|m| m.get(from)).is_some_and(obsolete) {
+            // A run a death notice retired, once this node is past the term it led: nothing that
+            // run sent can make this node follow it any more (its terms are older), so the record
+            // goes and the sender's heartbeats take the recognised path again.
+            self.take_removed(from);
+        }
         if let Some(r) = self.removed.as_ref().and_then(|m| m.get(from)) {
             if now < r.until {
                 return Err(DropReason::RemovedPeer);
@@ -168,7 +175,7 @@ impl Node {
     /// reason to drop it.
     #[cfg(any(test, not(target_family = "wasm")))]
     #[inline]
-    fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
+    pub(super) fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
         if self.removed.as_ref().is_some_and(|r| r.contains_key(from)) {
             return None;
         }

@@ -86,3 +86,43 @@ impl Node {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+
+    use crate::wire::{encode, Envelope, Message};
+    use crate::{Config, Node};
+
+    fn from_n2(term: u64, incarnation: u64, message: Message) -> alloc::vec::Vec<u8> {
+        let e = Envelope { cluster: "c".to_string(), from: "n2".to_string(), term, incarnation, message };
+        encode(&e, None).unwrap()
+    }
+
+    /// The retirement lasts while it matters: once this node is past the dead leader's term, the
+    /// record goes with the sender's next message, and its heartbeats are recognised again.
+    #[test]
+    fn a_retired_run_s_record_goes_once_this_node_is_past_its_term() {
+        let mut n = Node::new(Config::new("n1", "c").bootstrap(["n1", "n2", "n3"]), 1, None, 0).unwrap();
+        n.handle_message(200, "n2", &from_n2(1, 7, Message::Heartbeat { sent_at: 200 })).unwrap();
+        n.handle_message(210, "n2", &from_n2(1, 7, Message::DeathNotice)).unwrap();
+        assert!(n.removed.is_some());
+        // A new leader of term 2, then the dead leader's new run.
+        let e = Envelope {
+            cluster: "c".to_string(),
+            from: "n3".to_string(),
+            term: 2,
+            incarnation: 9,
+            message: Message::Heartbeat { sent_at: 300 },
+        };
+        n.handle_message(300, "n3", &encode(&e, None).unwrap()).unwrap();
+        assert!(n.removed.is_some(), "only a message from the retired sender looks at its record");
+        n.handle_message(310, "n2", &from_n2(2, 8, Message::HeartbeatAck { echo: 1 })).unwrap();
+        assert!(n.removed.is_none());
+        let hb = from_n2(2, 8, Message::Heartbeat { sent_at: 320 });
+        assert!(n.recognise_heartbeat("n2", &hb).is_some());
+        // A replay of the dead run is harmless now: an older term (answered, never followed).
+        n.handle_message(311, "n2", &from_n2(1, 7, Message::Heartbeat { sent_at: 999 })).unwrap();
+        assert_eq!(n.leader(), Some("n3"));
+    }
+}
