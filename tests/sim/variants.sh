@@ -15,7 +15,7 @@ sim=("$@")
 
 # name | per mille | first seed | options
 variants=(
-  "default|150|0|"
+  "default|100|0|"
   "3-nodes-rtt20|100|100000000|--nodes 3 --rtt-ms 20"
   "7-nodes-rtt1|50|200000000|--nodes 7 --rtt-ms 1"
   "no-pre-vote|50|300000000|--no-pre-vote"
@@ -35,6 +35,10 @@ variants=(
   "refused|30|1600000000|--faults refused,crash,partition,pause,drift,loss"
   "refused-fast-lease|30|1700000000|--heartbeat-interval 20 --lease-duration 50 --faults refused,crash,partition,pause,drift,loss,dup,reorder,transfer"
   "mixed-versions|20|1900000000|--faults versions,crash,pause,partition,loss,dup,reorder,transfer,replay"
+  "death-notice|20|2000000000|--faults notice,crash,pause,partition,oneway,loss,dup,reorder,transfer,deny,handler,drift,latedup,replay"
+  "death-notice-3-nodes-rtt20|10|2100000000|--nodes 3 --rtt-ms 20 --faults notice,crash,pause,partition,loss,dup,reorder,transfer,replay"
+  "death-notice-mixed-versions|10|2200000000|--faults versions,notice,crash,pause,partition,loss,dup,reorder,transfer,replay"
+  "death-notice-all-faults|10|2300000000|--faults all,notice"
   "admit-unknown-peers|20|1500000000|--admit-unknown-peers --faults crash,pause,partition,oneway,loss,dup,reorder,deny,handler,transfer,broadcast,drift,latedup,replay,hugeterm,falsedown"
 )
 

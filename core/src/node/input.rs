@@ -6,7 +6,7 @@ use super::*;
 /// A heartbeat recognised by [`Node::recognise_heartbeat`]: what a full decode would have found,
 /// and the sender's entry.
 #[cfg(any(test, not(target_family = "wasm")))]
-struct KnownHeartbeat {
+pub(super) struct KnownHeartbeat {
     term: u64,
     incarnation: u64,
     sent_at: u64,
@@ -88,13 +88,21 @@ impl Node {
         if env_from == self.id() {
             return Err(DropReason::FromSelf);
         }
+        let obsolete = |r: &Removed| r.through_term.is_some_and(|t| self.term > t);
+        if self.removed.as_ref().and_then(|m| m.get(from)).is_some_and(obsolete) {
+            // A run a death notice retired, once this node is past the term it led: nothing that
+            // run sent can make this node follow it any more (its terms are older), so the record
+            // goes and the sender's heartbeats take the recognised path again.
+            self.take_removed(from);
+        }
         if let Some(r) = self.removed.as_ref().and_then(|m| m.get(from)) {
             if now < r.until {
                 return Err(DropReason::RemovedPeer);
             }
-            if r.incarnation == Some(raw.incarnation) {
-                // The run that was removed: a replay or a very late duplicate, or the removed
-                // process itself. Only a restart (a new incarnation) or `join` brings it back.
+            if r.incarnation == Some(raw.incarnation) && r.through_term.is_none_or(|t| raw.term <= t) {
+                // The run that was removed (or that died leading, by its notice): a replay or a
+                // very late duplicate, or the removed process itself. Only a restart (a new
+                // incarnation) or `join` brings it back.
                 return Err(DropReason::Replay);
             }
         }
@@ -160,15 +168,17 @@ impl Node {
     /// every check in `accept_decoded` before `admit` passes: the cluster is this node's; the
     /// sender is `from`, which is a member (its entry is `known`), and members have valid ids,
     /// never this node's (`new` skips it in the bootstrap, `join` ignores it, `admit` follows the
-    /// checks) and are in `removed` only for a retired run, whose incarnation their entry no
-    /// longer records (`admit` and `join` take removed peers out of it; `death_notice` clears the
-    /// entry's incarnation as it retires the run); the term is no
+    /// checks); a sender with a record in `removed` (a member whose run a death notice retired)
+    /// is never recognised, so that record is always checked; the term is no
     /// jump; it is no `App`. The incarnation is the one already recorded, so `admit` records
     /// nothing new. `None` (any doubt) sends the datagram through the full decode, which finds any
     /// reason to drop it.
     #[cfg(any(test, not(target_family = "wasm")))]
     #[inline]
-    fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
+    pub(super) fn recognise_heartbeat(&self, from: &str, bytes: &[u8]) -> Option<KnownHeartbeat> {
+        if self.removed.as_ref().is_some_and(|r| r.contains_key(from)) {
+            return None;
+        }
         let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from)?;
         let incarnation = self.peers.get_at_or_find(Some(known), from)?.incarnation()?;
         let cluster = self.cluster().as_bytes();

@@ -75,7 +75,7 @@ impl Node {
         let was_acked = gone.has(ACKED);
         if sticky {
             let until = now.saturating_add(self.timing.election_timeout_max);
-            self.retire(peer, until, gone.incarnation());
+            self.retire(peer, until, gone.incarnation(), None);
         } else {
             self.forget_apps(peer);
         }
@@ -105,11 +105,11 @@ impl Node {
     }
 
     /// Records `peer` in `removed`: its messages are refused until `until`, and those of run
-    /// `incarnation` for as long as the record is kept. Bounded by `max_peers` records: the one
+    /// `incarnation` (of terms up to `through_term`, if given) for as long as the record is kept. Bounded by `max_peers` records: the one
     /// with the earliest `until` makes room (its run is no longer retired). A member's record
     /// (the retired run of a leader whose death notice was accepted, `Removed`) keeps its
     /// delivered payloads; a removed peer's go with its record.
-    pub(super) fn retire(&mut self, peer: &str, until: u64, incarnation: Option<u64>) {
+    pub(super) fn retire(&mut self, peer: &str, until: u64, incarnation: Option<u64>, through_term: Option<u64>) {
         let max = self.timing.max_peers as usize;
         let removed = self.removed.get_or_insert_with(Box::default);
         if removed.len() >= max && !removed.contains_key(peer) {
@@ -121,7 +121,7 @@ impl Node {
                 }
             }
         }
-        self.removed.get_or_insert_with(Box::default).insert(peer, Removed { until, incarnation });
+        self.removed.get_or_insert_with(Box::default).insert(peer, Removed { until, incarnation, through_term });
     }
 
     /// Re-evaluates the role after the view changed.

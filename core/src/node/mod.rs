@@ -332,8 +332,7 @@ impl Peer {
 }
 
 /// A peer removed by `leave` or `peer_down(terminated)`, or a retired run of a member: the
-/// leader whose death notice this node accepted (`until` is then the instant of the notice, and
-/// the member's entry no longer records that incarnation).
+/// leader whose death notice this node accepted (`until` is then the instant of the notice).
 #[derive(Debug, Clone)]
 struct Removed {
     /// Its messages are refused until this instant (traffic in flight must not re-admit it).
@@ -341,6 +340,11 @@ struct Removed {
     /// The incarnation it had: that run is retired (with `admit_unknown_peers`, only a restarted
     /// peer, or an explicit `join`, brings it back), so a replay cannot re-admit it.
     incarnation: Option<u64>,
+    /// For a run retired by a death notice: the term that leadership had. Only that run's
+    /// messages of this term or older are refused: whatever the dead run sent is among them, and
+    /// a run the notice wrongly retired (one forged without a key) is heard again as soon as it
+    /// speaks in a newer term. `None` (a removed peer): every message of the run.
+    through_term: Option<u64>,
 }
 
 /// How many incarnations of one peer the duplicate filter remembers.

@@ -61,24 +61,19 @@ impl Node {
         let acknowledged = self.role == Role::Follower
             && term == self.term
             && matches!(&self.leader_heartbeat, Some((l, _)) if **l == *from)
-            && self
-                .peers
-                .get_at_or_find(known, from)
-                .is_some_and(|p| p.has(ACKED) && p.incarnation() == Some(incarnation));
+            && self.peers.get_at_or_find(known, from).is_some_and(|p| p.incarnation() == Some(incarnation));
         if !acknowledged {
             return Err(DropReason::NoticeMismatch);
         }
         if let Some(p) = self.peers.get_hinted_mut(known, from) {
             p.set_flag(ACKED, false);
-            // Its run is retired below; without a recorded incarnation the recognised-heartbeat
-            // path never takes a heartbeat of that run (the full decode drops it as a replay).
-            p.set_incarnation(None);
         }
         // The notice vouches that no lease of this leadership still runs: the promise is released.
         self.acked_until = now.min(self.acked_until);
         // A late or replayed message of the dead run (a heartbeat in flight when it died, with a
-        // newer `sent_at` than any seen) must not make this node follow it again.
-        self.retire(from, now, Some(incarnation));
+        // newer `sent_at` than any seen) must not make this node follow it again: its messages of
+        // this term and older are refused (`accept`; never recognised as heartbeats meanwhile).
+        self.retire(from, now, Some(incarnation), Some(term));
         self.leader = None;
         self.leader_heartbeat = None;
         self.times.set(LEADER_CONTACT, None);
@@ -89,5 +84,45 @@ impl Node {
         self.times.set(ELECTION_DEADLINE, Some(at));
         self.push_event(Event::BecameFollower { term: self.term, leader: None });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+
+    use crate::wire::{encode, Envelope, Message};
+    use crate::{Config, Node};
+
+    fn from_n2(term: u64, incarnation: u64, message: Message) -> alloc::vec::Vec<u8> {
+        let e = Envelope { cluster: "c".to_string(), from: "n2".to_string(), term, incarnation, message };
+        encode(&e, None).unwrap()
+    }
+
+    /// The retirement lasts while it matters: once this node is past the dead leader's term, the
+    /// record goes with the sender's next message, and its heartbeats are recognised again.
+    #[test]
+    fn a_retired_run_s_record_goes_once_this_node_is_past_its_term() {
+        let mut n = Node::new(Config::new("n1", "c").bootstrap(["n1", "n2", "n3"]), 1, None, 0).unwrap();
+        n.handle_message(200, "n2", &from_n2(1, 7, Message::Heartbeat { sent_at: 200 })).unwrap();
+        n.handle_message(210, "n2", &from_n2(1, 7, Message::DeathNotice)).unwrap();
+        assert!(n.removed.is_some());
+        // A new leader of term 2, then the dead leader's new run.
+        let e = Envelope {
+            cluster: "c".to_string(),
+            from: "n3".to_string(),
+            term: 2,
+            incarnation: 9,
+            message: Message::Heartbeat { sent_at: 300 },
+        };
+        n.handle_message(300, "n3", &encode(&e, None).unwrap()).unwrap();
+        assert!(n.removed.is_some(), "only a message from the retired sender looks at its record");
+        n.handle_message(310, "n2", &from_n2(2, 8, Message::HeartbeatAck { echo: 1 })).unwrap();
+        assert!(n.removed.is_none());
+        let hb = from_n2(2, 8, Message::Heartbeat { sent_at: 320 });
+        assert!(n.recognise_heartbeat("n2", &hb).is_some());
+        // A replay of the dead run is harmless now: an older term (answered, never followed).
+        n.handle_message(311, "n2", &from_n2(1, 7, Message::Heartbeat { sent_at: 999 })).unwrap();
+        assert_eq!(n.leader(), Some("n3"));
     }
 }

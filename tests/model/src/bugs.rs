@@ -6,7 +6,7 @@
 use tenure::Bug;
 
 /// Every bug, in the core's declaration order.
-pub const ALL: [Bug; 13] = [
+pub const ALL: [Bug; 14] = [
     Bug::DoubleVote,
     Bug::NoStepDown,
     Bug::IgnoreHigherTerm,
@@ -20,6 +20,7 @@ pub const ALL: [Bug; 13] = [
     Bug::RefusedReleasesPromise,
     Bug::RepeatedVoteRestartsTimer,
     Bug::UncheckedLeadershipStart,
+    Bug::NoticeToEveryMember,
 ];
 
 /// The bug's kebab-case name (as `tenure-sim --bug` spells it).
@@ -38,6 +39,7 @@ pub fn name(bug: Bug) -> &'static str {
         Bug::RefusedReleasesPromise => "refused-releases-promise",
         Bug::RepeatedVoteRestartsTimer => "repeated-vote-restarts-timer",
         Bug::UncheckedLeadershipStart => "unchecked-leadership-start",
+        Bug::NoticeToEveryMember => "notice-to-every-member",
     }
 }
 
@@ -51,6 +53,7 @@ pub fn first_scope(bug: Bug) -> &'static str {
         Bug::RefusedReleasesPromise => "refused",
         Bug::DeposedForgetsPromise => "forged",
         Bug::UncheckedLeadershipStart => "slow-confirm",
+        Bug::NoticeToEveryMember => "notice-mixed",
     }
 }
 

@@ -110,6 +110,13 @@ pub struct Opts {
     /// where a decision is the model's): far fewer choices per state, for the scopes whose faults
     /// need long stretches of ordinary operation between them.
     pub advance: bool,
+    /// Death notices: the nodes speak wire version 4 (every other scope pins them to version 3,
+    /// whose messages are all the election uses), and a leader that crashes leaves its watchdog
+    /// the notices of its state at the crash, which an action sends (`Action::Notice`).
+    pub notice: bool,
+    /// With `notice`: this node speaks only version 3 (v0.1.0), in every run; no node may address
+    /// it a newer kind than `Hello` (property `gate`).
+    pub old: Option<u8>,
 }
 
 /// One bounded region of the state space: a fault budget, the starts, and the depth `make
@@ -142,6 +149,8 @@ pub fn scopes() -> Vec<Scope> {
         probe_every: 16,
         membership: false,
         advance: true,
+        notice: false,
+        old: None,
     };
     let with = |budget: Budget, starts: Vec<Start>| Opts { budget, starts, ..base.clone() };
     let quiet = |budget: Budget| Opts { budget, starts: vec![Start::Led], advance: false, ..base.clone() };
@@ -170,6 +179,20 @@ pub fn scopes() -> Vec<Scope> {
         Scope { name: "refused", opts: quiet(Budget { partition: 1, report: 1, run: 2, ..Budget::NONE }), depth: 11 },
         Scope { name: "forged", opts: quiet(Budget { partition: 1, huge_term: 2, run: 2, ..Budget::NONE }), depth: 10 },
         Scope { name: "slow-confirm", opts: with(Budget { run: 3, ..Budget::NONE }, vec![Start::Fresh]), depth: 10 },
+        Scope {
+            name: "notice",
+            opts: Opts { notice: true, ..quiet(Budget { partition: 1, crash: 1, run: 2, ..Budget::NONE }) },
+            depth: 11,
+        },
+        Scope {
+            name: "notice-mixed",
+            opts: Opts {
+                notice: true,
+                old: Some(2),
+                ..quiet(Budget { partition: 1, crash: 1, run: 2, ..Budget::NONE })
+            },
+            depth: 11,
+        },
     ]
 }
 
@@ -197,8 +220,10 @@ impl Opts {
         }
         // The model checks the election, which uses only the oldest wire version's messages; the
         // greetings of newer versions would multiply the states by their timing for nothing they
-        // decide (core/tests/versions.rs checks them).
-        node.limit_wire_version(tenure::wire::MIN_VERSION);
+        // decide (core/tests/versions.rs checks them). Death notices need version 4.
+        if !self.notice || self.old == Some(i as u8) {
+            node.limit_wire_version(tenure::wire::MIN_VERSION);
+        }
         node
     }
 }
@@ -305,7 +330,13 @@ pub struct Host {
     pub runs: u8,
     /// The term of a `ConfirmLeader` event the host has not answered yet.
     pub confirm: Option<u64>,
+    /// While crashed after leading (with `Opts::notice`): what its watchdog holds.
+    pub notices: Option<Armed>,
 }
+
+/// A crashed leader's watchdog: `(term, real crash instant, [(receiver, bytes)])`, the notices its
+/// core gave at the crash.
+pub type Armed = (u64, u64, Vec<(u8, Vec<u8>)>);
 
 impl Hash for Host {
     fn hash<H: Hasher>(&self, h: &mut H) {
@@ -315,6 +346,7 @@ impl Hash for Host {
         self.clock.hash(h);
         self.runs.hash(h);
         self.confirm.hash(h);
+        self.notices.hash(h);
     }
 }
 

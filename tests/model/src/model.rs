@@ -47,6 +47,9 @@ pub enum Action {
     /// across a partition), leaders' timers fire on time, until a node that does not lead has a
     /// timer due, a host has a confirmation to answer, or `election_timeout_max` has passed.
     Run,
+    /// The crashed leader's watchdog sends its death notices (a path that never takes this action
+    /// is one where the watchdog died with its node).
+    Notice(u8),
 }
 
 /// The model: the options it runs with.
@@ -127,12 +130,40 @@ impl TenureModel {
                 n.input(opts, usize::from(i), &Input::Transfer(IDS[usize::from(j)].to_string()), true, rec).ok();
             }
             Action::Crash(i) => {
+                let now = n.now;
                 let h = &mut n.hosts[usize::from(i)];
+                if opts.notice {
+                    // What the watchdog was armed with: the notices of the leadership the node
+                    // held when it died, computed from its state then.
+                    h.notices = h.node.as_ref().filter(|r| r.node.is_leader()).map(|r| {
+                        let notices = r.node.death_notices().into_iter().map(|(to, b)| (crate::index_of(&to), b));
+                        (r.node.term(), now, notices.collect())
+                    });
+                }
                 h.node = None;
                 h.confirm = None;
                 n.left.crash -= 1;
             }
+            Action::Notice(i) => {
+                let (term, died, notices) = n.hosts[usize::from(i)].notices.take()?;
+                // The leader is dead since `died`: no work of its lease runs past it.
+                if let Ok(k) = n.ghost.lease.binary_search_by_key(&term, |e| e.0) {
+                    n.ghost.lease[k].1 = n.ghost.lease[k].1.min(died);
+                }
+                for (to, bytes) in notices {
+                    n.gate(opts, i, to, &bytes);
+                    if usize::from(to) >= opts.nodes || n.cut.is_some_and(|c| c == to || c == i) {
+                        continue;
+                    }
+                    let d = crate::Dgram { from: i, to, bytes };
+                    if n.net.len() < opts.max_in_flight {
+                        let k = n.net.binary_search(&d).unwrap_or_else(|k| k);
+                        n.net.insert(k, d);
+                    }
+                }
+            }
             Action::Restart(i) => {
+                n.hosts[usize::from(i)].notices = None;
                 restart(opts, &mut n, usize::from(i), true);
                 if let Some(rec) = rec {
                     let h = &n.hosts[usize::from(i)];
@@ -211,6 +242,7 @@ pub fn initial_recorded(opts: &Opts, start: Start, rates: &[i32], mut rec: Optio
                 clock,
                 runs: 0,
                 confirm: None,
+                notices: None,
             }
         })
         .collect();
@@ -274,6 +306,9 @@ impl Model for TenureModel {
         for i in 0..n {
             let h = &s.hosts[i];
             let Some(r) = &h.node else {
+                if h.notices.is_some() {
+                    out.push(Action::Notice(i as u8));
+                }
                 out.push(Action::Restart(i as u8));
                 continue;
             };

@@ -20,6 +20,8 @@
 //!   adversary replays its last heartbeats, is followed by a new leader within the simulator's L1
 //!   failover bound. Checked as a safety property of a deterministic continuation (bounded paths
 //!   only: an exhaustive checker cannot decide `eventually` on cyclic ones).
+//! - **gate** (scopes with a node of the oldest wire version): no node addresses that node a
+//!   datagram of a newer version other than a `Hello` (a death notice, in particular).
 
 use stateright::Property;
 use tenure::wire::Message;
@@ -30,7 +32,8 @@ use crate::step::{name, Rec};
 use crate::{Broken, Opts, State, IDS};
 
 /// Every property's name, in the order they are checked.
-pub const NAMES: [&str; 7] = ["one-leader", "one-vote", "fencing", "lease", "lease-unique", "check-quorum", "liveness"];
+pub const NAMES: [&str; 8] =
+    ["one-leader", "one-vote", "fencing", "lease", "lease-unique", "check-quorum", "liveness", "gate"];
 
 /// Liveness: a leader followed by every node within this many `election_timeout_max` of the
 /// network becoming stable (the simulator's L1 settle bound).
@@ -49,6 +52,7 @@ pub fn properties() -> Vec<Property<TenureModel>> {
         Property::always("lease", |_, s| ok(s, "lease")),
         Property::always("lease-unique", |_, s| ok(s, "lease-unique")),
         Property::always("check-quorum", |_, s| ok(s, "check-quorum")),
+        Property::always("gate", |_, s| ok(s, "gate")),
         Property::always("liveness", |m, s| {
             ok(s, "liveness")
                 && (!s.ghost.s1_scope || s.fingerprint() % m.opts.probe_every != 0 || probe(&m.opts, s).is_ok())

@@ -115,6 +115,7 @@ impl State {
             }
         }
         for (to, bytes) in sends {
+            self.gate(opts, i as u8, to, &bytes);
             if track {
                 if let Ok(env) = wire::decode(&bytes, None) {
                     if let Message::VoteReply { granted: true } = env.message {
@@ -163,6 +164,30 @@ impl State {
         }
         if let Err(k) = self.seen.binary_search(d) {
             self.seen.insert(k, d.clone());
+        }
+    }
+
+    /// The wire-version gate: `from` addresses `to` a datagram. A violation when `to` is the node
+    /// that speaks only version 3 (`Opts::old`, which never says otherwise) and the datagram is
+    /// of a newer version and no `Hello`.
+    pub fn gate(&mut self, opts: &Opts, from: u8, to: u8, bytes: &[u8]) {
+        let newer = bytes.get(2).is_some_and(|v| *v > wire::MIN_VERSION);
+        if opts.old != Some(to) || !newer || self.broken.is_some() {
+            return;
+        }
+        match wire::decode(bytes, None) {
+            Ok(env) if matches!(env.message, Message::Hello { .. }) => {}
+            decoded => {
+                let kind = decoded.map_or("undecodable", |e| e.message.kind());
+                self.broken = Some(Broken {
+                    name: "gate",
+                    why: format!(
+                        "{} sent {} a {kind} (wire version 4); it speaks only version 3",
+                        name(from),
+                        name(to)
+                    ),
+                });
+            }
         }
     }
 

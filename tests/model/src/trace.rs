@@ -66,6 +66,7 @@ pub fn action_text(s: &State, a: &Action) -> String {
         Action::Cut(i) => format!("partition cuts {} off", name(*i)),
         Action::Heal => "partition heals".to_string(),
         Action::Run => "quiet network: deliveries on time, leaders heartbeat".to_string(),
+        Action::Notice(i) => format!("{}'s watchdog sends its death notices", name(*i)),
     }
 }
 
@@ -148,9 +149,21 @@ pub fn replay(s: &Scenario, bugs: &[tenure::Bug]) -> Result<(), String> {
     if bugs.is_empty() {
         return tenure_sim::scenario::replay(s);
     }
+    replay_versioned(s, bugs, tenure::wire::MIN_VERSION)
+}
+
+/// [`replay`] of a scenario a run of `opts` wrote: its node speaks the wire version it spoke in
+/// the model (the scenario format does not record it; see `Opts::new_node`).
+pub fn replay_in(opts: &Opts, s: &Scenario, bugs: &[tenure::Bug]) -> Result<(), String> {
+    let i = crate::index_of(&s.config.id);
+    let version = if opts.notice && opts.old != Some(i) { tenure::wire::VERSION } else { tenure::wire::MIN_VERSION };
+    replay_versioned(s, bugs, version)
+}
+
+fn replay_versioned(s: &Scenario, bugs: &[tenure::Bug], version: u8) -> Result<(), String> {
     let restored = s.restored.as_ref().map(|r| DurableState { term: r.term, voted_for: r.voted_for.clone() });
     let mut node = Node::new(s.config.to_config()?, s.seed, restored, s.start_ms).map_err(|e| e.to_string())?;
-    node.limit_wire_version(tenure::wire::MIN_VERSION);
+    node.limit_wire_version(version);
     for &b in bugs {
         node.inject_bug(b);
     }

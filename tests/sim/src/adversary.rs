@@ -194,3 +194,69 @@ pub fn draw_rate(rng: &mut Rng, rho_ppm: u32) -> i64 {
         _ => rng.range(0, 2 * rho as u64) as i64 - rho,
     }
 }
+
+/// Death notices that must change nothing, and deaths that must: one of
+/// - a node whose watchdog is armed (a leader, or one whose leadership ended a moment ago, before
+///   its host disarmed the watchdog) crashes: the watchdog sends its notices;
+/// - a forged notice under a member's id: another incarnation than its run's, or a term it never
+///   led (a run that is alive and led the term would be a true forgery, which only a key
+///   prevents: without one every message is forgeable), or tagged with a key nobody has;
+/// - a replay of a true notice sent earlier (an older term or an older incarnation).
+pub fn notices(sim: &mut Sim, rng: &mut Rng) {
+    let ids: Vec<String> = sim.nodes.iter().map(|n| n.id.clone()).collect();
+    match rng.below(4) {
+        0 => {
+            let armed: Vec<String> =
+                sim.nodes.iter().filter(|n| n.node.is_some() && n.armed.is_some()).map(|n| n.id.clone()).collect();
+            if !armed.is_empty() {
+                let id = armed[rng.below(armed.len())].clone();
+                sim.crash(&id);
+            }
+        }
+        1 | 2 => {
+            let from = ids[rng.below(ids.len())].clone();
+            let to = ids[rng.below(ids.len())].clone();
+            let Some(&(incarnation, term)) = sim.last_sent.get(&from) else { return };
+            if from == to {
+                return;
+            }
+            // Under its live run: only a term below the one it is in now (it cannot lead that term
+            // any more) that it did not lead. The run's current or a future term would be a true
+            // forgery: without a key every message is forgeable, and this one releases promises.
+            let led = |t: u64| sim.checker.term_leader.get(&t).is_some_and(|l| *l == from);
+            let now_in = sim.nodes[sim.idx(&from)].node.as_ref().map(|n| n.term());
+            let (term, incarnation, key) = match rng.below(3) {
+                0 => (term, incarnation ^ (1 + rng.below(1 << 20) as u64), None),
+                1 => {
+                    let t = term.saturating_sub(rng.range(1, 3));
+                    if led(t) || now_in.is_some_and(|now_in| t >= now_in) {
+                        return;
+                    }
+                    (t, incarnation, None)
+                }
+                _ => (term, incarnation, Some(&b"a key nobody has"[..])),
+            };
+            let c = &sim.nodes[0].config;
+            let env = Envelope {
+                cluster: c.cluster.clone(),
+                from: from.clone(),
+                term,
+                incarnation,
+                message: Message::DeathNotice,
+            };
+            let Ok(bytes) = wire::encode(&env, key.map(|key| wire::Auth { key, receiver: &to })) else { return };
+            sim.logf(format_args!("ADVERSARY forged death notice {from} -> {to}: term {term}"));
+            let delay = rng.range(0, 50);
+            sim.inject_later(delay, &from, &to, bytes);
+        }
+        _ => {
+            if sim.sent_notices.is_empty() {
+                return;
+            }
+            let (from, to, bytes) = sim.sent_notices[rng.below(sim.sent_notices.len())].clone();
+            sim.logf(format_args!("ADVERSARY replays a death notice {from} -> {to}"));
+            let delay = rng.range(0, 3_000);
+            sim.inject_later(delay, &from, &to, bytes);
+        }
+    }
+}

@@ -52,6 +52,13 @@
 //!   `election_timeout_max + L1_FAILOVER_BOUND_RTTS` round trips on fixed seeds without drift.
 //! - **events** every role change is announced with the right event (`BecameLeader`,
 //!   `BecameFollower` naming the leader known).
+//! - **gate** (wire versions) no node addresses a message of a kind newer than the oldest wire
+//!   version (a `DeathNotice`, in its death notices or any output), `Hello` apart, to a peer
+//!   whose run it heard from speaks only the oldest version (v0.1.0). Checked where the core
+//!   decides: every send, and every arming of a leader's watchdog.
+//! - A crashed leader's watchdog ends the lease of its term at the crash (as a transfer ends it
+//!   at the transfer): the death is what its notices vouch for. A watchdog that sends while its
+//!   node lives ends nothing, so the lease invariant catches it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -95,7 +102,8 @@ pub const L1_SETTLE_BOUND_ELECTION_TIMEOUTS: u64 = 10;
 
 /// Every invariant name a [`Violation`] can carry (`events`: the node's events disagree with its
 /// role changes).
-pub const INVARIANTS: [&str; 10] = ["S1", "S1-view", "S2", "S3", "S4", "lease", "fencing", "terms", "L1", "events"];
+pub const INVARIANTS: [&str; 11] =
+    ["S1", "S1-view", "S2", "S3", "S4", "lease", "fencing", "terms", "L1", "events", "gate"];
 
 /// A broken invariant, with the seed and the last few hundred log lines.
 #[derive(Debug, Clone)]

@@ -81,7 +81,7 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
             2..=4 => {
                 let delta = i64::from(b.u8() % 5) - 2;
                 let term = node.term().saturating_add_signed(delta);
-                let message = match b.u8() % 8 {
+                let message = match b.u8() % 9 {
                     0 => Message::PreVote,
                     1 => Message::PreVoteReply { granted: b.u8().is_multiple_of(2) },
                     2 => Message::Vote { transfer: b.u8().is_multiple_of(4) },
@@ -89,6 +89,7 @@ pub fn api_sequence(data: &[u8]) -> Result<(), String> {
                     4 => Message::Heartbeat { sent_at: now.saturating_sub(u64::from(b.u8())) },
                     5 => Message::HeartbeatAck { echo: now.saturating_sub(u64::from(b.u8())) },
                     6 => Message::TimeoutNow,
+                    7 => Message::DeathNotice,
                     _ => {
                         let n = usize::from(b.u8() % 16);
                         Message::App { seq: u64::from(b.u8()), payload: b.take(n) }
@@ -188,6 +189,12 @@ pub fn cluster(data: &[u8]) -> Result<(), String> {
     let rtt = 1 + u64::from(b.u8() % 20);
     let mut sim = Sim::cluster(seed, n, NetConfig::rtt(rtt), |c| c.durable(true));
     sim.verbose_log = true;
+    // Half the runs give every node a watchdog that sends its death notices when it dies leading.
+    if seed & 1 == 1 {
+        sim.watchdogs = true;
+        sim.watchdog_dies_with_node = 0.2;
+        sim.disarm_lag_ms = 5;
+    }
     let ids: Vec<String> = sim.nodes.iter().map(|x| x.id.clone()).collect();
     let fail = |sim: &Sim| sim.violation().map(|v| v.to_string()).unwrap_or_default();
     let mut ops = 0;

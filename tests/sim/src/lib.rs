@@ -22,6 +22,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod vectors;
+pub mod watchdog;
 
 pub use check::{Violation, L1_FAILOVER_BOUND_RTTS, L1_FAILOVER_ROUNDS, L1_SETTLE_BOUND_ELECTION_TIMEOUTS};
 pub use sim::{HostPolicy, NetConfig, Sim};

@@ -66,11 +66,17 @@ pub enum Fault {
     /// v0.1.0's version with probability ½ (`Node::limit_wire_version`), so restarts upgrade and
     /// downgrade members. Not part of `all`: named on its own.
     Versions,
+    /// Every node runs a watchdog: a crashed leader's (or a leader crashed just after a transfer
+    /// or a step-down, before its host disarmed it) sends its death notices, unless it dies with
+    /// it; plus forged notices (wrong incarnation, a term the sender never led, another key) and
+    /// replays of earlier true ones (older terms, older incarnations). Not part of `all`: named
+    /// on its own, so that the other variants keep measuring the lease path.
+    Notice,
 }
 
 impl Fault {
     /// Every fault, with its command-line name.
-    pub const ALL: [(Fault, &'static str); 22] = [
+    pub const ALL: [(Fault, &'static str); 23] = [
         (Fault::Crash, "crash"),
         (Fault::Amnesia, "amnesia"),
         (Fault::Pause, "pause"),
@@ -93,6 +99,7 @@ impl Fault {
         (Fault::FalseDown, "falsedown"),
         (Fault::Refused, "refused"),
         (Fault::Versions, "versions"),
+        (Fault::Notice, "notice"),
     ];
 
     /// The faults that keep a run inside S1's scope (the default), less `refused` (so that the
@@ -101,7 +108,9 @@ impl Fault {
         Fault::ALL
             .iter()
             .map(|f| f.0)
-            .filter(|f| !matches!(f, Fault::Amnesia | Fault::Membership | Fault::Refused | Fault::Versions))
+            .filter(|f| {
+                !matches!(f, Fault::Amnesia | Fault::Membership | Fault::Refused | Fault::Versions | Fault::Notice)
+            })
             .collect()
     }
 
@@ -110,7 +119,9 @@ impl Fault {
         let mut out = BTreeSet::new();
         for name in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match name {
-                "all" => out.extend(Fault::ALL.iter().map(|f| f.0).filter(|f| *f != Fault::Versions)),
+                "all" => {
+                    out.extend(Fault::ALL.iter().map(|f| f.0).filter(|f| !matches!(f, Fault::Versions | Fault::Notice)))
+                }
                 "default" => out.extend(Fault::in_scope()),
                 "none" => {}
                 _ => {
@@ -159,6 +170,9 @@ pub struct RunOptions {
     pub heartbeat_interval: Option<u64>,
     /// `Config::lease_duration` (`None`: the core's default).
     pub lease_duration: Option<u64>,
+    /// Injected bug (with `notice`): a watchdog sends its notices while its node lives (a stalled
+    /// leader taken for dead). The lease invariant must catch it.
+    pub watchdog_sends_while_alive: bool,
 }
 
 impl Default for RunOptions {
@@ -177,6 +191,7 @@ impl Default for RunOptions {
             admit_unknown_peers: false,
             heartbeat_interval: None,
             lease_duration: None,
+            watchdog_sends_while_alive: false,
         }
     }
 }
@@ -215,6 +230,11 @@ pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
     }
     if opts.faults.contains(&Fault::Versions) {
         sim.mix_versions();
+    }
+    if opts.faults.contains(&Fault::Notice) {
+        sim.watchdogs = true;
+        sim.watchdog_dies_with_node = 0.2;
+        sim.disarm_lag_ms = 5;
     }
     sim.verbose_log = opts.verbose_log;
     sim.echo = opts.echo;
@@ -288,6 +308,10 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
                 };
                 let ms = rng.range(20, 4 * et_max);
                 sim.pause(&id, ms);
+                if opts.watchdog_sends_while_alive {
+                    let i = sim.idx(&id);
+                    sim.watchdog_fires_while_alive(i);
+                }
             }
             Fault::Partition => {
                 if rng.chance(0.35) {
@@ -391,7 +415,12 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             Fault::Transfer => {
                 if let Some(l) = sim.leader() {
                     let to = pick(&mut rng);
-                    let _ = sim.call(&l, Input::Transfer(to));
+                    let done = sim.call(&l, Input::Transfer(to)).is_ok();
+                    // A notice racing the transfer: the old leader dies before its host disarmed
+                    // the watchdog.
+                    if done && sim.watchdogs && rng.chance(0.3) {
+                        sim.crash(&l);
+                    }
                 }
             }
             Fault::Broadcast => {
@@ -425,6 +454,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             Fault::Refused => adversary::refused(sim, &mut rng),
             // A property of every start and restart (`Sim::mix_versions`), not an event.
             Fault::Versions => {}
+            Fault::Notice => adversary::notices(sim, &mut rng),
         }
         let gap = rng.range(5, 250);
         sim.run_until((sim.now + gap).min(chaos_end))?;
@@ -536,6 +566,8 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     if n >= 3 {
         sim.run_for(rng.range(0, 60))?;
         let Some(old) = sim.leader() else { return Ok(()) };
+        // The failover measured with watchdogs is the notice path's: this one survives.
+        sim.watchdog_dies_with_node = 0.0;
         let crash_at = sim.now;
         sim.crash(&old);
         let bound = crate::check::l1_failover_bound_ms(et_max, rho, sim.net.max_one_way());

@@ -90,6 +90,22 @@ pub struct SimNode {
     /// Crash point: the node crashes after its host has carried out this many outputs of the next
     /// input (0: before the first), e.g. between a `Persist` and the sends after it.
     pub crash_after: Option<usize>,
+    /// What this run's watchdog holds (with [`Sim::watchdogs`] on): the death notices of its
+    /// newest leadership, re-armed after every input while it leads.
+    pub armed: Option<Armed>,
+}
+
+/// A watchdog's arming: the death notices the core gave while leading ([`Node::death_notices`]).
+#[derive(Debug, Clone)]
+pub struct Armed {
+    /// The term they end.
+    pub term: u64,
+    /// The leadership ended and the host disarms the watchdog at this instant (the runtime does
+    /// so right after the core steps down; a crash before it sends the notices of a leadership
+    /// that already ended).
+    pub disarm_at: Option<u64>,
+    /// (receiver, datagram).
+    pub notices: Vec<(String, Vec<u8>)>,
 }
 
 impl SimNode {
@@ -180,6 +196,22 @@ pub struct Sim {
     /// Each run of a node speaks only the oldest wire version with probability ½ (see
     /// [`Sim::mix_versions`]).
     mixed_versions: bool,
+    /// Every node runs a watchdog that outlives it: when a node's process dies (a crash, a crash
+    /// point) while its watchdog is armed, the watchdog sends the armed death notices from its
+    /// address, 0–2 ms later, through the same network (loss, duplicates, reordering, partitions).
+    pub watchdogs: bool,
+    /// Probability that a crash kills the watchdog with the node (a container kill): nothing sent.
+    pub watchdog_dies_with_node: f64,
+    /// The longest lag between a leadership's end and the host disarming the watchdog.
+    pub disarm_lag_ms: u64,
+    /// Every death notice a watchdog sent `(from, to, bytes)`: an adversary replays them later
+    /// (older terms, older incarnations).
+    pub sent_notices: Vec<(String, String, Vec<u8>)>,
+    /// The gate check: the incarnation of the last message each node accepted from each peer,
+    /// `(receiver, sender) → incarnation`, kept while versions are mixed.
+    pub(crate) heard_runs: std::collections::BTreeMap<(String, String), u64>,
+    /// The incarnations of the runs that speak only the oldest wire version.
+    pub(crate) old_runs: BTreeSet<u64>,
 }
 
 impl Sim {
@@ -211,6 +243,12 @@ impl Sim {
             fake_voters: Vec::new(),
             last_sent: std::collections::BTreeMap::new(),
             answers: Vec::new(),
+            watchdogs: false,
+            watchdog_dies_with_node: 0.0,
+            disarm_lag_ms: 0,
+            sent_notices: Vec::new(),
+            heard_runs: std::collections::BTreeMap::new(),
+            old_runs: BTreeSet::new(),
         }
     }
 
@@ -256,6 +294,7 @@ impl Sim {
             events: Vec::new(),
             clock,
             crash_after: None,
+            armed: None,
         });
         self.start(idx, None);
         idx
@@ -270,6 +309,7 @@ impl Sim {
             let seed = self.node_seed(idx, self.nodes[idx].incarnation);
             if let (true, Some(n)) = (Self::old_version(seed), self.nodes[idx].node.as_mut()) {
                 n.limit_wire_version(tenure::wire::MIN_VERSION);
+                self.old_runs.insert(n.incarnation());
             }
         }
     }
@@ -293,7 +333,10 @@ impl Sim {
         }
         if self.mixed_versions && Self::old_version(seed) {
             node.limit_wire_version(tenure::wire::MIN_VERSION);
+            self.old_runs.insert(node.incarnation());
         }
+        // A new run: its watchdog starts disarmed.
+        self.nodes[idx].armed = None;
         if self.record {
             let id = config.id.clone();
             self.recordings.push(Recording {
@@ -409,6 +452,11 @@ impl Sim {
         }
         let next_deadline = node.poll_timeout();
         let id = self.nodes[idx].id.clone();
+        if let (Input::Message { from, bytes }, Ok(()), true) = (&input, result, self.mixed_versions) {
+            if let Ok(env) = wire::decode(bytes, self.auth(&id)) {
+                self.heard_runs.insert((id.clone(), from.clone()), env.incarnation);
+            }
+        }
         if let Input::Message { from, bytes } = &input {
             // S4's quorum evidence: an accepted acknowledgement, in the leader's term, of a heartbeat
             // this leader sent, dated when that heartbeat left (a late or replayed ack is old
@@ -493,6 +541,7 @@ impl Sim {
         for (done, o) in outputs.into_iter().enumerate() {
             if crash_after.is_some_and(|k| done >= k) {
                 self.logf(format_args!("{id} CRASHES after carrying out {done} output(s)"));
+                self.watchdog_fires(idx);
                 self.nodes[idx].node = None;
                 self.nodes[idx].paused_until = None;
                 reactions.clear();
@@ -518,6 +567,7 @@ impl Sim {
                 }
             }
         }
+        self.arm(idx);
         self.after_step();
         for r in reactions {
             if self.nodes[idx].node.is_none() {
@@ -570,10 +620,20 @@ impl Sim {
     }
 
     fn send(&mut self, from: &str, to: String, bytes: Vec<u8>) {
+        self.send_after(0, true, from, to, bytes)
+    }
+
+    /// [`Sim::send`], leaving `extra` ms from now; `by_node`: the node's own output (checked
+    /// against the wire-version gate here; a watchdog's notices were checked when armed).
+    pub(crate) fn send_after(&mut self, extra: u64, by_node: bool, from: &str, to: String, bytes: Vec<u8>) {
         self.stats.0 += 1;
         if let Ok(env) = wire::decode(&bytes, self.auth(&to)) {
             if let Some((invariant, detail)) = self.checker.on_send(self.now, from, &to, &env) {
                 self.fail(invariant, detail);
+            }
+            let newer = bytes.get(2).is_some_and(|v| *v > wire::MIN_VERSION);
+            if by_node && newer && !matches!(env.message, Message::Hello { .. }) {
+                self.gate(from, &to, env.message.kind());
             }
             if self.keep_events {
                 self.sent_log.push((self.now, from.to_string(), to.clone(), env.message.kind()));
@@ -609,7 +669,7 @@ impl Sim {
         }
         let copies = if self.rng.chance(self.net.duplicate) { 2 } else { 1 };
         for _ in 0..copies {
-            let mut lat = self.rng.range(self.net.rtt_ms / 4, self.net.max_one_way());
+            let mut lat = extra + self.rng.range(self.net.rtt_ms / 4, self.net.max_one_way());
             if self.rng.chance(self.net.reorder) {
                 lat += self.rng.range(1, 2 * self.net.rtt_ms + 20);
             }
@@ -867,9 +927,13 @@ impl Sim {
 
     // ----- faults ---------------------------------------------------------------------------
 
-    /// Crashes a node silently: its state is gone (except what it persisted), nothing is sent.
+    /// Crashes a node silently: its state is gone (except what it persisted), nothing is sent
+    /// (but by its watchdog, when armed: see [`Sim::watchdogs`]).
     pub fn crash(&mut self, id: &str) {
         let idx = self.idx(id);
+        if self.nodes[idx].node.is_some() {
+            self.watchdog_fires(idx);
+        }
         self.nodes[idx].node = None;
         self.nodes[idx].paused_until = None;
         self.logf(format_args!("{id} CRASHES"));

@@ -129,3 +129,25 @@ fn unchecked_leadership_start_is_caught_by_check_quorum_from_the_first_moment() 
     let (seed, inv) = first_caught(Bug::UncheckedLeadershipStart, default_faults());
     assert_eq!(inv, "S4", "seed {seed}: caught by {inv}");
 }
+
+/// Issue 28: a watchdog that sends its notices while its node lives (a stalled leader taken for
+/// dead) lets the followers elect a new leader inside the old one's lease.
+#[test]
+fn a_watchdog_that_sends_while_its_node_lives_is_caught_by_the_lease() {
+    let base = opts("notice,crash,pause,partition,transfer", 5);
+    let with_bug = RunOptions { watchdog_sends_while_alive: true, ..base.clone() };
+    let caught = (0..1000).find_map(|seed| {
+        let v = run_seed(seed, &with_bug).violation?;
+        run_seed(seed, &base).violation.is_none().then_some((seed, v.invariant))
+    });
+    let (seed, inv) = caught.expect("the live watchdog was not caught within 1000 seeds");
+    assert_eq!(inv, "lease", "seed {seed}: caught by {inv}");
+}
+
+/// Issue 28: death notices go only to members that said they speak wire version 4; a core that
+/// addresses every member sends v0.1.0 nodes a kind they cannot read.
+#[test]
+fn notices_to_every_member_are_caught_by_the_wire_version_gate() {
+    let (seed, inv) = first_caught(Bug::NoticeToEveryMember, opts("versions,notice,crash,pause,partition", 5));
+    assert_eq!(inv, "gate", "seed {seed}: caught by {inv}");
+}

@@ -15,6 +15,8 @@ fn message() -> impl Strategy<Value = Message> {
         any::<u64>().prop_map(|sent_at| Message::Heartbeat { sent_at }),
         any::<u64>().prop_map(|echo| Message::HeartbeatAck { echo }),
         Just(Message::TimeoutNow),
+        (any::<u8>(), any::<bool>()).prop_map(|(version, reply)| Message::Hello { version, reply }),
+        Just(Message::DeathNotice),
         (any::<u64>(), proptest::collection::vec(any::<u8>(), 0..64))
             .prop_map(|(seq, payload)| Message::App { seq, payload }),
     ]

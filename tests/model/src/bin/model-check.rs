@@ -88,7 +88,7 @@ fn main() -> ExitCode {
             // An injected bug is looked for breadth-first within the scope's CI bound: the first
             // counterexample is a shortest one (the most readable trace), and every state within
             // the bound is checked before the search stops.
-            let r = check_for(opts, depth, threads, bfs || !run.is_empty(), &label, limit, max_generated);
+            let r = check_for(opts.clone(), depth, threads, bfs || !run.is_empty(), &label, limit, max_generated);
             total_states += r.checked;
             total_generated += r.generated;
             total_s += r.seconds;
@@ -122,7 +122,7 @@ fn main() -> ExitCode {
                 // The scenario files must reproduce the counterexample step by step (with the
                 // injected bugs switched on), or they would not be evidence of anything.
                 let replayed: Result<Vec<()>, String> =
-                    scenarios.iter().map(|s| tenure_model::trace::replay(s, &run)).collect();
+                    scenarios.iter().map(|s| tenure_model::trace::replay_in(&opts, s, &run)).collect();
                 match replayed {
                     Ok(_) => println!("  the scenarios replay against the core step by step"),
                     Err(e) => {

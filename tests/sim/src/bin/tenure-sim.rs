@@ -33,13 +33,15 @@ faults: crash (with crash points between outputs), amnesia, pause, partition, on
         replay (a recorder replays any datagram at random later times, and a dead leader's last
         ones of every kind), fakeids (undeclared senders), fakevoter (a stranger grants every vote),
         hugeterm (near-maximum terms under a member's id), falsedown (false no_connection
-        reports); `default` (all but amnesia and membership, which leave the scope of
+        reports), refused, versions (mixed wire versions), notice (leaders' watchdogs send death
+        notices when they die; forged and replayed notices); `default` (all but amnesia and membership, which leave the scope of
         one-leader-per-term), `all`, `none`. Comma-separated.
 clocks: every host's clock drifts within ±ρ (max_clock_drift_ppm) unless --no-drift.
 bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness,
         deposed-forgets-promise, restart-votes-at-once, any-message-is-evidence, unbounded-term,
         stale-heartbeat-refreshes, refused-releases-promise, repeated-vote-restarts-timer,
-        unchecked-leadership-start
+        unchecked-leadership-start, notice-to-every-member, watchdog-sends-while-alive (the
+        simulated watchdog's, with `notice`)
 
 Prints per-invariant violation counts (`invariants: S1=0 ...`) and, last,
 `seeds=N violations=V failover_p50_ms=... failover_p99_ms=... failover_max_ms=... elapsed_s=...`.";
@@ -59,6 +61,7 @@ fn parse_bug(s: &str) -> Result<Bug, String> {
         "refused-releases-promise" => Bug::RefusedReleasesPromise,
         "repeated-vote-restarts-timer" => Bug::RepeatedVoteRestartsTimer,
         "unchecked-leadership-start" => Bug::UncheckedLeadershipStart,
+        "notice-to-every-member" => Bug::NoticeToEveryMember,
         _ => return Err(format!("unknown bug {s:?}")),
     })
 }
@@ -98,7 +101,11 @@ fn parse() -> Result<Args, String> {
             "--chaos-ms" => a.opts.chaos_ms = num(flag, it.next())?,
             "--threads" => a.threads = num(flag, it.next())?.max(1) as usize,
             "--faults" => a.opts.faults = Fault::parse_list(it.next().ok_or("--faults needs a value")?)?,
-            "--bug" => a.opts.bugs.push(parse_bug(it.next().ok_or("--bug needs a value")?)?),
+            "--bug" => match it.next().map(String::as_str) {
+                Some("watchdog-sends-while-alive") => a.opts.watchdog_sends_while_alive = true,
+                Some(name) => a.opts.bugs.push(parse_bug(name)?),
+                None => return Err("--bug needs a value".into()),
+            },
             "--no-durable" => a.opts.durable = false,
             "--no-pre-vote" => a.opts.pre_vote = false,
             "--no-drift" => a.opts.drift = false,
