@@ -196,9 +196,9 @@ export type EventOutput =
 export type Output = SendOutput | PersistOutput | EventOutput
 
 /**
- * The whole election state (SPEC "Observability") with the core's snake_case keys, as the
- * browser module's `inspect()` and the JSON lines spell them. `Node#inspect()` and
- * `Elector#inspect()` return it with camelCase field names ({@link InspectCamel}).
+ * The whole election state (SPEC "Observability") with the core's snake_case keys, as the JSON
+ * lines spell them. `Node#inspect()`, `Elector#inspect()` and the browser module's `inspect()`
+ * return it with camelCase field names ({@link InspectCamel}).
  */
 export interface Inspect {
   id: string
@@ -239,7 +239,7 @@ export type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `$
 
 /**
  * {@link Inspect} with camelCase field names (`isLeader`, `droppedByReason`, ...): what
- * `Node#inspect()` and `Elector#inspect()` return. Map keys inside (drop reasons such as
+ * `Node#inspect()`, `Elector#inspect()` and the browser module's `inspect()` return. Map keys inside (drop reasons such as
  * `bad_mac`, peer ids) are values, shared by every surface, and stay as they are.
  */
 export type InspectCamel = { [K in keyof Inspect as CamelCase<K & string>]: Inspect[K] }
