@@ -352,7 +352,7 @@ export class DroppedError extends TenureError {
 }
 /** The state file could not be read or written. */
 export class StateFileError extends TenureError {
-  readonly code: T.StateFileErrorCode | 'state_file_corrupt' | 'state_file_unreadable' | 'state_file_write_failed'
+  readonly code: T.StateFileErrorCode
 }
 /** The elector's UDP socket could not be bound (`address_in_use` is EADDRINUSE). */
 export class BindError extends TenureError {
@@ -375,7 +375,7 @@ export class LeaderWorkError extends TenureError {
  * (`leadership_lost`; Python: `tenure.LeadershipLost`).
  */
 export class LeadershipLost extends TenureError {
-  readonly code: 'leadership_lost'
+  readonly code: T.LeadershipLostCode
 }
 /** The operating system's random source failed (`no_randomness`). */
 export class RandomSourceError extends TenureError {
