@@ -78,6 +78,7 @@ help:
 	@echo "  bench-web       per-call cost of the browser build in headless Chromium"
 	@echo "  test-docs       docs' numbers agree with BENCHMARKS.md and the builds; every code block runs or is marked"
 	@echo "  quotes          rewrite the numbers the docs quote (<!-- bench:KEY --> spans) from BENCHMARKS.md"
+	@echo "  bench-sizes     measure the artefact sizes again into BENCHMARKS.md (no other bench), then quotes"
 	@echo "  wasm-size       twiggy breakdown of the component and the browser build"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
@@ -354,7 +355,12 @@ test-docs: setup python-dev node-addon component web
 quotes:
 	$(HOST_PYTHON) benches/quotes.py --write
 
-.PHONY: quotes
+# Only the artefact sizes (BENCHMARKS.md's Sizes rows and the WebAssembly headline rows) measured
+# again from what is built now, then the quotes refilled: for a size change without `make bench`.
+bench-sizes: component web
+	$(HOST_PYTHON) benches/report.py --refresh-sizes BENCHMARKS.md
+
+.PHONY: quotes bench-sizes
 
 # The three runtimes the mixed-language cluster is made of: `python -m tenure` (extension built into
 # the venv), Node.js `tenure` (addon), and `tenure-wasmtime` (debug profile: it shares the artefacts

@@ -251,15 +251,62 @@ def size_and_host_headline(res: Path, root: Path, c: Criterion) -> list[str]:
     return rows
 
 
+def refresh_sizes(path: Path, root: Path) -> None:
+    """Rewrites, in an existing BENCHMARKS.md, the rows that `sizes` and the WebAssembly headline
+    measure from the artefacts built now (rows matched by their first cell; an artefact not built
+    keeps its row), for a size change measured without a whole `make bench` run; then refills the
+    docs' quoted numbers from it."""
+    fresh: dict[str, str] = {}
+    # No results directory: the headline gives its WebAssembly rows only.
+    rows = sizes(root) + size_and_host_headline(
+        root / "nonexistent", root, Criterion(root)
+    )
+    for row in rows:
+        if (
+            not row.startswith("| ")
+            or "not built" in row
+            or row.startswith(("| artefact", "| ---"))
+        ):
+            continue
+        fresh[row.split(" | ")[0]] = row
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        new = fresh.get(line.split(" | ")[0]) if line.startswith("| ") else None
+        if new is not None and new != line:
+            print(f"bench: {line}\n    -> {new}")
+            lines[i] = new
+    path.write_text("\n".join(lines) + "\n")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import quotes
+
+    for page in quotes.rewrite(root.resolve(), path.read_text()):
+        print(
+            f"bench: updated the numbers quoted in {page.relative_to(root.resolve())}"
+        )
+    for problem in quotes.check(root.resolve(), path.read_text()):
+        print(f"bench: warning: {problem}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--results", required=True, type=Path)
-    ap.add_argument("--criterion", required=True, type=Path)
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--results", type=Path)
+    ap.add_argument("--criterion", type=Path)
+    ap.add_argument("--out", type=Path)
     ap.add_argument(
         "--root", default=Path.cwd(), type=Path, help="work tree holding the artefacts"
     )
+    ap.add_argument(
+        "--refresh-sizes",
+        type=Path,
+        metavar="BENCHMARKS_MD",
+        help="only rewrite the size rows of this existing file from the artefacts built now",
+    )
     args = ap.parse_args()
+    if args.refresh_sizes:
+        refresh_sizes(args.refresh_sizes, args.root)
+        return
+    if not (args.results and args.criterion and args.out):
+        ap.error("--results, --criterion and --out are required (or --refresh-sizes)")
     c = Criterion(args.criterion)
     res: Path = args.results
     used: set[str] = set()

@@ -197,9 +197,9 @@ export type EventOutput =
 export type Output = SendOutput | PersistOutput | EventOutput
 
 /**
- * The whole election state (SPEC "Observability") with the core's snake_case keys, as the
- * browser module's `inspect()` and the JSON lines spell them. `Node#inspect()` and
- * `Elector#inspect()` return it with camelCase field names ({@link InspectCamel}).
+ * The whole election state (SPEC "Observability") with the core's snake_case keys, as the JSON
+ * lines spell them. `Node#inspect()`, `Elector#inspect()` and the browser module's `inspect()`
+ * return it with camelCase field names ({@link InspectCamel}).
  */
 export interface Inspect {
   id: string
@@ -240,7 +240,7 @@ export type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `$
 
 /**
  * {@link Inspect} with camelCase field names (`isLeader`, `droppedByReason`, ...): what
- * `Node#inspect()` and `Elector#inspect()` return. Map keys inside (drop reasons such as
+ * `Node#inspect()`, `Elector#inspect()` and the browser module's `inspect()` return. Map keys inside (drop reasons such as
  * `bad_mac`, peer ids) are values, shared by every surface, and stay as they are.
  */
 export type InspectCamel = { [K in keyof Inspect as CamelCase<K & string>]: Inspect[K] }
@@ -355,7 +355,7 @@ export class DroppedError extends TenureError {
 }
 /** The state file could not be read or written. */
 export class StateFileError extends TenureError {
-  readonly code: T.StateFileErrorCode | 'state_file_corrupt' | 'state_file_unreadable' | 'state_file_write_failed'
+  readonly code: T.StateFileErrorCode
 }
 /** The elector's UDP socket could not be bound (`address_in_use` is EADDRINUSE). */
 export class BindError extends TenureError {
@@ -378,7 +378,7 @@ export class LeaderWorkError extends TenureError {
  * (`leadership_lost`; Python: `tenure.LeadershipLost`).
  */
 export class LeadershipLost extends TenureError {
-  readonly code: 'leadership_lost'
+  readonly code: T.LeadershipLostCode
 }
 /** The operating system's random source failed (`no_randomness`). */
 export class RandomSourceError extends TenureError {

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'io'
   | 'key_file'
   | 'leader_work_failed'
+  | 'leadership_lost'
   | 'lease_out_of_range'
   | 'min_above_max'
   | 'no_pending_confirm'
@@ -173,6 +174,10 @@ export type RuntimeFailureCode =
   | 'handler_panicked'
   | 'io'
   | 'on_runtime_thread'
+
+/** The codes of `LeadershipLost` and its subclasses. */
+export type LeadershipLostCode =
+  | 'leadership_lost'
 
 /** Every event kind of the runtime. */
 export type EventKind =

@@ -3,7 +3,8 @@
 # crate's build script (bindings/component/host/build.rs) both run.
 #
 #   cargo (wasm32-unknown-unknown, profile wasm-release)  the guest's core module
-#   wasm-opt -Oz --converge, --flatten --rereloop -Oz, --monomorphize -Oz (--low-memory-unused): binaryen, from npm
+#   wasm-opt -Oz --converge, --flatten --rereloop -Oz, --monomorphize -Oz, --reorder-functions
+#     (--low-memory-unused): binaryen, from npm
 #   wasm-tools component new                              wraps it as a component (WIT in wit/)
 #   wasm-tools strip --all                                drops the name sections (debug names only)
 #   short-names.awk                                       short internal names (core exports/imports,
@@ -44,9 +45,11 @@ core="$guest_dir/wasm32-unknown-unknown/wasm-release/tenure_component.wasm"
 # 2^32 into the lowest kilobyte, which Rust never does: its address arithmetic stays inside one
 # allocation, and the low kilobyte is the far end of the 1 MiB stack (rustc's layout: stack below
 # the data at 1 MiB), only reached by a stack already overflowing.
+# --reorder-functions (last) numbers the most called functions first, so that more `call`s fit
+# their function index in one LEB128 byte (-Oz does not reorder).
 wasm_opt_flags=(-Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue --low-memory-unused
-  --flatten --rereloop -Oz --monomorphize -Oz)
+  --flatten --rereloop -Oz --monomorphize -Oz --reorder-functions)
 
 if [ -n "$named" ]; then
   # Relink with symbols (only the final crate), keep them through wasm-opt (-g), then relink as

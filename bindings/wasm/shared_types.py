@@ -11,7 +11,18 @@ Usage: python3 shared_types.py node/index.d.ts >> tenure_wasm.d.ts
 import re
 import sys
 
-SHARED = ["U64", "Role", "DropReason", "NodeConfig", "DurableState", "NodeOptions", "ConfigWarning", "Inspect"]
+SHARED = [
+    "U64",
+    "Role",
+    "DropReason",
+    "NodeConfig",
+    "DurableState",
+    "NodeOptions",
+    "ConfigWarning",
+    "Inspect",
+    "CamelCase",
+    "InspectCamel",
+]
 
 
 def declarations(text: str) -> dict[str, str]:

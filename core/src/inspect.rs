@@ -5,9 +5,13 @@ use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
 /// Everything `inspect()` reports, in every binding, under these names (SPEC "Observability").
-/// Times are the host's monotonic milliseconds. `Display` renders it as one JSON object.
+/// Times are the host's monotonic milliseconds. `Display` renders it as one JSON object with these
+/// snake_case keys; `Serialize` (feature `serde`, for the JavaScript hosts) gives them in
+/// camelCase (`isLeader`, `droppedByReason`), as the Node.js and browser `inspect()` spell them.
+/// Map keys inside (drop-reason codes, peer ids) are values and stay as they are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Inspect {
     /// This node's id.
     pub id: String,

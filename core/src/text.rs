@@ -31,9 +31,21 @@ impl Text {
         self.u64(n as u64)
     }
 
+    /// Digit by digit from the highest power of ten that fits: no digit table and no buffer to
+    /// index (the `itoa` crate's two-digit table cost the component about 300 bytes).
     fn u64(mut self, n: u64) -> Text {
-        self.0.push_str(itoa::Buffer::new().format(n));
-        self
+        // At most 10^19 (u64::MAX has 20 digits): the multiplication cannot overflow.
+        let mut unit = 1;
+        while n / unit >= 10 {
+            unit *= 10;
+        }
+        loop {
+            self.0.push(char::from(b'0' + (n / unit % 10) as u8));
+            if unit == 1 {
+                return self;
+            }
+            unit /= 10;
+        }
     }
 
     /// Appends `"s"`, quoted.
@@ -43,5 +55,25 @@ impl Text {
 
     pub(crate) fn done(self) -> String {
         self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Text;
+    use alloc::string::ToString;
+
+    #[test]
+    fn integers_are_written_in_decimal() {
+        for n in [0, 1, 9, 10, 11, 99, 100, 101, 1_000, 4_294_967_296, 10_000_000_000_000_000_000, u64::MAX] {
+            assert_eq!(Text::new("").n(n).done(), n.to_string());
+        }
+        for k in 0..20 {
+            let unit = 10u64.pow(k);
+            for n in [unit - 1, unit, unit + 1] {
+                assert_eq!(Text::new("").n(n).done(), n.to_string());
+            }
+        }
+        assert_eq!(Text::new("a ").n(7u32).s(" b ").size(12).done(), "a 7 b 12");
     }
 }

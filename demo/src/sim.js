@@ -300,7 +300,7 @@ export class Cluster {
     } else if (out.event === 'peer_joined' || out.event === 'peer_left') {
       this.emit(`${s.id}: ${out.peer} ${out.event === 'peer_joined' ? 'entered' : 'left'} its view`, 'member', s.id);
     } else if (out.event === 'message') {
-      this.emit(`${s.id} received ${out.payload.length} bytes from ${out.from}`, 'info', s.id);
+      this.emit(`${s.id} received ${out.payload.length} bytes from ${out.sender}`, 'info', s.id);
     }
   }
 
@@ -464,7 +464,7 @@ export class Cluster {
     if (n && n.role === 'candidate') {
       // The tally of the campaign in progress, as the core counts it (self included).
       const i = n.inspect();
-      base.votes = { count: i.votes_count, needed: i.quorum, from: i.votes_granted };
+      base.votes = { count: i.votesCount, needed: i.quorum, from: i.votesGranted };
     }
     if (n && s.timerDeadline !== null) {
       const span = Math.max(1, s.timerDeadline - s.timerStart);
@@ -490,7 +490,7 @@ export class Cluster {
   inspect(id) {
     const s = this.nodes.get(id);
     if (!s) return null;
-    if (!s.node) return { id, crashed: true, durable_state_on_disk: s.disk };
+    if (!s.node) return { id, crashed: true, durableStateOnDisk: s.disk };
     return s.node.inspect();
   }
 

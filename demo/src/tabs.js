@@ -225,7 +225,7 @@ export class TabNode {
       this.node.handleMessage(this.now, m.from, m.bytes);
       if (m.kind === 'heartbeat') this.lastHeartbeat = this.now;
     } catch {
-      // dropped and counted by the node (see inspect().dropped_by_reason)
+      // dropped and counted by the node (see inspect().droppedByReason)
     }
     this.flush();
   }
@@ -344,8 +344,8 @@ export class TabNode {
     }
     if (n) {
       const i = n.inspect();
-      v.dropped = Object.values(i.dropped_by_reason).reduce((a, b) => a + b, 0);
-      if (n.role === 'candidate') v.votes = { count: i.votes_count, needed: i.quorum, from: i.votes_granted };
+      v.dropped = Object.values(i.droppedByReason).reduce((a, b) => a + b, 0);
+      if (n.role === 'candidate') v.votes = { count: i.votesCount, needed: i.quorum, from: i.votesGranted };
     }
     return v;
   }
@@ -380,8 +380,8 @@ export class TabNode {
   inspect(id) {
     if (id !== this.id) {
       const p = this.peers.get(id);
-      return p ? { note: `${id} runs in another tab; open that tab for its full inspect()`, last_status: p } : null;
+      return p ? { note: `${id} runs in another tab; open that tab for its full inspect()`, lastStatus: p } : null;
     }
-    return this.node ? this.node.inspect() : { id: this.id, crashed: true, durable_state_on_disk: this.disk };
+    return this.node ? this.node.inspect() : { id: this.id, crashed: true, durableStateOnDisk: this.disk };
   }
 }

@@ -121,14 +121,18 @@ test('an election through the JS API: plain-object outputs, inspect, decodeMessa
   assert.equal(typeof L.leaseDeadline, 'number');
   for (const n of nodes) assert.equal(n.leader, L.id);
   assert.ok(events.some((e) => e.id === L.id && e.event === 'became_leader' && e.term === L.term));
-  const spec = ['state', 'is_leader', 'leader', 'term', 'voted_for', 'term_changed_at', 'cluster', 'view_size', 'quorum',
-    'min_cluster_size', 'peers', 'declared', 'bootstrap', 'unreachable', 'ghost_ttl', 'votes_granted', 'votes_count',
-    'election_timer_armed', 'heartbeat_timer_armed', 'heartbeat_in_last', 'heartbeat_out_last', 'election_timeout_min',
-    'election_timeout_max', 'heartbeat_interval', 'dropped_by_reason', 'send_failing_peers', 'confirm_denied', 'last_denied_at'];
+  // The SPEC's fields, camelCase as the npm package's Node#inspect() spells them.
+  const spec = ['state', 'isLeader', 'leader', 'term', 'votedFor', 'termChangedAt', 'cluster', 'viewSize', 'quorum',
+    'minClusterSize', 'peers', 'declared', 'bootstrap', 'unreachable', 'ghostTtl', 'votesGranted', 'votesCount',
+    'electionTimerArmed', 'heartbeatTimerArmed', 'heartbeatInLast', 'heartbeatOutLast', 'electionTimeoutMin',
+    'electionTimeoutMax', 'heartbeatInterval', 'droppedByReason', 'sendFailingPeers', 'confirmDenied', 'lastDeniedAt',
+    'leaseDeadline'];
   const ins = L.inspect();
   for (const k of spec) assert.ok(k in ins, `inspect() has ${k}`);
+  for (const k of Object.keys(ins)) assert.ok(!k.includes('_'), `inspect() key ${k} is camelCase`);
   assert.equal(ins.state, 'leader');
-  assert.equal(ins.view_size, 3);
+  assert.equal(ins.isLeader, true);
+  assert.equal(ins.viewSize, 3);
   // A heartbeat, decoded.
   L.handleTimeout(L.pollTimeout());
   const out = L.drain();
@@ -146,6 +150,8 @@ test('an election through the JS API: plain-object outputs, inspect, decodeMessa
   other.handleMessage(3000, L.id, app.bytes);
   const ev = other.drain().find((o) => o.type === 'event');
   assert.equal(ev.event, 'message');
+  assert.equal(ev.sender, L.id, 'the sender, as the npm package names it');
+  assert.ok(!('from' in ev));
   assert.equal(new TextDecoder().decode(ev.payload), 'hi');
   // Transfer.
   L.transferLeadership(3000, other.id);
@@ -168,12 +174,12 @@ test('method errors carry the core codes; dropped input throws its drop reason',
   assert.equal(code(() => a.handleTimeout(2 ** 60)), 'invalid_argument');
   assert.equal(code(() => a.handleMessage(0, 'b', new Uint8Array([1, 2, 3]))), 'malformed');
   assert.equal(code(() => decodeMessage(new Uint8Array())), 'malformed');
-  assert.equal(a.inspect().dropped_by_reason.malformed, 1);
+  assert.equal(a.inspect().droppedByReason.malformed, 1, 'map keys are codes, not renamed');
   a.peerDown(0, 'c', 'refused'); // the process is gone, the member stays
   assert.deepEqual(a.view, ['a', 'b', 'c']);
   assert.deepEqual(a.inspect().unreachable, {});
   a.peerDown(0, 'b', 'no_connection');
-  assert.deepEqual(a.inspect().send_failing_peers, ['b']);
+  assert.deepEqual(a.inspect().sendFailingPeers, ['b']);
   assert.equal(a.drain().length >= 0, true);
   assert.equal(a.pollOutput(), null, 'drained: null, as in the npm package');
   a.peerDown(0, 'c', 'terminated');
@@ -216,7 +222,7 @@ test('shared wire vectors decode as documented and invalid ones drop with their 
     if (v.key_hex !== null) options.key = unhex(v.key_hex);
     const n = new Node(options, { seed: 1 });
     assert.equal(code(() => n.handleMessage(0, v.from, unhex(v.hex))), v.reason, v.name);
-    assert.equal(n.inspect().dropped_by_reason[v.reason], 1, v.name);
+    assert.equal(n.inspect().droppedByReason[v.reason], 1, v.name);
   }
 });
 
@@ -225,7 +231,7 @@ function scenarioOutput(o) {
   if (o.type === 'send') return { type: 'send', to: o.to, hex: hex(o.bytes) };
   if (o.type === 'persist') return { type: 'persist', term: o.term, voted_for: o.votedFor };
   const e = { type: 'event', event: o.event };
-  if (o.event === 'message') return { ...e, from: o.from, hex: hex(o.payload) };
+  if (o.event === 'message') return { ...e, from: o.sender, hex: hex(o.payload) };
   if ('peer' in o) return { ...e, peer: o.peer };
   if ('leader' in o) return { ...e, term: o.term, leader: o.leader };
   return { ...e, term: o.term };

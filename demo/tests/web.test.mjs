@@ -137,7 +137,7 @@ test('one page: transfer, deny, wrong key, join and leave through the controls',
   assert.equal(leadersOf(rs).length, 1, 'the two nodes with the right key keep a leader');
   await page.click(`#nodes tr[data-id="${leadersOf(rs)[0].id}"]`);
   const inspect = JSON.parse(await page.textContent('#inspect'));
-  assert.ok(inspect.dropped_by_reason.bad_mac > 0, 'wrong-key messages are counted as bad_mac');
+  assert.ok(inspect.droppedByReason.bad_mac > 0, 'wrong-key messages are counted as bad_mac');
   await shot(page, '5-wrong-key');
 
   // Dragging a node to empty space cuts it off; dragging it onto another node puts it back.
@@ -166,7 +166,7 @@ test('one page: transfer, deny, wrong key, join and leave through the controls',
   rs = await rows(page);
   assert.equal(rs.length, 4);
   const added = rs[rs.length - 1].id;
-  assert.equal(JSON.parse(await page.textContent('#inspect')).view_size, 4, 'the new node joined the view');
+  assert.equal(JSON.parse(await page.textContent('#inspect')).viewSize, 4, 'the new node joined the view');
   await page.click('#leave');
   await advance(page, 3000);
   assert.ok(!(await rows(page)).some((r) => r.id === added));

@@ -5,11 +5,11 @@ const { EventEmitter } = require('node:events')
 const native = require('./native')
 const { wrapError, TenureError, StoppedError, LeadershipLost } = require('./errors')
 const { camelKeys } = require('./casing')
-const { DEFAULTS, CONFIG_OPTIONS } = require('./tables')
+const { DEFAULTS, CONFIG_OPTIONS, RUNTIME_OPTIONS } = require('./tables')
 
-/** Options the native runtime reads: the node's configuration (the runtime's one list) and the runtime's own. */
+/** Options the native runtime reads: the node's configuration and the runtime's own (both lists generated from the runtime's). */
 const NODE_KEYS = CONFIG_OPTIONS
-const RUNTIME_KEYS = ['bind', 'stateFile', 'keyFile', 'confirmTimeout', 'handoverTimeout', 'resolveInterval', 'http', 'readyWhen', 'failurePolicy']
+const RUNTIME_KEYS = RUNTIME_OPTIONS
 const OPTION_KEYS = new Set(['id', 'peers', 'cluster', 'confirmLeader', 'signal', ...NODE_KEYS, ...RUNTIME_KEYS])
 
 /**

@@ -5,12 +5,10 @@
  * - The classes shared with the Python package (`ConfigError`, `InvalidAddressError`,
  *   `InvalidIdError`, `InvalidPeerError`, `InvalidBindError`, `KeyFileError`, `NodeError` and one
  *   subclass per refusal, `BindError`, `AddressInUseError`, `StateFileError`, `StoppedError`,
- *   `LeaderWorkError`, `RandomSourceError`, `RuntimeFailure`): which code raises which class is
- *   the generated table `lib/tables.js` (`ERROR_CODES`), rendered from the Rust definitions;
- *   `tables.d.ts` lists each class's codes (`ConfigErrorCode`, ...).
+ *   `LeaderWorkError`, `RandomSourceError`, `RuntimeFailure`, `LeadershipLost`): which code
+ *   raises which class is the generated table `lib/tables.js` (`ERROR_CODES`), rendered from the
+ *   Rust definitions; `tables.d.ts` lists each class's codes (`ConfigErrorCode`, ...).
  * - {@link DroppedError}: an inbound message that was dropped; `code` is the drop reason.
- * - {@link StateFileError} also for the sans-IO `durableState` codes (`state_file_corrupt`,
- *   `state_file_unreadable`, `state_file_write_failed`).
  * - {@link UsageError}: a bad command line (`usage`).
  * - {@link InternalError}: a bug inside the native core (`internal`); the process keeps running.
  *
@@ -58,22 +56,19 @@ class DroppedError extends TenureError {
 }
 /** The durable state file could not be read or written. */
 const StateFileError = CLASSES.StateFileError
-/** A bad `tenure run` command line. */
-class UsageError extends TenureError {}
-/** A bug inside the native core (a Rust panic, caught at the boundary). */
-class InternalError extends TenureError {}
 /**
  * `Lease#check()` or `Lease#waitValid()`: the leadership ended or its lease lapsed
  * (`leadership_lost`, as Python's `tenure.LeadershipLost`).
  */
-class LeadershipLost extends TenureError {}
-
-for (const C of [...Object.values(CLASSES), DroppedError, UsageError, InternalError, LeadershipLost]) {
+const LeadershipLost = CLASSES.LeadershipLost
+/** A bad `tenure run` command line. */
+class UsageError extends TenureError {}
+/** A bug inside the native core (a Rust panic, caught at the boundary). */
+class InternalError extends TenureError {}
+for (const C of [...Object.values(CLASSES), DroppedError, UsageError, InternalError]) {
   Object.defineProperty(C.prototype, 'name', { value: C.name, enumerable: false, configurable: true, writable: true })
 }
 
-/** The sans-IO durable-state codes (the runtime's own state-file codes are in the table). */
-const STATE_FILE_CODES = new Set(['state_file_corrupt', 'state_file_unreadable', 'state_file_write_failed'])
 const DROP_REASONS = new Set(tables.DROP_REASONS)
 
 /**
@@ -86,7 +81,6 @@ const DROP_REASONS = new Set(tables.DROP_REASONS)
 function fromCode(message, code, options) {
   const entry = /** @type {Record<string, readonly string[]>} */ (tables.ERROR_CODES)[code]
   if (entry !== undefined) return new CLASSES[entry[1]](message, code, options)
-  if (STATE_FILE_CODES.has(code)) return new StateFileError(message, code, options)
   if (DROP_REASONS.has(code)) return new DroppedError(message, code, options)
   if (code === 'usage') return new UsageError(message, code, options)
   return null

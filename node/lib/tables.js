@@ -22,6 +22,7 @@ const ERROR_CODES = Object.freeze({
   io: Object.freeze(["io", "RuntimeFailure"]),
   key_file: Object.freeze(["key_file", "KeyFileError"]),
   leader_work_failed: Object.freeze(["leader_work", "LeaderWorkError"]),
+  leadership_lost: Object.freeze(["leadership", "LeadershipLost"]),
   lease_out_of_range: Object.freeze(["config", "ConfigError"]),
   min_above_max: Object.freeze(["config", "ConfigError"]),
   no_pending_confirm: Object.freeze(["node", "NoPendingConfirmError"]),
@@ -73,6 +74,7 @@ const ERROR_CLASSES = Object.freeze([
   Object.freeze(["LeaderWorkError", "TenureError"]),
   Object.freeze(["RandomSourceError", "TenureError"]),
   Object.freeze(["RuntimeFailure", "TenureError"]),
+  Object.freeze(["LeadershipLost", "TenureError"]),
 ])
 const EVENT_KINDS = Object.freeze(["started","leader","confirm_leader","follower","peer_joined","peer_left","message","warning","fatal","stopped"])
 const DROP_REASONS = Object.freeze(["oversized","malformed","unknown_version","wrong_cluster","bad_mac","sender_mismatch","from_self","removed_peer","unknown_peer","view_full","implausible_term","replay","notice_mismatch"])
@@ -100,6 +102,8 @@ const METRIC_FAMILIES = Object.freeze([
 const ROLES = Object.freeze(["unclustered","follower","candidate","leader"])
 /** the core's configuration options an `Elector` takes (besides id, cluster and peers) */
 const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation"])
+/** the runtime's own options an `Elector` takes (passed to the native runtime) */
+const RUNTIME_OPTIONS = Object.freeze(["bind","stateFile","keyFile","confirmTimeout","handoverTimeout","resolveInterval","http","readyWhen","failurePolicy"])
 /** configuration defaults by the core's field name (durations in milliseconds) */
 const DEFAULTS = Object.freeze({
   admit_unknown_peers: false,
@@ -122,4 +126,4 @@ const DEFAULTS = Object.freeze({
   resolve_interval: 10000,
 })
 
-module.exports = { ERROR_CODES, ERROR_CLASSES, EVENT_KINDS, DROP_REASONS, WARNING_CODES, METRIC_FAMILIES, ROLES, CONFIG_OPTIONS, DEFAULTS }
+module.exports = { ERROR_CODES, ERROR_CLASSES, EVENT_KINDS, DROP_REASONS, WARNING_CODES, METRIC_FAMILIES, ROLES, CONFIG_OPTIONS, RUNTIME_OPTIONS, DEFAULTS }

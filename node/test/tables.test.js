@@ -35,6 +35,19 @@ test('every code throws the class the table names', () => {
   assert.ok(fromCode('m', 'io') instanceof tenure.RuntimeFailure)
 })
 
+test("the elector's runtime options are the generated list, and the native runtime takes each", () => {
+  const native = require('../lib/native')
+  const every = Object.fromEntries(tables.RUNTIME_OPTIONS.map((k) => [k, undefined]))
+  // The binding refuses a key it does not read: a name in the Rust list it lacks fails here.
+  assert.doesNotThrow(() => new native.NativeRuntimeConfig({ id: '127.0.0.1:7001', cluster: 'c', bootstrap: ['127.0.0.1:7002', '127.0.0.1:7003'] }, every))
+  assert.ok(tables.RUNTIME_OPTIONS.includes('stateFile') && tables.RUNTIME_OPTIONS.includes('failurePolicy'))
+  // The Elector passes them on, and refuses others with the list it accepts.
+  assert.throws(
+    () => new tenure.Elector({ id: '127.0.0.1:7001', peers: [], bogus: 1 }),
+    (e) => e instanceof TypeError && tables.RUNTIME_OPTIONS.every((k) => e.message.includes(k)),
+  )
+})
+
 test('core messages name options the way this API spells them', () => {
   assert.throws(
     () => new tenure.Node({ id: 'a', cluster: 'c', electionTimeoutMin: 400, electionTimeoutMax: 300 }),

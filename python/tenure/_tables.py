@@ -26,6 +26,7 @@ ErrorCode = Literal[
     "io",
     "key_file",
     "leader_work_failed",
+    "leadership_lost",
     "lease_out_of_range",
     "min_above_max",
     "no_pending_confirm",
@@ -104,6 +105,7 @@ ERROR_CODES: Dict[str, Tuple[str, str]] = {
     "io": ("io", "RuntimeFailure"),
     "key_file": ("key_file", "KeyFileError"),
     "leader_work_failed": ("leader_work", "LeaderWorkError"),
+    "leadership_lost": ("leadership", "LeadershipLost"),
     "lease_out_of_range": ("config", "ConfigError"),
     "min_above_max": ("config", "ConfigError"),
     "no_pending_confirm": ("node", "NoPendingConfirmError"),
@@ -156,6 +158,7 @@ ERROR_CLASSES: Tuple[Tuple[str, str], ...] = (
     ("LeaderWorkError", "TenureError"),
     ("RandomSourceError", "TenureError"),
     ("RuntimeFailure", "TenureError"),
+    ("LeadershipLost", "TenureError"),
 )
 """(class, base class), parents first."""
 

@@ -61,7 +61,14 @@ pub const ERROR_CLASSES: &[(&str, &str)] = &[
     ("LeaderWorkError", "TenureError"),
     ("RandomSourceError", "TenureError"),
     ("RuntimeFailure", "TenureError"),
+    ("LeadershipLost", "TenureError"),
 ];
+
+/// Codes the hosts raise themselves rather than the runtime, in the same table: the lease check
+/// of Python's and Node.js's leader work (`Lease.check`, `wait_valid`/`waitValid`) raises
+/// `leadership_lost` once the leadership ended or its lease lapsed.
+const HOST_ERROR_CODES: &[ErrorCode] =
+    &[ErrorCode { code: "leadership_lost", kind: "leadership", class: "LeadershipLost" }];
 
 /// The class of each family ([`RuntimeError::kind`]).
 const CLASS_OF_KIND: &[(&str, &str)] = &[
@@ -230,13 +237,17 @@ fn class_of(code: &str, kind: &str) -> &'static str {
     by_code.or(by_kind).map_or("TenureError", |(_, class)| class)
 }
 
-/// Every error code a runtime or a core call can raise, sorted by code; a code raised under two
-/// families (the runtime's `invalid_peer` is an address, the core's a refusal) keeps the first.
+/// Every error code a runtime or a core call can raise, and the hosts' own
+/// ([`HOST_ERROR_CODES`]), sorted by code; a code raised under two families (the runtime's
+/// `invalid_peer` is an address, the core's a refusal) keeps the first.
 pub fn error_codes() -> Vec<ErrorCode> {
     let mut seen = BTreeMap::new();
     for e in runtime_errors() {
         let (code, kind) = (e.code(), e.kind());
         seen.entry(code).or_insert(ErrorCode { code, kind, class: class_of(code, kind) });
+    }
+    for e in HOST_ERROR_CODES {
+        seen.entry(e.code).or_insert(e.clone());
     }
     seen.into_values().collect()
 }
@@ -390,6 +401,21 @@ pub const ELECTOR_CONFIG_OPTIONS: &[&str] = &[
     "max_peers",
     "max_clock_drift_ppm",
     "incarnation",
+];
+
+/// The runtime's own options ([`crate::RuntimeConfig`]'s, beside the core's
+/// [`ELECTOR_CONFIG_OPTIONS`]) that the Node.js `Elector` takes: generated into its table, so that
+/// the package passes on exactly these (its native binding refuses any other key).
+pub const ELECTOR_RUNTIME_OPTIONS: &[&str] = &[
+    "bind",
+    "state_file",
+    "key_file",
+    "confirm_timeout",
+    "handover_timeout",
+    "resolve_interval",
+    "http",
+    "ready_when",
+    "failure_policy",
 ];
 
 /// `election_timeout_min` → `electionTimeoutMin`.

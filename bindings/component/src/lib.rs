@@ -29,6 +29,9 @@ mod bindings {
     wit_bindgen::generate!({
         path: "../../wit",
         world: "election",
+        // The guest has no static constructors (wasm-ld links no `__wasm_call_ctors`), so the
+        // run-them-once check wit-bindgen puts at the top of every export would guard nothing.
+        disable_run_ctors_once_workaround: true,
     });
 }
 
@@ -334,7 +337,7 @@ impl GuestNode for NodeResource {
     }
 
     fn transfer_target(&self) -> Option<String> {
-        self.core.borrow().transfer_target().map(str::to_string)
+        self.core.borrow().transfer_target().map(String::from)
     }
 
     fn broadcast(&self, now: u64, payload: Vec<u8>) -> Result<(), wit::NodeError> {
@@ -350,7 +353,7 @@ impl GuestNode for NodeResource {
     }
 
     fn id(&self) -> String {
-        self.core.borrow().id().to_string()
+        String::from(self.core.borrow().id())
     }
 
     fn role(&self) -> wit::Role {
@@ -362,7 +365,7 @@ impl GuestNode for NodeResource {
     }
 
     fn leader(&self) -> Option<String> {
-        self.core.borrow().leader().map(str::to_string)
+        self.core.borrow().leader().map(String::from)
     }
 
     fn is_leader(&self) -> bool {
@@ -370,7 +373,7 @@ impl GuestNode for NodeResource {
     }
 
     fn voted_for(&self) -> Option<String> {
-        self.core.borrow().voted_for().map(str::to_string)
+        self.core.borrow().voted_for().map(String::from)
     }
 
     fn fencing_token(&self) -> Option<u64> {
@@ -395,11 +398,13 @@ impl GuestNode for NodeResource {
     }
 
     fn inspect(&self) -> wit::Inspect {
-        let i = self.core.borrow().inspect();
-        // The per-peer times are native only: the WebAssembly core leaves both empty, unallocated
-        // (`Vec::new`), so there is nothing to free and no drop code for them to carry.
+        // The role and the drop counters go out as WIT enums (below), so the core leaves their
+        // names out. Those two fields and the per-peer times (native only) come back empty,
+        // unallocated (`Vec::new`, `String::new`): nothing to free, no drop code to carry.
+        let i = self.core.borrow().inspect_unnamed();
         debug_assert!(i.peer_heard_at.is_empty() && i.peer_acked_at.is_empty());
-        core::mem::forget((i.peer_heard_at, i.peer_acked_at));
+        debug_assert!(i.state.is_empty() && i.dropped_by_reason.is_empty());
+        core::mem::forget((i.peer_heard_at, i.peer_acked_at, i.state, i.dropped_by_reason));
         wit::Inspect {
             id: i.id,
             state: role(self.core.borrow().role()),

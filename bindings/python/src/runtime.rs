@@ -157,21 +157,24 @@ pub(crate) fn spawn_runtime(
     pod_label: Option<String>,
     service_account: Option<PathBuf>,
 ) -> PyResult<PyRuntime> {
-    let mut rc = RuntimeConfig::new(config_from(config)?).log(log);
-    if let Some(p) = failure_policy {
-        rc.failure_policy = self::failure_policy(py, p)?;
+    let options = RuntimeOptions {
+        bind,
+        state_file,
+        key_file,
+        confirm_timeout_ms,
+        handover_timeout_ms,
+        http,
+        ready_when,
+        pod_label,
+        service_account,
+    };
+    // In the order of before: with two bad values, the same one is reported.
+    let core = config_from(config)?;
+    let policy = failure_policy.map(|p| self::failure_policy(py, p)).transpose()?;
+    let mut rc = options.config(py, core)?.log(log);
+    if let Some(p) = policy {
+        rc.failure_policy = p;
     }
-    rc.bind = bind;
-    rc.state_file = state_file;
-    rc.key_file = key_file;
-    rc.confirm_timeout = opt_millis(confirm_timeout_ms.as_ref(), "confirm_timeout_ms")?;
-    rc.handover_timeout = opt_millis(handover_timeout_ms.as_ref(), "handover_timeout_ms")?;
-    rc.http = http;
-    if let Some(w) = ready_when {
-        rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
-    }
-    rc.pod_label = pod_label;
-    rc.service_account = service_account;
     let handler = PyHandler { callback, defer_confirm };
     let factory = move |mut init: EngineInit| {
         if let Some(seed) = seed {
@@ -346,17 +349,48 @@ pub(crate) fn validate_runtime(
     pod_label: Option<String>,
     service_account: Option<PathBuf>,
 ) -> PyResult<()> {
-    let mut rc = RuntimeConfig::new(config_from(config)?);
-    rc.bind = bind;
-    rc.state_file = state_file;
-    rc.key_file = key_file;
-    rc.confirm_timeout = opt_millis(confirm_timeout_ms.as_ref(), "confirm_timeout_ms")?;
-    rc.handover_timeout = opt_millis(handover_timeout_ms.as_ref(), "handover_timeout_ms")?;
-    rc.http = http;
-    if let Some(w) = ready_when {
-        rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
+    let options = RuntimeOptions {
+        bind,
+        state_file,
+        key_file,
+        confirm_timeout_ms,
+        handover_timeout_ms,
+        http,
+        ready_when,
+        pod_label,
+        service_account,
+    };
+    options.config(py, config_from(config)?)?.validate().map(|_| ()).map_err(|e| runtime_error(py, &e))
+}
+
+/// The runtime's options as `spawn_runtime` and `validate_runtime` both take them: one place
+/// turns them into a `RuntimeConfig`, so that what is validated is what is started.
+struct RuntimeOptions<'py> {
+    bind: Option<String>,
+    state_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    confirm_timeout_ms: Option<Bound<'py, PyAny>>,
+    handover_timeout_ms: Option<Bound<'py, PyAny>>,
+    http: Option<String>,
+    ready_when: Option<String>,
+    pod_label: Option<String>,
+    service_account: Option<PathBuf>,
+}
+
+impl RuntimeOptions<'_> {
+    fn config(self, py: Python<'_>, core: tenure::Config) -> PyResult<RuntimeConfig> {
+        let mut rc = RuntimeConfig::new(core);
+        rc.bind = self.bind;
+        rc.state_file = self.state_file;
+        rc.key_file = self.key_file;
+        rc.confirm_timeout = opt_millis(self.confirm_timeout_ms.as_ref(), "confirm_timeout_ms")?;
+        rc.handover_timeout = opt_millis(self.handover_timeout_ms.as_ref(), "handover_timeout_ms")?;
+        rc.http = self.http;
+        if let Some(w) = self.ready_when {
+            rc.ready_when = w.parse().map_err(|e| runtime_error(py, &e))?;
+        }
+        rc.pod_label = self.pod_label;
+        rc.service_account = self.service_account;
+        Ok(rc)
     }
-    rc.pod_label = pod_label;
-    rc.service_account = service_account;
-    rc.validate().map(|_| ()).map_err(|e| runtime_error(py, &e))
 }

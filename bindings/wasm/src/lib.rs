@@ -19,8 +19,8 @@ use tenure::{Config, DropReason, DurableState, Event, Output, PeerDownReason};
 use wasm_bindgen::prelude::*;
 
 // The browser's own shapes. `NodeConfig`, `NodeOptions`, `DurableState`, `U64`, `Role`,
-// `DropReason`, `ConfigWarning` and `Inspect` are the npm package's declarations, which `build.sh`
-// appends from `node/index.d.ts` (one definition for both JavaScript hosts).
+// `DropReason`, `ConfigWarning`, `Inspect` and `InspectCamel` are the npm package's declarations,
+// which `build.sh` appends from `node/index.d.ts` (one definition for both JavaScript hosts).
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
 export type NodeEvent =
@@ -29,7 +29,7 @@ export type NodeEvent =
   | { type: "event"; event: "peer_joined"; peer: string }
   | { type: "event"; event: "peer_left"; peer: string }
   | { type: "event"; event: "confirm_leader"; term: number }
-  | { type: "event"; event: "message"; from: string; payload: Uint8Array };
+  | { type: "event"; event: "message"; sender: string; payload: Uint8Array };
 
 /** One output of `pollOutput()`/`drain()`; act on them in order. */
 export type NodeOutput =
@@ -182,7 +182,8 @@ fn event_object(e: Event) -> Object {
         }
         Event::Message { from, payload } => {
             set(&o, "event", "message");
-            set(&o, "from", from);
+            // `sender`, as the npm package's message event names it (`from` is the Rust field).
+            set(&o, "sender", from);
             set(&o, "payload", bytes(&payload));
         }
     }
@@ -426,8 +427,9 @@ impl WasmNode {
             .collect()
     }
 
-    /// The whole election state as a plain object (the core's `Inspect`, snake_case keys).
-    #[wasm_bindgen(unchecked_return_type = "Inspect")]
+    /// The whole election state as a plain object: the core's `Inspect` with camelCase keys
+    /// (`isLeader`, `droppedByReason`), as the npm package's `Node#inspect()` returns it.
+    #[wasm_bindgen(unchecked_return_type = "InspectCamel")]
     pub fn inspect(&self) -> Result<JsValue, JsValue> {
         // JSON-compatible: `null` for absent values and plain objects for the maps.
         Ok(self.inner.inspect().serialize(&serde_wasm_bindgen::Serializer::json_compatible())?)

@@ -248,6 +248,21 @@ impl Node {
 
     /// The whole election state (every key listed in SPEC).
     pub fn inspect(&self) -> Inspect {
+        let mut i = self.inspect_unnamed();
+        i.state = self.role.as_str().to_string();
+        // The reasons iterate by name (`BY_NAME`): the list comes out in key order without sorting.
+        i.dropped_by_reason = Vec::with_capacity(BY_NAME.len());
+        for r in BY_NAME {
+            i.dropped_by_reason.push((String::from(r.as_str()), self.dropped(r)));
+        }
+        i
+    }
+
+    /// [`Node::inspect`] without its two fields of names: `state` and `dropped_by_reason` are
+    /// left empty. For a host that reports the role and the drop counters in its own types
+    /// ([`Node::role`], [`Node::dropped`] over [`DropReason::ALL`]), as the WebAssembly component
+    /// does: it then carries neither the names nor the code that builds them.
+    pub fn inspect_unnamed(&self) -> Inspect {
         // Plain loops rather than `collect`: each `collect` over a different adapter chain is a
         // copy of the collecting code in the WebAssembly builds (issue 18).
         let mut votes_granted = Vec::new();
@@ -262,8 +277,7 @@ impl Node {
                 bootstrap.push(String::from(s));
             }
         }
-        // The peers iterate sorted by id, the reasons by name (`BY_NAME`): both lists come out
-        // in key order without sorting.
+        // The peers iterate sorted by id: the list comes out in key order without sorting.
         let mut unreachable = Vec::new();
         #[allow(unused_mut)]
         let (mut peer_heard_at, mut peer_acked_at) = (Vec::new(), Vec::new());
@@ -283,13 +297,9 @@ impl Node {
                 }
             }
         }
-        let mut dropped_by_reason = Vec::with_capacity(BY_NAME.len());
-        for r in BY_NAME {
-            dropped_by_reason.push((String::from(r.as_str()), self.dropped(r)));
-        }
         Inspect {
             id: self.id().to_string(),
-            state: self.role.as_str().to_string(),
+            state: String::new(),
             is_leader: self.is_leader(),
             leader: self.leader.as_deref().map(String::from),
             term: self.term,
@@ -313,7 +323,7 @@ impl Node {
             election_timeout_min: self.timing.election_timeout_min,
             election_timeout_max: self.timing.election_timeout_max,
             heartbeat_interval: self.timing.heartbeat_interval,
-            dropped_by_reason,
+            dropped_by_reason: Vec::new(),
             send_failing_peers: self.peer_ids(SEND_FAILING),
             confirm_denied: self.confirm_denied,
             last_denied_at: self.times.get(LAST_DENIED_AT),
@@ -387,6 +397,21 @@ mod tests {
             sorted.sort_unstable_by(|a, b| b.cmp(a));
             proptest::prop_assert_eq!(nth_newest(|| v.iter().copied(), need), sorted.get(need - 1).copied());
         }
+    }
+
+    #[test]
+    fn inspect_unnamed_is_inspect_without_the_role_and_reason_names() {
+        let config = crate::Config::new("a", "c").bootstrap(["b", "c"]);
+        let mut n = Node::new(config, 1, None, 0).unwrap();
+        assert_eq!(n.handle_message(0, "b", b"junk"), Err(DropReason::Malformed));
+        let full = n.inspect();
+        assert_eq!(full.state, "follower");
+        assert_eq!(full.dropped("malformed"), Some(1));
+        assert_eq!(full.dropped_by_reason.len(), DropReason::ALL.len());
+        let mut bare = n.inspect_unnamed();
+        assert!(bare.state.is_empty() && bare.dropped_by_reason.is_empty());
+        (bare.state, bare.dropped_by_reason) = (full.state.clone(), full.dropped_by_reason.clone());
+        assert_eq!(bare, full);
     }
 
     #[test]
