@@ -27,6 +27,7 @@ mod membership;
 mod outbox;
 mod plumbing;
 mod query;
+mod value;
 
 pub use outbox::OutputRef;
 use outbox::{Other, Outbox};
@@ -231,7 +232,7 @@ struct Peer {
     /// Bit `i` set: `stamps[i]` holds a value.
     present: u8,
     /// Indexed by the `STAMP_*` constants, read through the accessors below.
-    stamps: [u64; 6],
+    stamps: [u64; 7],
 }
 
 /// When we last received any valid message from it.
@@ -247,6 +248,8 @@ const STAMP_GHOST_UNTIL: usize = 3;
 const STAMP_INCARNATION: usize = 4;
 /// When this node last sent it a `Hello` (in its current incarnation).
 const STAMP_HELLO_AT: usize = 5;
+/// The highest `seq` of this leadership's proclaimed value it acknowledged (run last heard from).
+const STAMP_VALUE_ACK: usize = 6;
 
 macro_rules! peer_stamps {
     ($($index:ident => $get:ident, $set:ident;)*) => {
@@ -270,6 +273,7 @@ peer_stamps! {
     STAMP_GHOST_UNTIL => ghost_until, set_ghost_until;
     STAMP_INCARNATION => incarnation, set_incarnation;
     STAMP_HELLO_AT => hello_at, set_hello_at;
+    STAMP_VALUE_ACK => value_ack, set_value_ack;
 }
 
 impl Peer {
@@ -283,6 +287,8 @@ impl Peer {
             // again until it says.
             self.flags &= !SPEAKS;
             self.set_hello_at(None);
+            // A new run holds no value until it is sent one.
+            self.set_value_ack(None);
         }
         self.flags = (self.flags | ANSWERED) & !(SEND_FAILING | REFUSED);
         self.set_last_heard(Some(now));
@@ -518,6 +524,9 @@ pub struct Node {
     /// most peers never send one.
     apps: Option<Box<IdMap<AppWindows>>>,
 
+    /// The proclaimed value: configured, and the leader's as this node knows it. Boxed and
+    /// `None` until a value is configured or heard of (most clusters have none).
+    values: Option<Box<value::Values>>,
     /// Boxed: a campaign is rare and short, its 40 bytes need not sit in every node.
     campaign: Option<Box<Campaign>>,
     confirm_denied: u32,
@@ -590,6 +599,7 @@ impl Node {
             removed: None,
             apps: None,
             campaign: None,
+            values: value::Values::configured(config.value.as_deref()),
             confirm_denied: 0,
             dropped: None,
             outbox: Outbox::default(),
