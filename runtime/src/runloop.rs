@@ -323,7 +323,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             log::info!(target: "tenure", "{}: stopped in term {term}", self.report.id);
         }
         self.say_goodbye();
-        self.shared.snapshot.publish(Role::Follower, term, None, None);
+        self.shared.snapshot.publish(Role::Follower, term, None, None, None);
         self.emit(RuntimeEvent::Stopped { term });
         self.shared.running.store(false, Ordering::Release);
     }

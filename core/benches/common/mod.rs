@@ -77,6 +77,12 @@ pub fn leader(n: usize, auth: bool, election_timeout_min: Option<u64>) -> (Node,
     if let Some(min) = election_timeout_min {
         c = c.election_timeout_min(min);
     }
+    leader_of(c, n, auth)
+}
+
+/// [`leader`] with configuration `c` (of `id(0)` among `n` nodes).
+pub fn leader_of(c: Config, n: usize, auth: bool) -> (Node, u64) {
+    let all = ids(n);
     let mut node = Node::new(c, 7, None, 0).expect("valid config");
     let now = node.poll_timeout().expect("a follower has an election deadline");
     node.handle_timeout(now);

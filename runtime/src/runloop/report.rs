@@ -111,7 +111,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 log::info!(target: "tenure", "{}: leader of term {term}", self.report.id);
             }
             self.lead.failures.became_leader(term);
-            self.emit(RuntimeEvent::Leader { term });
+            let value = self.engine.leader_value();
+            self.emit(RuntimeEvent::Leader { term, value });
         }
     }
 
@@ -120,8 +121,9 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let role = self.engine.role();
         let term = self.engine.term();
         let leader = self.engine.leader();
+        let value = self.engine.leader_value();
         let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
-        self.shared.snapshot.publish(role, term, leader.clone(), lease);
+        self.shared.snapshot.publish(role, term, leader.clone(), value, lease);
         if let Some(p) = &mut self.net.prober {
             let watched = leader.as_deref().filter(|l| role == Role::Follower && *l != self.report.id);
             p.watch(watched, self.shared.clock.now());
