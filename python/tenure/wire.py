@@ -23,6 +23,8 @@ __all__ = [
     "TimeoutNow",
     "App",
     "Hello",
+    "Value",
+    "ValueAck",
     "WireMessage",
     "encode",
     "decode",
@@ -114,7 +116,27 @@ class Hello:
     kind = "hello"
 
 
-WireMessage = Union[PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello]
+@dataclass(frozen=True)
+class Value:
+    """The leader's proclaimed value (wire version 4 and later), numbered ``seq`` in its
+    leadership; re-sent with every heartbeat round until acknowledged. Empty: no value."""
+
+    seq: int
+    value: str
+    kind = "value"
+
+
+@dataclass(frozen=True)
+class ValueAck:
+    """"I hold your value ``seq``" (wire version 4 and later)."""
+
+    seq: int
+    kind = "value_ack"
+
+
+WireMessage = Union[
+    PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello, Value, ValueAck
+]
 """Any protocol message."""
 
 

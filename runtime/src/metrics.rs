@@ -230,6 +230,7 @@ impl Metrics {
             "role": role_name(self.role),
             "term": self.term,
             "leader": self.leader,
+            "leader_value": self.leader_value,
             "is_leader": self.is_leader,
             "lease_remaining_ms": self.lease_remaining_ms,
             "running": self.running,

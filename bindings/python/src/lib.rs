@@ -82,6 +82,8 @@ cached!(cls_heartbeat_ack, "tenure.wire", "HeartbeatAck");
 cached!(cls_timeout_now, "tenure.wire", "TimeoutNow");
 cached!(cls_app, "tenure.wire", "App");
 cached!(cls_hello, "tenure.wire", "Hello");
+cached!(cls_value, "tenure.wire", "Value");
+cached!(cls_value_ack, "tenure.wire", "ValueAck");
 cached!(json_loads, "json", "loads");
 cached!(errors_module, "tenure", "errors");
 

@@ -1018,6 +1018,8 @@ pub fn describe_env(env: &Envelope) -> String {
         Message::Hello { version, reply } => {
             format!("hello(term {t}, version {version}{})", if *reply { ", reply" } else { "" })
         }
+        Message::Value { seq, value } => format!("value(term {t}, seq {seq}, {} bytes)", value.len()),
+        Message::ValueAck { seq } => format!("value_ack(term {t}, seq {seq})"),
     }
 }
 

@@ -42,6 +42,8 @@ pub enum MessageJson {
     TimeoutNow,
     App { seq: u64, payload_hex: String },
     Hello { version: u8, reply: bool },
+    Value { seq: u64, value: String },
+    ValueAck { seq: u64 },
 }
 
 impl MessageJson {
@@ -56,6 +58,8 @@ impl MessageJson {
             Message::TimeoutNow => MessageJson::TimeoutNow,
             Message::App { seq, payload } => MessageJson::App { seq: *seq, payload_hex: hex(payload) },
             Message::Hello { version, reply } => MessageJson::Hello { version: *version, reply: *reply },
+            Message::Value { seq, value } => MessageJson::Value { seq: *seq, value: value.clone() },
+            Message::ValueAck { seq } => MessageJson::ValueAck { seq: *seq },
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -69,6 +73,8 @@ impl MessageJson {
             MessageJson::TimeoutNow => Message::TimeoutNow,
             MessageJson::App { seq, payload_hex } => Message::App { seq: *seq, payload: unhex(payload_hex)? },
             MessageJson::Hello { version, reply } => Message::Hello { version: *version, reply: *reply },
+            MessageJson::Value { seq, value } => Message::Value { seq: *seq, value: value.clone() },
+            MessageJson::ValueAck { seq } => Message::ValueAck { seq: *seq },
         })
     }
 }
