@@ -335,6 +335,17 @@ impl WasmNode {
         self.inner.broadcast(now_u64(now)?, payload).map_err(core_error)
     }
 
+    /// Changes the value this node proclaims while it leads (empty: none).
+    pub fn proclaim(&mut self, now: f64, value: &str) -> Result<(), JsValue> {
+        self.inner.proclaim(now_u64(now)?, value).map_err(core_error)
+    }
+
+    /// The value the leader proclaims, as this node knows it (its own while leading).
+    #[wasm_bindgen(getter, js_name = leaderValue)]
+    pub fn leader_value(&self) -> Option<String> {
+        self.inner.leader_value().map(String::from)
+    }
+
     /// The next output, or `null` when drained.
     #[wasm_bindgen(js_name = pollOutput, unchecked_return_type = "NodeOutput | null")]
     pub fn poll_output(&mut self) -> JsValue {
