@@ -34,7 +34,7 @@ warning (with \"code\" and \"message\"), inspect, fatal, stopped, and with --htt
 http_listening (with \"addr\", the bound TCP address). SIGTERM or SIGINT stops the node
 gracefully (a leader hands leadership over first). Control lines on stdin: `transfer [PEER]` (a
 leader hands leadership to PEER, or to the peer heard from most recently), `inspect` (prints an
-`inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member), `join PEER`
+`inspect` line with the whole state, the leader's value as `leader_value`), `broadcast TEXT` (sends TEXT to every member), `join PEER`
 (declares PEER a member), `leave PEER` (withdraws PEER from the view), `proclaim TEXT` (a leader
 changes its value to TEXT; empty: none).
 
