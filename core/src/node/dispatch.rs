@@ -159,11 +159,13 @@ impl Node {
                     self.greet(from, true);
                 }
                 if news && self.values.is_some() {
+                    // A run of it that said nothing yet (a first greeting, a restart, an upgrade):
+                    // it holds no value.
                     self.value_to_new_speaker(from);
                 }
             }
             Message::Value { seq, value } => self.on_value(from, term, seq, &value),
-            Message::ValueAck { seq } => self.on_value_ack(from, term, seq, known),
+            Message::ValueAck { seq } => self.on_value_ack(from, term, seq),
         }
     }
 

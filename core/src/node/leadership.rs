@@ -23,7 +23,6 @@ impl Node {
         self.times.set(ELECTION_DEADLINE, None);
         for p in self.peers.values_mut() {
             p.set_ack_echo(None);
-            p.set_value_ack(None);
         }
         if self.values.is_some() {
             self.start_leadership_value();

@@ -232,7 +232,7 @@ struct Peer {
     /// Bit `i` set: `stamps[i]` holds a value.
     present: u8,
     /// Indexed by the `STAMP_*` constants, read through the accessors below.
-    stamps: [u64; 7],
+    stamps: [u64; 6],
 }
 
 /// When we last received any valid message from it.
@@ -248,8 +248,6 @@ const STAMP_GHOST_UNTIL: usize = 3;
 const STAMP_INCARNATION: usize = 4;
 /// When this node last sent it a `Hello` (in its current incarnation).
 const STAMP_HELLO_AT: usize = 5;
-/// The highest `seq` of this leadership's proclaimed value it acknowledged (run last heard from).
-const STAMP_VALUE_ACK: usize = 6;
 
 macro_rules! peer_stamps {
     ($($index:ident => $get:ident, $set:ident;)*) => {
@@ -273,7 +271,6 @@ peer_stamps! {
     STAMP_GHOST_UNTIL => ghost_until, set_ghost_until;
     STAMP_INCARNATION => incarnation, set_incarnation;
     STAMP_HELLO_AT => hello_at, set_hello_at;
-    STAMP_VALUE_ACK => value_ack, set_value_ack;
 }
 
 impl Peer {
@@ -287,8 +284,6 @@ impl Peer {
             // again until it says.
             self.flags &= !SPEAKS;
             self.set_hello_at(None);
-            // A new run holds no value until it is sent one.
-            self.set_value_ack(None);
         }
         self.flags = (self.flags | ANSWERED) & !(SEND_FAILING | REFUSED);
         self.set_last_heard(Some(now));

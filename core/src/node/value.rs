@@ -5,8 +5,10 @@
 //! configured value and numbers every value it proclaims (`seq`, from 1). The leader sends a
 //! `Value` at once on `proclaim`, and with every heartbeat round to each member known to speak
 //! wire version 4 that has not acknowledged the current `seq` (a `ValueAck`): a member that
-//! missed it, joined or restarted (its new run acknowledged nothing) holds it one heartbeat
-//! interval later, and a member of an older version is sent nothing. A member keeps the value of
+//! missed it holds it one heartbeat interval later, one that joins or restarts as soon as it says
+//! it speaks version 4 (its new run acknowledged nothing), and a member of an older version is
+//! sent nothing. The acknowledgements live here, not in every peer's entry: a node without a value
+//! keeps nothing for them. A member keeps the value of
 //! the highest `seq` of the leadership it follows and reports none for any other: it forgets the
 //! value with the leader.
 
@@ -25,6 +27,8 @@ pub(super) struct Values {
     /// The leadership `shown` belongs to.
     term: u64,
     leader: Box<str>,
+    /// While leading: the members that acknowledged `seq` (cleared with every new `seq`).
+    acked: IdSet,
 }
 
 /// `value`, or `None` when empty (an empty value is no value).
@@ -36,7 +40,11 @@ impl Values {
     /// The state of a node configured with `value` (`None` when there is none to keep).
     pub(super) fn configured(value: Option<&str>) -> Option<Box<Values>> {
         let configured = text(value?)?;
-        Some(Box::new(Values { configured: Some(configured), shown: None, seq: 0, term: 0, leader: Box::from("") }))
+        Some(Box::new(Values { configured: Some(configured), ..Values::none() }))
+    }
+
+    fn none() -> Values {
+        Values { configured: None, shown: None, seq: 0, term: 0, leader: Box::from(""), acked: IdSet::new() }
     }
 }
 
@@ -67,9 +75,7 @@ impl Node {
             return Err(Error::NotLeader);
         }
         let (term, id) = (self.term, Box::<str>::from(self.id()));
-        let v = self.values.get_or_insert_with(|| {
-            Box::new(Values { configured: None, shown: None, seq: 0, term: 0, leader: Box::from("") })
-        });
+        let v = self.values.get_or_insert_with(|| Box::new(Values::none()));
         if v.term != term || v.seq == 0 {
             // A leadership without a value yet (none configured): this is its first.
             v.term = term;
@@ -78,12 +84,13 @@ impl Node {
         }
         v.seq = v.seq.saturating_add(1);
         v.shown = text(value);
+        v.acked = IdSet::new();
         self.send_values();
         Ok(())
     }
 
-    /// A leadership starts with the configured value, numbered 1 (nothing to send without one);
-    /// `become_leader` forgets every member's acknowledgement of an earlier leadership's.
+    /// A leadership starts with the configured value, numbered 1 (nothing to send without one),
+    /// acknowledged by nobody yet.
     pub(super) fn start_leadership_value(&mut self) {
         let (term, id) = (self.term, Box::<str>::from(self.id()));
         if let Some(v) = self.values.as_deref_mut() {
@@ -91,6 +98,7 @@ impl Node {
             v.leader = id;
             v.shown = v.configured.clone();
             v.seq = u64::from(v.shown.is_some());
+            v.acked = IdSet::new();
         }
     }
 
@@ -104,7 +112,7 @@ impl Node {
         let message = Message::Value { seq: v.seq, value: String::from(v.shown.as_deref().unwrap_or("")) };
         let mut targets = Vec::new();
         for (k, p) in self.peers.iter() {
-            let due = p.has(SPEAKS) && p.value_ack().is_none_or(|a| a < v.seq);
+            let due = p.has(SPEAKS) && !v.acked.contains_key(k);
             if due {
                 targets.push(String::from(k));
             }
@@ -114,17 +122,17 @@ impl Node {
         }
     }
 
-    /// A peer said it speaks wire version 4: the leader sends it the value at once rather than at
-    /// the next heartbeat round (a member that joined or restarted learns it within a round trip).
+    /// A run of a peer said, for the first time, that it speaks wire version 4 (a new member, or
+    /// one that restarted: what an earlier run acknowledged is forgotten). The leader sends it the
+    /// value at once rather than at the next heartbeat round, so it learns it within a round trip.
     pub(super) fn value_to_new_speaker(&mut self, to: &str) {
-        if self.role != Role::Leader {
+        let Some(v) = self.values.as_deref_mut() else { return };
+        v.acked.remove(to);
+        if self.role != Role::Leader || v.seq == 0 || v.term != self.term {
             return;
         }
-        let Some(v) = self.values.as_deref().filter(|v| v.seq > 0 && v.term == self.term) else { return };
-        if self.peers.get(to).is_some_and(|p| p.value_ack().is_none_or(|a| a < v.seq)) {
-            let message = Message::Value { seq: v.seq, value: String::from(v.shown.as_deref().unwrap_or("")) };
-            self.send(to, message);
-        }
+        let message = Message::Value { seq: v.seq, value: String::from(v.shown.as_deref().unwrap_or("")) };
+        self.send(to, message);
     }
 
     /// A `Value` from `from` in `term`: kept when `from` is the leader this node follows in its
@@ -137,9 +145,7 @@ impl Node {
             return;
         }
         let before = self.leader_value().map(Box::<str>::from);
-        let v = self.values.get_or_insert_with(|| {
-            Box::new(Values { configured: None, shown: None, seq: 0, term: 0, leader: Box::from("") })
-        });
+        let v = self.values.get_or_insert_with(|| Box::new(Values::none()));
         let same = v.term == term && *v.leader == *from;
         if !same || seq > v.seq {
             v.term = term;
@@ -153,13 +159,14 @@ impl Node {
         }
     }
 
-    /// A `ValueAck`: `from` holds `seq` of this leadership's value.
-    pub(super) fn on_value_ack(&mut self, from: &str, term: u64, seq: u64, known: Option<usize>) {
-        let current = self.values.as_deref().is_some_and(|v| v.term == self.term && seq <= v.seq);
-        if self.role == Role::Leader && term == self.term && current {
-            if let Some(p) = self.peers.get_hinted_mut(known, from) {
-                p.set_value_ack(Some(p.value_ack().map_or(seq, |a| a.max(seq))));
-            }
+    /// A `ValueAck`: member `from` holds `seq` of this leadership's value (an older `seq` says
+    /// nothing about the current one).
+    pub(super) fn on_value_ack(&mut self, from: &str, term: u64, seq: u64) {
+        if self.role != Role::Leader || term != self.term || !self.peers.contains_key(from) {
+            return;
+        }
+        if let Some(v) = self.values.as_deref_mut().filter(|v| v.term == term && v.seq == seq) {
+            v.acked.add(from);
         }
     }
 }
