@@ -136,6 +136,46 @@ fn a_restarted_member_learns_the_value_within_a_heartbeat_interval() {
         assert!(h.now <= restarted_at + DEFAULT_HEARTBEAT_INTERVAL + 3, "not learned in a heartbeat interval");
     }
     assert_eq!(h.leader(), leader);
+    // Again, and the value sent to the new run first is lost: what the previous run acknowledged
+    // does not count for the new one, so the next heartbeat round sends it again.
+    h.run_until(h.now + 200);
+    let config = Config::new(back.clone(), "test").bootstrap(ids(3)).value("mine");
+    let restarted_at = h.now;
+    h.nodes.insert(back.clone(), Node::new(config, 778, None, restarted_at).unwrap());
+    let mut lost = 0;
+    run_losing(&mut h, restarted_at + 2 * DEFAULT_HEARTBEAT_INTERVAL + 5, |h, _, to, b| {
+        let drop = to == back && lost == 0 && kind(h, to, b) == "value";
+        lost += usize::from(drop);
+        drop
+    });
+    assert_eq!(lost, 1);
+    assert_eq!(h.nodes[&back].leader_value(), Some("proclaimed"));
+}
+
+#[test]
+fn an_acknowledgement_of_an_older_value_does_not_stand_for_a_newer_one() {
+    let mut h = valued(3);
+    h.run_until(1_000);
+    let leader = h.leader();
+    let victim = h.others(&leader)[0].clone();
+    proclaim(&mut h, &leader, "older").unwrap();
+    // One millisecond later, before the acknowledgements of "older" arrive, a newer value, whose
+    // first copy to the victim is lost.
+    h.run_until(h.now + 1);
+    proclaim(&mut h, &leader, "newer").unwrap();
+    let now = h.now;
+    let mut lost = 0;
+    run_losing(&mut h, now + DEFAULT_HEARTBEAT_INTERVAL + 3, |h, _, to, b| {
+        let drop = to == victim
+            && lost == 0
+            && h.nodes[to]
+                .decode_message(b)
+                .is_ok_and(|e| matches!(e.message, Message::Value { ref value, .. } if value == "newer"));
+        lost += usize::from(drop);
+        drop
+    });
+    assert_eq!(lost, 1);
+    assert_eq!(h.nodes[&victim].leader_value(), Some("newer"));
 }
 
 #[test]
