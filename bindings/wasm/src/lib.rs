@@ -43,13 +43,15 @@ export interface DecodedMessage {
   from: string;
   term: number;
   incarnation: bigint;
-  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app";
+  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app" | "hello" | "value" | "value_ack";
   granted?: boolean;
   transfer?: boolean;
   sentAt?: number;
   echo?: number;
   seq?: bigint;
   payload?: Uint8Array;
+  /** `value`: the leader's proclaimed value. */
+  value?: string;
 }
 "#;
 
@@ -231,6 +233,11 @@ fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue
             set(&o, "version", f64::from(version));
             set(&o, "reply", reply);
         }
+        Message::Value { seq, value } => {
+            set(&o, "seq", js_sys::BigInt::from(seq));
+            set(&o, "value", value);
+        }
+        Message::ValueAck { seq } => set(&o, "seq", js_sys::BigInt::from(seq)),
         Message::PreVote | Message::TimeoutNow => {}
     }
     Ok(o.into())
