@@ -49,7 +49,10 @@ fn every_member_reports_the_leaders_value_and_a_proclaimed_change() {
         .unwrap()
         .to_string();
     let l = leader_json(&addr);
-    assert_eq!((l["leader"].as_str(), l["leader_value"].as_str()), (Some(leader.as_str()), Some(url(&leader).as_str())));
+    assert_eq!(
+        (l["leader"].as_str(), l["leader_value"].as_str()),
+        (Some(leader.as_str()), Some(url(&leader).as_str()))
+    );
 
     // `proclaim TEXT` on the leader reaches every follower; on a follower it is refused.
     let p = procs.iter().position(|p| p.id == leader).unwrap();
