@@ -92,6 +92,9 @@ export interface NodeConfig {
   maxClockDriftPpm?: number
   /** This run's incarnation (default: drawn from the seed). Should grow across restarts. */
   incarnation?: U64 | null
+  /** The value this node proclaims whenever it leads (at most 256 bytes of UTF-8, such as its
+   * service URL; `null` or empty: none): every member reports it as `leaderValue`. */
+  value?: string | null
 }
 
 /** The durable pair a node persists and is restored from. */
@@ -206,6 +209,8 @@ export interface Inspect {
   state: Role
   is_leader: boolean
   leader: string | null
+  /** The value the leader proclaims, as this node knows it. */
+  leader_value: string | null
   term: number
   voted_for: string | null
   term_changed_at: number
@@ -258,6 +263,8 @@ export type WireMessage =
   | { kind: 'hello'; version: number; reply?: boolean }
   /** "The leader of the envelope's term and incarnation is dead" (wire version 4 and later). */
   | { kind: 'death_notice' }
+  | { kind: 'value'; seq: number; value: string }
+  | { kind: 'value_ack'; seq: number }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */
@@ -432,6 +439,9 @@ export class Node {
   transferTarget(): string | null
   /** Sends an application payload to every member of the view. */
   broadcast(now: U64, payload: Uint8Array): void
+  /** Changes the value this node proclaims while it leads (empty: none); throws `not_leader`
+   * unless leading, `value_too_long` above 256 bytes. */
+  proclaim(now: U64, value: string): void
   /** Every pending output, in order. */
   drain(): Output[]
   /** The next pending output, or `null`. */
@@ -447,6 +457,8 @@ export class Node {
   readonly votedFor: string | null
   /** The leader known in the current term (this node's id when leading). */
   readonly leader: string | null
+  /** The value the leader proclaims, as this node knows it (its own while leading), or `null`. */
+  readonly leaderValue: string | null
   readonly isLeader: boolean
   /** This node and every peer it counts, sorted. */
   readonly view: string[]
@@ -522,6 +534,8 @@ export interface ElectorOptions {
   maxPeers?: number
   maxClockDriftPpm?: number
   incarnation?: U64 | null
+  /** The value this node proclaims whenever it leads (at most 256 bytes; `leaderValue` on every member). */
+  value?: string | null
   /**
    * Makes term and vote durable in this file (JSON; temp file, fsync, rename, fsync of the
    * directory), locked exclusively while the elector runs.
@@ -593,6 +607,8 @@ export interface FollowerInfo {
   term: number
   /** The leader followed, or `null` when none is known. */
   leader: string | null
+  /** The value the leader proclaims, once learned (a `'follower'` event follows each change), or `null`. */
+  value: string | null
 }
 
 /** The events of an {@link Elector}. */
@@ -651,6 +667,9 @@ export class Elector extends EventEmitter<ElectorEvents> {
   whileLeader(fn: (lease: Lease) => unknown, options?: { signal?: AbortSignal }): Promise<void>
   /** Sends a payload to every member (they emit `'message'`). */
   broadcast(payload: Uint8Array | string): void
+  /** Changes the value this node proclaims while it leads (empty: none); every member reports it
+   * as `leaderValue` within a heartbeat interval. Throws `not_leader` unless leading. */
+  proclaim(value: string): void
   join(peer: string): void
   leave(peer: string): void
   /** Hands leadership to `peer` (default: the peer heard from most recently). */
@@ -667,6 +686,8 @@ export class Elector extends EventEmitter<ElectorEvents> {
   readonly isLeader: boolean
   readonly term: number
   readonly leader: string | null
+  /** The value the leader proclaims (`value`, {@link Elector.proclaim}), as this node knows it, or `null`. */
+  readonly leaderValue: string | null
   readonly role: Role
   readonly fencingToken: number | null
   /** While leading: milliseconds the lease still holds (0 once expired), else `null`. */
@@ -711,6 +732,8 @@ export interface Metrics {
   role: Role
   term: number
   leader: string | null
+  /** The value the leader proclaims, as this node knows it. */
+  leaderValue: string | null
   isLeader: boolean
   /** While leading with a confirmed lease: milliseconds until it expires (0 once expired), else `null`. */
   leaseRemainingMs: number | null

@@ -44,6 +44,7 @@ export type ErrorCode =
   | 'timeout_spread_too_small'
   | 'too_many_peers'
   | 'unknown_peer'
+  | 'value_too_long'
   | 'view_full'
   | 'zero_min_cluster_size'
   | 'zero_timeout'
@@ -68,6 +69,7 @@ export type ConfigErrorCode =
   | 'same_peer_twice'
   | 'timeout_spread_too_small'
   | 'too_many_peers'
+  | 'value_too_long'
   | 'zero_min_cluster_size'
   | 'zero_timeout'
 

@@ -137,6 +137,70 @@ fn ticks(c: &mut Criterion) {
     g.finish();
 }
 
+/// The proclaimed value's costs: a heartbeat round once every member holds the value (the steady
+/// state), a `proclaim` to 4 members, and a follower taking a new value.
+fn value(c: &mut Criterion) {
+    let mut g = c.benchmark_group("value");
+    let all = ids(5);
+    let url = "http://10.0.0.1:8080/service";
+    let (mut node, mut now) = common::leader_of(
+        common::config(&all[0], &all, false).value(url).election_timeout_min(1_000_000_000),
+        5,
+        false,
+    );
+    // (A huge election timeout keeps check-quorum satisfied without acks, as in `ticks`.)
+    // Every member says it speaks version 4 and acknowledges the value.
+    for p in &all[1..] {
+        let hello = bytes(p, &all[0], node.term(), Message::Hello { version: 4, reply: true }, false);
+        node.handle_message(now, p, &hello).unwrap();
+        let ack = bytes(p, &all[0], node.term(), Message::ValueAck { seq: 1 }, false);
+        node.handle_message(now, p, &ack).unwrap();
+    }
+    sink(&mut node);
+    let interval = node.config().heartbeat_interval;
+    g.bench_function(BenchmarkId::new("leader_tick_acked", "4_peers"), |b| {
+        b.iter(|| {
+            now += interval;
+            node.handle_timeout(now);
+            let n = sink(&mut node);
+            assert_eq!(n, 4);
+        })
+    });
+    g.bench_function(BenchmarkId::new("proclaim", "4_peers"), |b| {
+        b.iter(|| {
+            node.proclaim(now, url).unwrap();
+            let n = sink(&mut node);
+            assert_eq!(n, 4);
+        })
+    });
+    assert!(node.is_leader());
+    let (mut node, _, mut now) = follower(5, false);
+    let me = node.id().to_string();
+    let leader_id = id(0);
+    let mut seq = 0;
+    g.bench_function(BenchmarkId::new("follower_value_to_ack", "plain"), |b| {
+        b.iter_batched(
+            || {
+                seq += 1;
+                bytes(
+                    &leader_id,
+                    &me,
+                    1,
+                    Message::Value { seq, value: format!("http://10.0.0.1:8080/{}", seq % 2) },
+                    false,
+                )
+            },
+            |v| {
+                now += 1;
+                node.handle_message(now, &leader_id, black_box(&v)).unwrap();
+                sink(&mut node)
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
 fn all_kinds() -> Vec<Message> {
     vec![
         Message::PreVote,
@@ -181,5 +245,5 @@ fn quick() -> Criterion {
         .sample_size(50)
 }
 
-criterion_group! { name = benches; config = quick(); targets = messages, ticks, codec, construct }
+criterion_group! { name = benches; config = quick(); targets = messages, ticks, value, codec, construct }
 criterion_main!(benches);

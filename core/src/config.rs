@@ -101,6 +101,12 @@ pub struct Config {
     /// most once per (sender, incarnation). `None` draws one from the seed (runtimes pass the wall
     /// clock at start, so incarnations also grow across restarts).
     pub incarnation: Option<u64>,
+    /// The value this node proclaims whenever it leads (`Node::leader_value` on every member):
+    /// UTF-8 text of at most [`crate::MAX_VALUE_LEN`] bytes, such as the URL a leader serves
+    /// writes on. Each leadership starts with it; `Node::proclaim` changes it while leading.
+    /// `None` or empty: no value.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub value: Option<String>,
 }
 
 /// `Config::new`'s defaults for fields missing from a deserialized configuration (feature `serde`).
@@ -148,6 +154,7 @@ impl Config {
             max_peers: DEFAULT_MAX_PEERS,
             max_clock_drift_ppm: DEFAULT_MAX_CLOCK_DRIFT_PPM,
             incarnation: None,
+            value: None,
         }
     }
 
@@ -205,6 +212,12 @@ impl Config {
         self.durable = on;
         self
     }
+    /// Sets the value this node proclaims whenever it leads ([`Config::value`]).
+    pub fn value(mut self, value: impl Into<String>) -> Self {
+        self.value = Some(value.into());
+        self
+    }
+
     /// Sets the shared cluster key (authenticated mode).
     pub fn key(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.key = Some(key.into());
@@ -290,6 +303,11 @@ impl Config {
         }
         if self.min_cluster_size == 0 {
             return Err(ConfigError::ZeroMinClusterSize);
+        }
+        if let Some(value) = &self.value {
+            if value.len() > crate::MAX_VALUE_LEN {
+                return Err(ConfigError::ValueTooLong { len: value.len() });
+            }
         }
         if let Some(key) = &self.key {
             if key.is_empty() {
@@ -538,6 +556,11 @@ pub enum ConfigError {
         /// The configured value, in milliseconds.
         value: u64,
     },
+    /// A proclaimed value longer than [`crate::MAX_VALUE_LEN`] bytes.
+    ValueTooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
 }
 
 impl ConfigError {
@@ -557,6 +580,7 @@ impl ConfigError {
             ConfigError::TooManyPeers { .. } => "too_many_peers",
             ConfigError::LeaseOutOfRange { .. } => "lease_out_of_range",
             ConfigError::DurationTooLarge { .. } => "duration_too_large",
+            ConfigError::ValueTooLong { .. } => "value_too_long",
         }
     }
 }
@@ -628,8 +652,14 @@ impl ConfigError {
             ConfigError::DurationTooLarge { field, value } => {
                 Text::new(field).s(" is ").n(*value).s(" ms, above the 2592000000 ms (30 days) allowed").done()
             }
+            ConfigError::ValueTooLong { len } => value_too_long(*len),
         }
     }
+}
+
+/// The message of a value longer than [`crate::MAX_VALUE_LEN`] (configured or proclaimed).
+pub(crate) fn value_too_long(len: usize) -> String {
+    Text::new("value is ").size(len).s(" bytes, longer than the ").size(crate::MAX_VALUE_LEN).s(" bytes allowed").done()
 }
 
 impl fmt::Display for ConfigError {

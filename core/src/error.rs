@@ -48,6 +48,11 @@ pub enum Error {
         /// The cap.
         max_peers: u32,
     },
+    /// `proclaim` of a value longer than [`crate::MAX_VALUE_LEN`] bytes.
+    ValueTooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
 }
 
 impl Error {
@@ -62,6 +67,7 @@ impl Error {
             Error::NoPendingConfirm { .. } => "no_pending_confirm",
             Error::NotLeaderInTerm { .. } => "not_leader_in_term",
             Error::ViewFull { .. } => "view_full",
+            Error::ValueTooLong { .. } => "value_too_long",
         }
     }
 }
@@ -96,6 +102,7 @@ impl Error {
                 .n(*max_peers)
                 .s(") peers")
                 .done(),
+            Error::ValueTooLong { len } => crate::config::value_too_long(*len),
         }
     }
 }

@@ -21,6 +21,8 @@ pub struct Inspect {
     pub is_leader: bool,
     /// The id of the leader known in the current term.
     pub leader: Option<String>,
+    /// The value the leader proclaims, as this node knows it (`Node::leader_value`).
+    pub leader_value: Option<String>,
     /// The current term.
     pub term: u64,
     /// Whom this node voted for in the current term.
@@ -178,6 +180,8 @@ impl fmt::Display for Inspect {
         write_json_str(f, &self.state)?;
         write!(f, ",\"is_leader\":{},\"leader\":", self.is_leader)?;
         opt_str(f, &self.leader)?;
+        f.write_str(",\"leader_value\":")?;
+        opt_str(f, &self.leader_value)?;
         write!(f, ",\"term\":{},\"voted_for\":", self.term)?;
         opt_str(f, &self.voted_for)?;
         write!(f, ",\"term_changed_at\":{},\"cluster\":", self.term_changed_at)?;

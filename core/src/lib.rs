@@ -43,7 +43,7 @@ pub use node::Bug;
 pub use node::{Event, Node, Output, OutputRef, PeerDownReason, Role};
 #[cfg(feature = "getrandom")]
 pub use rng::{os_seed, SeedError};
-pub use wire::{DropReason, MAX_MESSAGE_SIZE, MAX_TERM, MAX_TERM_JUMP};
+pub use wire::{DropReason, MAX_MESSAGE_SIZE, MAX_TERM, MAX_TERM_JUMP, MAX_VALUE_LEN};
 
 // The README's Rust example is compiled as a doctest, so it cannot go stale (errors convert into
 // `Box<dyn Error>` with `?`).

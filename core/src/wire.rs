@@ -46,6 +46,9 @@ pub const MAX_TERM: u64 = (1 << 53) - 1;
 pub const MAX_TERM_JUMP: u64 = 1 << 32;
 /// Largest encoded message accepted or produced, in bytes (fits one UDP datagram).
 pub const MAX_MESSAGE_SIZE: usize = 64 * 1024;
+/// Longest proclaimed value, in bytes of UTF-8 (`Config::value`, `Node::proclaim`); a longer
+/// one on the wire is [`DropReason::Malformed`].
+pub const MAX_VALUE_LEN: usize = 256;
 /// Length of the authentication tag.
 pub const TAG_LEN: usize = 32;
 const HEADER_LEN: usize = 4;
@@ -107,6 +110,19 @@ pub enum Message {
     /// leadership releases the promise it made to it and campaigns (`docs/protocol.md`, "Death
     /// notices").
     DeathNotice,
+    /// The leader's proclaimed value (version 4 and later), re-sent with every heartbeat round
+    /// to each member that has not acknowledged `seq`. Changes no term and no vote.
+    Value {
+        /// Counts the values of one leadership (term): a receiver keeps the highest.
+        seq: u64,
+        /// UTF-8 text of at most [`MAX_VALUE_LEN`] bytes; empty: the leader has no value.
+        value: String,
+    },
+    /// "I hold your value `seq`" (version 4 and later): the leader stops re-sending it.
+    ValueAck {
+        /// The `seq` of the [`Message::Value`] acknowledged.
+        seq: u64,
+    },
 }
 
 impl Message {
@@ -123,6 +139,8 @@ impl Message {
             Message::App { .. } => "app",
             Message::Hello { .. } => "hello",
             Message::DeathNotice => "death_notice",
+            Message::Value { .. } => "value",
+            Message::ValueAck { .. } => "value_ack",
         }
     }
 
@@ -130,7 +148,7 @@ impl Message {
     /// node of that version reads every message it can understand.
     pub fn wire_version(&self) -> u8 {
         match self {
-            Message::Hello { .. } | Message::DeathNotice => 4,
+            Message::Hello { .. } | Message::DeathNotice | Message::Value { .. } | Message::ValueAck { .. } => 4,
             _ => MIN_VERSION,
         }
     }
@@ -450,6 +468,9 @@ mod tests {
             Message::App { seq: 300, payload: vec![1, 2, 3] },
             Message::Hello { version: 4, reply: true },
             Message::DeathNotice,
+            Message::Value { seq: 2, value: "http://a:8080".to_string() },
+            Message::Value { seq: 300, value: String::new() },
+            Message::ValueAck { seq: 300 },
         ];
         for m in all {
             for key in [None, Some(&b"secret"[..])] {

@@ -268,7 +268,7 @@ class Elector extends EventEmitter {
       }
       case 'follower':
         this.#endLeadership()
-        this.#emit('follower', { term: e.term, leader: e.leader ?? null })
+        this.#emit('follower', { term: e.term, leader: e.leader ?? null, value: e.value ?? null })
         break
       case 'peer_joined':
         this.#emit('peerJoined', { peer: e.peer })
@@ -489,6 +489,13 @@ class Elector extends EventEmitter {
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload
     this.#command(() => this.#rt.broadcast(bytes))
   }
+  /**
+   * Changes the value this node proclaims while it leads (empty: none); every member reports it as
+   * `leaderValue` within a heartbeat interval. @param {string} value
+   */
+  proclaim(value) {
+    this.#command(() => this.#rt.proclaim(value))
+  }
   /** Declares a peer (`HOST:PORT`). @param {string} peer */
   join(peer) {
     this.#command(() => this.#rt.join(peer))
@@ -528,6 +535,7 @@ class Elector extends EventEmitter {
       role: m.role,
       term: m.term,
       leader: m.leader,
+      leaderValue: m.leader_value ?? null,
       isLeader: m.is_leader,
       leaseRemainingMs: m.lease_remaining_ms,
       running: m.running,
@@ -580,6 +588,10 @@ class Elector extends EventEmitter {
   /** The leader known in the current term, or `null`. @returns {string | null} */
   get leader() {
     return this.#rt?.leader ?? null
+  }
+  /** The value the leader proclaims, as this node knows it, or `null`. @returns {string | null} */
+  get leaderValue() {
+    return this.#rt?.leaderValue ?? null
   }
   /** The fencing token (the term) while leading, else `null`. @returns {number | null} */
   get fencingToken() {

@@ -202,6 +202,20 @@ class Node {
   }
 
   /**
+   * Changes the value this node proclaims while it leads (empty: none).
+   * @param {number} now
+   * @param {string} value
+   */
+  proclaim(now, value) {
+    this.#out.markPending()
+    try {
+      this.#n.proclaim(now, value)
+    } catch (e) {
+      throw wrapError(e)
+    }
+  }
+
+  /**
    * Every pending output, in order. Call after every input.
    * @returns {import('..').Output[]}
    */
@@ -269,6 +283,10 @@ class Node {
   /** The leader known in the current term (this node's id when leading). @returns {string | null} */
   get leader() {
     return this.#n.leader
+  }
+  /** The value the leader proclaims, as this node knows it, or `null`. @returns {string | null} */
+  get leaderValue() {
+    return this.#n.leaderValue ?? null
   }
   /** Whether this node is the confirmed leader. @returns {boolean} */
   get isLeader() {

@@ -45,6 +45,7 @@ const ERROR_CODES = Object.freeze({
   timeout_spread_too_small: Object.freeze(["config", "ConfigError"]),
   too_many_peers: Object.freeze(["config", "ConfigError"]),
   unknown_peer: Object.freeze(["node", "UnknownPeerError"]),
+  value_too_long: Object.freeze(["config", "ConfigError"]),
   view_full: Object.freeze(["node", "ViewFullError"]),
   zero_min_cluster_size: Object.freeze(["config", "ConfigError"]),
   zero_timeout: Object.freeze(["config", "ConfigError"]),
@@ -101,7 +102,7 @@ const METRIC_FAMILIES = Object.freeze([
 /** every role name, in the order `tenure_role{role}` lists them */
 const ROLES = Object.freeze(["unclustered","follower","candidate","leader"])
 /** the core's configuration options an `Elector` takes (besides id, cluster and peers) */
-const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation"])
+const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation","value"])
 /** the runtime's own options an `Elector` takes (passed to the native runtime) */
 const RUNTIME_OPTIONS = Object.freeze(["bind","stateFile","keyFile","confirmTimeout","handoverTimeout","resolveInterval","http","readyWhen","failurePolicy"])
 /** configuration defaults by the core's field name (durations in milliseconds) */

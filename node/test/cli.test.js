@@ -59,11 +59,11 @@ test('an authenticated 3-process cluster: JSON lines, and inspect/broadcast/tran
     assert.equal(warning.code, 'small_min_cluster_size')
     await until((l) => l.event === 'started', 5000)
     const leader = await until((l) => l.event === 'leader', 5000)
-    assert.deepEqual(Object.keys(leader), ['ts_ms', 'id', 'event', 'term'])
+    assert.deepEqual(Object.keys(leader), ['ts_ms', 'id', 'event', 'term', 'value'])
     assert.equal(typeof leader.ts_ms, 'number')
     assert.ok(Math.abs(leader.ts_ms - Date.now()) < 10000, 'ts_ms is wall-clock milliseconds')
     const follower = await until((l) => l.event === 'follower' && l.leader === leader.id, 5000)
-    assert.deepEqual(Object.keys(follower), ['ts_ms', 'id', 'event', 'term', 'leader'])
+    assert.deepEqual(Object.keys(follower), ['ts_ms', 'id', 'event', 'term', 'leader', 'value'])
 
     const li = ids.indexOf(leader.id)
     const other = ids[(li + 1) % 3]

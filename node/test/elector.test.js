@@ -97,6 +97,29 @@ test('broadcast reaches every other member as a message event', async () => {
   }
 })
 
+test("every elector reports the leader's value; proclaim changes it; follower events carry it", async () => {
+  const { electors } = await cluster(3, (id) => ({ value: `http://${id}/svc` }))
+  /** @type {Array<{ id: string, value: string | null }>} */
+  const follows = []
+  for (const e of electors) e.on('follower', ({ value }) => follows.push({ id: e.id, value }))
+  try {
+    await Promise.all(electors.map((e) => e.start()))
+    const leader = await waitFor(() => electors.find((e) => e.isLeader), 3000, 'a leader')
+    const want = `http://${leader.id}/svc`
+    await waitFor(() => electors.every((e) => e.leaderValue === want), 2000, "everyone to know the leader's value")
+    assert.equal(leader.metrics().leaderValue, want)
+    assert.equal(leader.inspect().leaderValue, want)
+    leader.proclaim('http://moved')
+    await waitFor(() => electors.every((e) => e.leaderValue === 'http://moved'), 2000, 'the proclaimed value')
+    const others = electors.filter((e) => e !== leader)
+    await waitFor(() => others.every((o) => follows.some((f) => f.id === o.id && f.value === 'http://moved')), 2000, 'follower events with the value')
+    assert.throws(() => others[0].proclaim('nope'), (e) => /** @type {any} */ (e).code === 'not_leader')
+    assert.throws(() => leader.proclaim('v'.repeat(257)), (e) => /** @type {any} */ (e).code === 'value_too_long')
+  } finally {
+    await stopAll(electors)
+  }
+})
+
 test('confirmLeader: a denial, a throw and a timeout each withhold leadership', async () => {
   /** @type {Record<number, any>} */
   const behaviours = {

@@ -207,6 +207,22 @@ test('broadcast reaches every member as a message event', () => {
   assert.throws(() => sim.nodes.get('n1').broadcast(sim.now, new Uint8Array(70000)), { code: 'payload_too_large' })
 })
 
+test("the leader's value reaches every member and proclaim changes it", () => {
+  const sim = new SimCluster(3, { value: 'http://first' })
+  sim.runUntil(1000)
+  const leader = [...sim.nodes.values()].find((n) => n.isLeader)
+  assert.ok(leader)
+  assert.deepEqual([...sim.nodes.values()].map((n) => n.leaderValue), ['http://first', 'http://first', 'http://first'])
+  assert.equal(leader.inspect().leaderValue, 'http://first')
+  leader.proclaim(sim.now, 'http://second')
+  sim.drain(leader.id)
+  sim.runUntil(sim.now + 5)
+  assert.ok([...sim.nodes.values()].every((n) => n.leaderValue === 'http://second'))
+  const follower = [...sim.nodes.values()].find((n) => !n.isLeader)
+  assert.throws(() => follower.proclaim(sim.now, 'x'), { code: 'not_leader' })
+  assert.throws(() => new Node({ id: 'a', cluster: 'c', value: 'v'.repeat(257) }), { code: 'value_too_long' })
+})
+
 test('membership calls: join, leave, peerDown, and their errors', () => {
   const n = new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] })
   n.join(1, 'd')

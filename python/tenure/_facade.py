@@ -117,6 +117,7 @@ class ElectorOptions(TypedDict, total=False):
     max_peers: int
     max_clock_drift_ppm: int
     incarnation: Optional[int]
+    value: Optional[str]
     state_file: Union[str, os.PathLike[str], None]
     key: Union[bytes, str, None]
     key_file: Union[str, os.PathLike[str], None]
@@ -297,6 +298,13 @@ class _Facade:
         """Whether this node leads (cheap: a snapshot of the runtime's last round)."""
         return self._rt is not None and self._rt.is_leader
 
+    @property
+    def leader_value(self) -> Optional[str]:
+        """The value the leader proclaims (``value=``, :meth:`proclaim`), as this node knows it:
+        its own while leading, learned within a heartbeat interval while following; ``None`` when
+        no leader is known or it has none. An ``on_follower`` callback runs again when it changes."""
+        return self._rt.leader_value if self._rt is not None else None
+
     def inspect(self) -> Dict[str, Any]:
         """The whole election state (every key listed in the SPEC)."""
         return self._running().inspect()
@@ -312,6 +320,13 @@ class _Facade:
     def broadcast(self, payload: bytes) -> None:
         """Sends ``payload`` to every member of the view (received by their ``on_message``)."""
         self._running().broadcast(bytes(payload))
+
+    def proclaim(self, value: str) -> None:
+        """Changes the value this node proclaims while it leads (empty: none); every member reports
+        it as :attr:`leader_value` within a heartbeat interval. Raises
+        :class:`tenure.NotLeaderError` when not leading, :class:`tenure.ConfigError`
+        (``value_too_long``) above 256 bytes."""
+        self._running().proclaim(value)
 
     def transfer_leadership(self, peer: Optional[str] = None) -> None:
         """Hands leadership to ``peer`` (default: the peer the core picks) at once. Raises

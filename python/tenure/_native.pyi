@@ -58,6 +58,9 @@ class Node:
     def leader(self) -> Optional[str]:
         """The leader known in the current term (this node's id when leading)."""
     @property
+    def leader_value(self) -> Optional[str]:
+        """The value the leader proclaims, as this node knows it (its own while leading)."""
+    @property
     def is_leader(self) -> bool:
         """Whether this node is the confirmed leader."""
     @property
@@ -107,6 +110,8 @@ class Node:
         id); ``None`` when no peer qualifies."""
     def broadcast(self, now: int, payload: bytes) -> None:
         """Sends ``payload`` to every member of the view."""
+    def proclaim(self, now: int, value: str) -> None:
+        """Changes the value this node proclaims while it leads (empty: none)."""
 
 class FenceChecker:
     """Remembers the highest ``(term, leader)`` a resource has seen and refuses stale writers."""
@@ -144,6 +149,8 @@ class Runtime:
     @property
     def leader(self) -> Optional[str]: ...
     @property
+    def leader_value(self) -> Optional[str]: ...
+    @property
     def lease_deadline(self) -> Optional[int]: ...
     @property
     def lease_remaining_ms(self) -> Optional[int]: ...
@@ -156,6 +163,7 @@ class Runtime:
     @property
     def http_addr(self) -> Optional[str]: ...
     def broadcast(self, payload: bytes) -> None: ...
+    def proclaim(self, value: str) -> None: ...
     def join(self, peer: str) -> None: ...
     def leave(self, peer: str) -> None: ...
     def peer_down(self, peer: str, reason: str) -> None: ...

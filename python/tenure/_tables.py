@@ -49,6 +49,7 @@ ErrorCode = Literal[
     "timeout_spread_too_small",
     "too_many_peers",
     "unknown_peer",
+    "value_too_long",
     "view_full",
     "zero_min_cluster_size",
     "zero_timeout",
@@ -128,6 +129,7 @@ ERROR_CODES: Dict[str, Tuple[str, str]] = {
     "timeout_spread_too_small": ("config", "ConfigError"),
     "too_many_peers": ("config", "ConfigError"),
     "unknown_peer": ("node", "UnknownPeerError"),
+    "value_too_long": ("config", "ConfigError"),
     "view_full": ("node", "ViewFullError"),
     "zero_min_cluster_size": ("config", "ConfigError"),
     "zero_timeout": ("config", "ConfigError"),
@@ -228,6 +230,7 @@ CONFIG_OPTIONS: Tuple[str, ...] = (
     "max_peers",
     "max_clock_drift_ppm",
     "incarnation",
+    "value",
 )
 """The core's configuration options an elector takes as keyword options (besides id, cluster
 and the peers)."""

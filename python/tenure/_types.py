@@ -172,6 +172,9 @@ class Config:
     """Bound on clock-rate differences in parts per million; the lease deadline carries its margin."""
     incarnation: Optional[int] = None
     """This run's incarnation (``None``: drawn from the seed). Should grow across restarts."""
+    value: Optional[str] = None
+    """The value this node proclaims whenever it leads (at most 256 bytes of UTF-8, such as its
+    service URL; ``None`` or empty: none): every member reports it as ``leader_value``."""
     lease_duration: Optional[int] = None
     """How long a promise (and so the leader's lease) lasts, in ms (``None``:
     ``election_timeout_min``). At most ``election_timeout_min`` and, less the clock-drift margin,

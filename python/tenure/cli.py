@@ -1,7 +1,8 @@
 """The command line: ``python -m tenure run ...`` and the ``tenure`` console script are the
 runtime's own command line (``tenure-runtime``'s ``cli``), identical to ``tenure-wasmtime`` and the
 Node.js ``tenure`` command: same options, JSON event lines on stdout, control lines on stdin
-(``transfer [PEER]``, ``inspect``, ``broadcast TEXT``, ``join PEER``, ``leave PEER``), a one-line
+(``transfer [PEER]``, ``inspect``, ``broadcast TEXT``, ``join PEER``, ``leave PEER``,
+``proclaim TEXT``), a one-line
 usage error with exit status 2, and a graceful handover on SIGTERM/SIGINT."""
 
 from __future__ import annotations

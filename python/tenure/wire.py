@@ -24,6 +24,8 @@ __all__ = [
     "App",
     "Hello",
     "DeathNotice",
+    "Value",
+    "ValueAck",
     "WireMessage",
     "encode",
     "decode",
@@ -124,8 +126,27 @@ class DeathNotice:
     kind = "death_notice"
 
 
+@dataclass(frozen=True)
+class Value:
+    """The leader's proclaimed value (wire version 4 and later), numbered ``seq`` in its
+    leadership; re-sent with every heartbeat round until acknowledged. Empty: no value."""
+
+    seq: int
+    value: str
+    kind = "value"
+
+
+@dataclass(frozen=True)
+class ValueAck:
+    """"I hold your value ``seq``" (wire version 4 and later)."""
+
+    seq: int
+    kind = "value_ack"
+
+
 WireMessage = Union[
-    PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello, DeathNotice
+    PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello, DeathNotice,
+    Value, ValueAck,
 ]
 """Any protocol message."""
 

@@ -372,3 +372,21 @@ def test_unwritable_state_file_fails_start_or_stops_the_node_before_it_sends(tmp
         assert not els[0].running
 
     run(main())
+
+
+def test_every_elector_reports_the_leaders_value_and_a_proclaimed_change() -> None:
+    async def main() -> None:
+        els = cluster(per_node=[{"value": f"http://node{k}"} for k in range(3)])
+        async with els[0], els[1], els[2]:
+            await wait_for(lambda: len(leaders(els)) == 1)
+            leader = leaders(els)[0]
+            want = f"http://node{els.index(leader)}"
+            await wait_for(lambda: all(e.leader_value == want for e in els))
+            assert leader.metrics()["leader_value"] == want
+            leader.proclaim("http://moved")
+            await wait_for(lambda: all(e.leader_value == "http://moved" for e in els))
+            follower = next(e for e in els if e is not leader)
+            with pytest.raises(tenure.NotLeaderError):
+                follower.proclaim("nope")
+
+    run(main())

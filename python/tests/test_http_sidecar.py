@@ -142,7 +142,8 @@ def test_the_cli_sidecar_serves_parseable_metrics_and_leader_readiness(leader_mo
     assert (status, ctype) == (200, "application/json")
     view = json.loads(body)
     assert set(view) == {
-        "id", "leader", "term", "is_leader", "lease_remaining_ms", "lease_deadline_ms", "role", "wire_version"
+        "id", "leader", "leader_value", "term", "is_leader", "lease_remaining_ms", "lease_deadline_ms", "role",
+        "wire_version"
     }  # fmt: skip
     assert view["lease_deadline_ms"] == view["lease_remaining_ms"]  # the deprecated name
     assert view["role"] == "leader" and view["is_leader"] is True

@@ -487,3 +487,24 @@ def test_ack_to_the_sender_reuses_its_str_and_stays_a_plain_str() -> None:
     sends = [o for o in node.drain() if isinstance(o, Send)]
     assert sorted({s.to for s in sends}) == ["a", "c"]
     assert all(type(s.to) is str for s in sends)
+
+
+def test_the_leaders_value_reaches_every_member_and_proclaim_changes_it() -> None:
+    sim = SimNet(value="http://first")
+    sim.run_until(1000)
+    leader = sim.leader()
+    assert leader is not None
+    assert {i: n.leader_value for i, n in sim.nodes.items()} == {i: "http://first" for i in sim.ids}
+    assert sim.nodes[leader].inspect()["leader_value"] == "http://first"
+    sim.nodes[leader].proclaim(sim.now, "http://second")
+    sim.drain(leader)
+    sim.run_until(sim.now + 5)
+    assert all(n.leader_value == "http://second" for n in sim.nodes.values())
+    follower = next(i for i in sim.ids if i != leader)
+    with pytest.raises(tenure.NotLeaderError):
+        sim.nodes[follower].proclaim(sim.now, "x")
+    with pytest.raises(tenure.ConfigError, match="257 bytes") as info:
+        sim.nodes[leader].proclaim(sim.now, "v" * 257)
+    assert info.value.code == "value_too_long"
+    with pytest.raises(tenure.ConfigError, match="257 bytes"):
+        Config(id="a", cluster="c", value="v" * 257).validate()

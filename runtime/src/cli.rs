@@ -20,7 +20,7 @@ use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, Runt
 pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT ...] --cluster NAME
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
-    [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--http IP:PORT]
+    [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--value TEXT] [--http IP:PORT]
     [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [--max-failures N]
     [--max-step-downs N] [--app-health URL] [--app-health-interval MS] [--pod-label KEY]
     [--service-account DIR] [--no-death-notice | --death-notice] [-- CMD ARGS...]
@@ -28,13 +28,15 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
 {\"ts_ms\": <wall-clock ms>, \"id\": \"HOST:PORT\", \"event\": \"leader\", \"term\": 4}.
-Events: started, leader, follower (with \"leader\": id or null), peer_joined, peer_left, message,
+Events: started, leader (with \"value\"), follower (with \"leader\": id or null, and \"value\": the
+leader's proclaimed value or null; again when it changes), peer_joined, peer_left, message,
 warning (with \"code\" and \"message\"), inspect, fatal, stopped, and with --http one
 http_listening (with \"addr\", the bound TCP address). SIGTERM or SIGINT stops the node
 gracefully (a leader hands leadership over first). Control lines on stdin: `transfer [PEER]` (a
 leader hands leadership to PEER, or to the peer heard from most recently), `inspect` (prints an
-`inspect` line with the whole state), `broadcast TEXT` (sends TEXT to every member), `join PEER`
-(declares PEER a member), `leave PEER` (withdraws PEER from the view).
+`inspect` line with the whole state, the leader's value as `leader_value`), `broadcast TEXT` (sends TEXT to every member), `join PEER`
+(declares PEER a member), `leave PEER` (withdraws PEER from the view), `proclaim TEXT` (a leader
+changes its value to TEXT; empty: none).
 
   --id HOST:PORT               this node's id: the address (IP or DNS name) peers send to (required)
   --peer HOST:PORT             a peer (repeat; at least one, unless --min-cluster-size 1 or
@@ -55,6 +57,9 @@ leader hands leadership to PEER, or to the peer heard from most recently), `insp
   --admit-unknown-peers        admit a sender missing from --peer on its first valid message
                                (default: membership is closed; such messages are dropped)
   --max-peers N                most peers the view may hold (default 64)
+  --value TEXT                 the value this node proclaims whenever it leads (at most 256
+                               bytes; its service URL, say): every member reports it with the
+                               leader (follower lines, /leader, inspect)
   --no-failure-detection       do not probe a quiet leader for a refused port (ICMP); a dead
                                leader is then replaced after an election timeout only
   --kill-grace MS              SIGTERM to SIGKILL for the leader-only command (default 1000)
@@ -147,6 +152,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// `--http`.
     pub http: Option<String>,
+    /// `--value`.
+    pub value: Option<String>,
     /// `--ready-when`.
     pub ready_when: Option<String>,
     /// `--app-health`.
@@ -242,7 +249,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 22] = [
+        const KNOWN: [&str; 23] = [
             "--id",
             "--peer",
             "--cluster",
@@ -265,6 +272,7 @@ where
             "--app-health-interval",
             "--pod-label",
             "--service-account",
+            "--value",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -295,6 +303,7 @@ where
             "--app-health-interval" => once(&mut o.app_health_interval, name, number(name, &value)?)?,
             "--pod-label" => once(&mut o.pod_label, name, value)?,
             "--service-account" => once(&mut o.service_account, name, value)?,
+            "--value" => once(&mut o.value, name, value)?,
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -348,6 +357,7 @@ impl RunOptions {
         if let Some(n) = self.max_peers {
             c.max_peers = n;
         }
+        c.value = self.value.clone();
         let mut r = RuntimeConfig::new(c);
         r.bind = self.bind.clone();
         r.state_file = self.state_file.as_ref().map(PathBuf::from);
@@ -396,6 +406,8 @@ pub enum Control {
     Join(String),
     /// `leave PEER`.
     Leave(String),
+    /// `proclaim TEXT` (empty: no value).
+    Proclaim(String),
 }
 
 /// The warning code of a stdin line that is not a control line.
@@ -413,12 +425,13 @@ pub fn parse_control(line: &str) -> Result<Option<Control>, String> {
         ("transfer", "") => Ok(Some(Control::Transfer(None))),
         ("transfer", peer) if !peer.contains(char::is_whitespace) => Ok(Some(Control::Transfer(Some(peer.into())))),
         ("broadcast", text) => Ok(Some(Control::Broadcast(text.as_bytes().to_vec()))),
+        ("proclaim", text) => Ok(Some(Control::Proclaim(text.into()))),
         ("join", peer) if !peer.is_empty() && !peer.contains(char::is_whitespace) => Ok(Some(Control::Join(peer.into()))),
         ("leave", peer) if !peer.is_empty() && !peer.contains(char::is_whitespace) => {
             Ok(Some(Control::Leave(peer.into())))
         }
         _ => Err(format!(
-            "unknown control line \"{line}\"; expected `transfer [PEER]`, `inspect`, `broadcast TEXT`, `join PEER` or `leave PEER`"
+            "unknown control line \"{line}\"; expected `transfer [PEER]`, `inspect`, `broadcast TEXT`, `join PEER`, `leave PEER` or `proclaim TEXT`"
         )),
     }
 }
@@ -439,6 +452,7 @@ fn control(handle: &Handle, line: &str, runner: Option<&Runner>) {
         Ok(Some(Control::Inspect)) => handle.inspect().map(|state| emit(&inspect_line(wall_ms(), id, &state))),
         Ok(Some(Control::Transfer(peer))) => handover(runner, || handle.transfer(peer.as_deref())),
         Ok(Some(Control::Broadcast(payload))) => handle.broadcast(&payload),
+        Ok(Some(Control::Proclaim(value))) => handle.proclaim(&value),
         Ok(Some(Control::Join(peer))) => crate::parse_peer(&peer).and_then(|_| handle.join(&peer)),
         Ok(Some(Control::Leave(peer))) => handle.leave(&peer),
         Err(message) => {

@@ -74,6 +74,16 @@ pub trait Engine: Send + 'static {
     fn transfer_target(&mut self) -> Option<String>;
     /// Sends an application payload to every member.
     fn broadcast(&mut self, now: u64, payload: &[u8]) -> Result<(), Error>;
+    /// `Node::proclaim`. An engine without proclaimed values refuses as a follower does
+    /// (`not_leader`): it never has one to change.
+    fn proclaim(&mut self, now: u64, value: &str) -> Result<(), Error> {
+        let _ = (now, value);
+        Err(Error::NotLeader)
+    }
+    /// `Node::leader_value`; `None` for an engine without proclaimed values.
+    fn leader_value(&mut self) -> Option<String> {
+        None
+    }
     /// The whole election state.
     fn inspect(&mut self) -> Inspect;
     /// The role.
@@ -184,6 +194,12 @@ impl Engine for Node {
     }
     fn broadcast(&mut self, now: u64, payload: &[u8]) -> Result<(), Error> {
         Node::broadcast(self, now, payload)
+    }
+    fn proclaim(&mut self, now: u64, value: &str) -> Result<(), Error> {
+        Node::proclaim(self, now, value)
+    }
+    fn leader_value(&mut self) -> Option<String> {
+        Node::leader_value(self).map(String::from)
     }
     fn inspect(&mut self) -> Inspect {
         Node::inspect(self)

@@ -24,13 +24,19 @@ pub enum RuntimeEvent {
     Leader {
         /// The term led.
         term: u64,
+        /// The value this node proclaims ([`crate::RuntimeConfig::value`]), if any.
+        value: Option<String>,
     },
-    /// This node follows (every transition into follower, and news of a leader while following).
+    /// This node follows (every transition into follower, and news of a leader while following,
+    /// its proclaimed value included).
     Follower {
         /// The current term.
         term: u64,
         /// The leader, when known.
         leader: Option<String>,
+        /// The value the leader proclaims, once this node learned it (within a heartbeat
+        /// interval of the leader's first heartbeat; a `Follower` event follows each change).
+        value: Option<String>,
     },
     /// A peer entered the view.
     PeerJoined {
@@ -151,10 +157,14 @@ pub fn event_line(ts_ms: u64, id: &str, event: &RuntimeEvent) -> String {
         RuntimeEvent::Started { bound_addr, term, .. } => {
             format!(",\"term\":{term},\"bound\":{}", json_str(&bound_addr.to_string()))
         }
-        RuntimeEvent::Leader { term } => format!(",\"term\":{term}"),
-        RuntimeEvent::Follower { term, leader } => {
-            format!(",\"term\":{term},\"leader\":{}", leader.as_deref().map_or("null".into(), json_str))
+        RuntimeEvent::Leader { term, value } => {
+            format!(",\"term\":{term},\"value\":{}", value.as_deref().map_or("null".into(), json_str))
         }
+        RuntimeEvent::Follower { term, leader, value } => format!(
+            ",\"term\":{term},\"leader\":{},\"value\":{}",
+            leader.as_deref().map_or("null".into(), json_str),
+            value.as_deref().map_or("null".into(), json_str)
+        ),
         RuntimeEvent::PeerJoined { peer } => format!(",\"peer\":{}", json_str(peer)),
         RuntimeEvent::PeerLeft { peer } => format!(",\"peer\":{}", json_str(peer)),
         RuntimeEvent::Message { from, payload } => {

@@ -19,6 +19,7 @@ pub(crate) enum Command {
     Transfer(Option<String>, Reply<()>),
     Inspect(Reply<Inspect>),
     Broadcast(Vec<u8>, Reply<()>),
+    Proclaim(String, Reply<()>),
     Join(String, Reply<()>),
     Leave(String, Reply<()>),
     PeerDown(String, PeerDownReason, Reply<()>),
@@ -48,6 +49,8 @@ pub(crate) struct Snapshot {
     pub(crate) term: AtomicU64,
     pub(crate) lease: AtomicU64,
     pub(crate) leader: Mutex<Option<String>>,
+    /// The value the leader proclaims, as this node knows it (`Node::leader_value`).
+    pub(crate) leader_value: Mutex<Option<String>>,
     /// Called on the runtime thread when the role, the term or the lease changed, and when the
     /// runtime ends: threads that follow leadership wait for these instead of polling.
     watchers: Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
@@ -69,10 +72,18 @@ impl Snapshot {
             term: AtomicU64::new(term),
             lease: AtomicU64::new(NO_LEASE),
             leader: Mutex::new(None),
+            leader_value: Mutex::new(None),
             watchers: Mutex::new(Vec::new()),
         }
     }
-    pub(crate) fn publish(&self, role: Role, term: u64, leader: Option<String>, lease: Option<u64>) {
+    pub(crate) fn publish(
+        &self,
+        role: Role,
+        term: u64,
+        leader: Option<String>,
+        leader_value: Option<String>,
+        lease: Option<u64>,
+    ) {
         let role = role_code(role);
         let lease = lease.unwrap_or(NO_LEASE);
         let changed = (self.role.swap(role, Ordering::AcqRel) != role)
@@ -83,6 +94,11 @@ impl Snapshot {
             *l = leader;
         }
         drop(l);
+        let mut v = self.leader_value.lock().unwrap_or_else(|p| p.into_inner());
+        if *v != leader_value {
+            *v = leader_value;
+        }
+        drop(v);
         if changed {
             self.notify();
         }
@@ -221,6 +237,11 @@ impl Handle {
     pub fn leader(&self) -> Option<String> {
         self.shared.snapshot.leader.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+    /// The value the leader proclaims, as this node knows it (after the runtime's last round):
+    /// its own while it leads; `None` when no leader is known or it has no value.
+    pub fn leader_value(&self) -> Option<String> {
+        self.shared.snapshot.leader_value.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
     /// While leading: the lease deadline on the runtime clock ([`Handle::now_ms`]); `None` when
     /// not leading or before a quorum acknowledged a heartbeat.
     pub fn lease_deadline_ms(&self) -> Option<u64> {
@@ -272,6 +293,7 @@ impl Handle {
             role,
             term: self.term(),
             leader: self.leader(),
+            leader_value: self.leader_value(),
             is_leader: role == Role::Leader,
             lease_remaining_ms: self.lease_remaining_at(now),
             running: self.is_running(),
@@ -322,6 +344,14 @@ impl Handle {
     /// Sends `payload` to every member of the view (delivered as `Message` events there).
     pub fn broadcast(&self, payload: &[u8]) -> Result<(), RuntimeError> {
         self.request(|r| Command::Broadcast(payload.to_vec(), r), ())
+    }
+    /// Changes the value this node proclaims while it leads (empty: none); every member reports
+    /// it with the leader within a heartbeat interval. Errors: `not_leader`, `value_too_long`.
+    pub fn proclaim(&self, value: &str) -> Result<(), RuntimeError> {
+        if value.len() > tenure::MAX_VALUE_LEN {
+            return Err(RuntimeError::Node(tenure::Error::ValueTooLong { len: value.len() }));
+        }
+        self.request(|r| Command::Proclaim(value.to_string(), r), ())
     }
     /// Declares a peer (`HOST:PORT`; checked here, before anything is sent).
     pub fn join(&self, peer: &str) -> Result<(), RuntimeError> {

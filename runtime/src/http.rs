@@ -92,6 +92,7 @@ pub(crate) fn leader(m: &Metrics) -> serde_json::Value {
     json!({
         "id": m.id,
         "leader": m.leader,
+        "leader_value": m.leader_value,
         "term": m.term,
         "is_leader": m.is_leader,
         "lease_remaining_ms": m.lease_remaining_ms,
@@ -272,6 +273,7 @@ mod tests {
             role: tenure::Role::Leader,
             term: 1,
             leader: Some("a".into()),
+            leader_value: None,
             is_leader: true,
             lease_remaining_ms: Some(1),
             running: true,

@@ -159,6 +159,8 @@ pub struct Metrics {
     pub term: u64,
     /// The leader known in the current term (this node's id while it leads).
     pub leader: Option<String>,
+    /// The value the leader proclaims, as this node knows it ([`crate::Handle::leader_value`]).
+    pub leader_value: Option<String>,
     /// Whether this node leads.
     pub is_leader: bool,
     /// While leading with a valid lease: milliseconds until the lease deadline (0 when it just
@@ -228,6 +230,7 @@ impl Metrics {
             "role": role_name(self.role),
             "term": self.term,
             "leader": self.leader,
+            "leader_value": self.leader_value,
             "is_leader": self.is_leader,
             "lease_remaining_ms": self.lease_remaining_ms,
             "running": self.running,
@@ -466,6 +469,7 @@ mod tests {
             role: Role::Leader,
             term: 3,
             leader: Some("a".into()),
+            leader_value: None,
             is_leader: true,
             lease_remaining_ms: None,
             running: true,

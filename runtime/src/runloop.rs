@@ -337,7 +337,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         // sees both), and let the socket go with the runtime.
         self.shared.notices.set(None);
         self.shared.notices.set_socket(None);
-        self.shared.snapshot.publish(Role::Follower, term, None, None);
+        self.shared.snapshot.publish(Role::Follower, term, None, None, None);
         self.emit(RuntimeEvent::Stopped { term });
         self.shared.running.store(false, Ordering::Release);
     }

@@ -119,6 +119,7 @@ fn config_errors() -> Vec<ConfigError> {
         ConfigError::LeaseOutOfRange { lease_duration: 0, heartbeat_interval: 0, election_timeout_min: 0 },
         ConfigError::TooManyPeers { peers: 0, max_peers: 0 },
         ConfigError::DurationTooLarge { field: "election_timeout_max", value: 0 },
+        ConfigError::ValueTooLong { len: 0 },
     ];
     for e in &all {
         match e {
@@ -134,7 +135,8 @@ fn config_errors() -> Vec<ConfigError> {
             | ConfigError::ClockDriftTooLarge { .. }
             | ConfigError::LeaseOutOfRange { .. }
             | ConfigError::TooManyPeers { .. }
-            | ConfigError::DurationTooLarge { .. } => {}
+            | ConfigError::DurationTooLarge { .. }
+            | ConfigError::ValueTooLong { .. } => {}
         }
     }
     all
@@ -151,6 +153,7 @@ fn node_errors() -> Vec<NodeError> {
         NodeError::NoPendingConfirm { term: 0 },
         NodeError::NotLeaderInTerm { term: 0 },
         NodeError::ViewFull { peer: String::new(), max_peers: 0 },
+        NodeError::ValueTooLong { len: 0 },
     ];
     for e in &all {
         match e {
@@ -161,7 +164,8 @@ fn node_errors() -> Vec<NodeError> {
             | NodeError::PayloadTooLarge { .. }
             | NodeError::NoPendingConfirm { .. }
             | NodeError::NotLeaderInTerm { .. }
-            | NodeError::ViewFull { .. } => {}
+            | NodeError::ViewFull { .. }
+            | NodeError::ValueTooLong { .. } => {}
         }
     }
     all
@@ -257,8 +261,8 @@ fn events() -> Vec<RuntimeEvent> {
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let all = vec![
         RuntimeEvent::Started { id: String::new(), bound_addr: addr, term: 0 },
-        RuntimeEvent::Leader { term: 0 },
-        RuntimeEvent::Follower { term: 0, leader: None },
+        RuntimeEvent::Leader { term: 0, value: None },
+        RuntimeEvent::Follower { term: 0, leader: None, value: None },
         RuntimeEvent::PeerJoined { peer: String::new() },
         RuntimeEvent::PeerLeft { peer: String::new() },
         RuntimeEvent::Message { from: String::new(), payload: Vec::new() },
@@ -369,6 +373,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "max_peers",
     "max_clock_drift_ppm",
     "incarnation",
+    "value",
     "bind",
     "state_file",
     "key_file",
@@ -401,6 +406,7 @@ pub const ELECTOR_CONFIG_OPTIONS: &[&str] = &[
     "max_peers",
     "max_clock_drift_ppm",
     "incarnation",
+    "value",
 ];
 
 /// The runtime's own options ([`crate::RuntimeConfig`]'s, beside the core's

@@ -69,7 +69,7 @@ fn three_runtimes_elect_transfer_broadcast_inspect_and_stop() {
     let handles: Vec<Handle> =
         all.iter().map(|id| spawn(config(id, &all), native, forward(id, &tx)).unwrap()).collect();
     let (first, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
-    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    let RuntimeEvent::Leader { term, .. } = e else { unreachable!() };
     let leader = handles.iter().find(|h| h.id() == first).unwrap();
     // Snapshots follow the events.
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -91,7 +91,7 @@ fn three_runtimes_elect_transfer_broadcast_inspect_and_stop() {
     assert_eq!(leader.transfer(Some("127.0.0.1:1")).unwrap_err().code(), "unknown_peer");
     leader.transfer(None).unwrap();
     let (second, _) = wait_for(&rx, Duration::from_secs(5), |id, e| {
-        matches!(e, RuntimeEvent::Leader { term: t } if *t > term) && id != first
+        matches!(e, RuntimeEvent::Leader { term: t, .. } if *t > term) && id != first
     });
 
     // Broadcast reaches both other members.
@@ -301,7 +301,7 @@ fn the_failure_policy_retries_steps_down_then_stops_the_node_at_a_user_limit() {
     c.node.min_cluster_size = 1;
     let h = spawn(c, native, forward(&id, &tx)).unwrap();
     let (_, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
-    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    let RuntimeEvent::Leader { term, .. } = e else { unreachable!() };
     assert_eq!(h.leader_work_failed(term).unwrap(), LeaderWorkVerdict::Retry { after: Duration::from_millis(10) });
     assert_eq!(h.leader_work_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
     // Reported again for the same leadership (two tasks failing): not counted twice.
@@ -312,7 +312,7 @@ fn the_failure_policy_retries_steps_down_then_stops_the_node_at_a_user_limit() {
         |_, e| matches!(e, RuntimeEvent::Warning { code, .. } if code == "leader_work_failed"),
     );
     let (_, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
-    let RuntimeEvent::Leader { term: second } = e else { unreachable!() };
+    let RuntimeEvent::Leader { term: second, .. } = e else { unreachable!() };
     assert!(second > term);
     assert_eq!(h.leadership_failed(second).unwrap(), LeaderWorkVerdict::Stopping);
     let (_, e) = wait_for(&rx, Duration::from_secs(5), |_, e| matches!(e, RuntimeEvent::Fatal { .. }));
@@ -341,7 +341,7 @@ fn work_failing_everywhere_never_stops_the_cluster_by_default() {
     let started = Instant::now();
     while leaders.len() < 6 {
         let (id, e) = wait_for(&rx, Duration::from_secs(15), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
-        let RuntimeEvent::Leader { term } = e else { unreachable!() };
+        let RuntimeEvent::Leader { term, .. } = e else { unreachable!() };
         let h = by_id(&id);
         assert!(h.lease_valid(term), "the Leader event of term {term} came before the lease held");
         assert!(h.lease_remaining_ms().is_some_and(|r| r > 0));
@@ -379,7 +379,7 @@ fn a_failed_leader_campaigns_last() {
         all.iter().map(|id| spawn(config(id, &all), native, forward(id, &tx)).unwrap()).collect();
     let by_id = |id: &str| handles.iter().find(|h| h.id() == id).unwrap().clone();
     let (failed, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
-    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    let RuntimeEvent::Leader { term, .. } = e else { unreachable!() };
     assert_eq!(by_id(&failed).leadership_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
     let (next, _) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
     assert_ne!(next, failed);
@@ -401,14 +401,14 @@ fn failed_leader_work_steps_down_and_stop_is_safe_from_many_threads() {
     let handles: Vec<Handle> =
         all.iter().map(|id| spawn(config(id, &all), native, forward(id, &tx)).unwrap()).collect();
     let (first, e) = wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { .. }));
-    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    let RuntimeEvent::Leader { term, .. } = e else { unreachable!() };
     let leader = handles.iter().find(|h| h.id() == first).unwrap();
     assert_eq!(leader.leader_work_failed(term + 1).unwrap_err().code(), "not_leader_in_term");
     assert_eq!(leader.leadership_failed(term).unwrap(), LeaderWorkVerdict::SteppedDown);
     wait_for(&rx, Duration::from_secs(5), |id, e| id == first && matches!(e, RuntimeEvent::Follower { .. }));
     assert!(!leader.is_leader());
     // The cluster elects again in a later term (the failed node backs off first).
-    wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { term: t } if *t > term));
+    wait_for(&rx, Duration::from_secs(10), |_, e| matches!(e, RuntimeEvent::Leader { term: t, .. } if *t > term));
 
     // Every handle stopped from several threads at once: each call returns after the end.
     let threads: Vec<_> = (0..4)

@@ -78,6 +78,7 @@ impl Guest for Component {
             max_peers: Some(c.max_peers),
             max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
             incarnation: c.incarnation,
+            value: c.value,
         }
     }
 }
@@ -120,6 +121,7 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
         ConfigError::TooManyPeers { .. } => C::TooManyPeers,
         ConfigError::LeaseOutOfRange { .. } => C::LeaseOutOfRange,
         ConfigError::DurationTooLarge { .. } => C::DurationTooLarge,
+        ConfigError::ValueTooLong { .. } => C::ValueTooLong,
     };
     wit::ConfigError { code, message: kebab_fields(e.message()) }
 }
@@ -172,6 +174,7 @@ fn node_error(e: Error) -> wit::NodeError {
         Error::NoPendingConfirm { .. } => C::NoPendingConfirm,
         Error::NotLeaderInTerm { .. } => C::NotLeaderInTerm,
         Error::ViewFull { .. } => C::ViewFull,
+        Error::ValueTooLong { .. } => C::ValueTooLong,
     };
     // Only `view-full` names a field; its message also quotes a peer id, which may hold a `_`.
     let message = match e {
@@ -299,6 +302,7 @@ impl GuestNode for NodeResource {
             c.max_clock_drift_ppm = r;
         }
         c.incarnation = config.incarnation;
+        c.value = config.value;
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
         let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };
@@ -344,6 +348,10 @@ impl GuestNode for NodeResource {
         self.input(now, |n| n.broadcast(now, &payload)).map_err(node_error)
     }
 
+    fn proclaim(&self, now: u64, value: String) -> Result<(), wit::NodeError> {
+        self.input(now, |n| n.proclaim(now, &value)).map_err(node_error)
+    }
+
     fn confirm_leader(&self, now: u64, term: u64, granted: bool) -> Result<(), wit::NodeError> {
         self.input(now, |n| n.confirm_leader(now, term, granted)).map_err(node_error)
     }
@@ -366,6 +374,10 @@ impl GuestNode for NodeResource {
 
     fn leader(&self) -> Option<String> {
         self.core.borrow().leader().map(String::from)
+    }
+
+    fn leader_value(&self) -> Option<String> {
+        self.core.borrow().leader_value().map(str::to_string)
     }
 
     fn is_leader(&self) -> bool {

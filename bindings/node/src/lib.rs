@@ -46,6 +46,7 @@ const CONFIG_KEYS: &[&str] = &[
     "maxPeers",
     "maxClockDriftPpm",
     "incarnation",
+    "value",
 ];
 
 /// Reads a node configuration object (camelCase keys, see `index.d.ts` `NodeConfig`).
@@ -100,6 +101,11 @@ pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
         c.max_clock_drift_ppm = uint(env, &v, "config.maxClockDriftPpm", u32::MAX as u64)? as u32;
     }
     c.incarnation = opt_u64(env, prop(&obj, "incarnation")?.as_ref(), "config.incarnation")?;
+    if let Some(v) = prop(&obj, "value")? {
+        if !is_nullish(&v)? {
+            c.value = Some(string(env, &v, "config.value")?);
+        }
+    }
     Ok(c)
 }
 
@@ -310,6 +316,14 @@ impl NativeNode {
         self.inner.broadcast(now, payload).map_err(|e| core_error(&env, e))
     }
 
+    /// Changes the value this node proclaims while it leads (empty: none).
+    #[napi(catch_unwind)]
+    pub fn proclaim(&mut self, env: Env, now: Unknown, value: Unknown) -> Result<()> {
+        let now = u64_arg(&env, &now, "now")?;
+        let value = string(&env, &value, "value")?;
+        self.inner.proclaim(now, &value).map_err(|e| core_error(&env, e))
+    }
+
     /// Moves every pending output into `buf` in the flat representation (`flat.rs`; read by
     /// `node/lib/outputs.js`) and returns the number of bytes written. When they do not fit, writes
     /// nothing and returns minus the size needed; the outputs stay for the next call.
@@ -359,6 +373,12 @@ impl NativeNode {
     #[napi(getter, catch_unwind)]
     pub fn leader(&self) -> Option<String> {
         self.inner.leader().map(str::to_string)
+    }
+
+    /// The value the leader proclaims, as this node knows it.
+    #[napi(getter, catch_unwind)]
+    pub fn leader_value(&self) -> Option<String> {
+        self.inner.leader_value().map(str::to_string)
     }
 
     /// Whether this node is the confirmed leader.

@@ -187,6 +187,8 @@ pub struct RuntimeEventJs {
     pub bound_addr: Option<String>,
     /// The leader (`follower`); `null` crosses as `undefined`.
     pub leader: Option<String>,
+    /// The leader's proclaimed value (`leader`, `follower`).
+    pub value: Option<String>,
     pub peer: Option<String>,
     /// `message`: the peer that sent it.
     pub sender: Option<String>,
@@ -205,6 +207,7 @@ impl RuntimeEventJs {
             id: None,
             bound_addr: None,
             leader: None,
+            value: None,
             peer: None,
             sender: None,
             payload: None,
@@ -220,8 +223,10 @@ impl RuntimeEventJs {
             RuntimeEvent::Started { id, bound_addr, term } => {
                 RuntimeEventJs { id: Some(id), bound_addr: Some(bound_addr.to_string()), ..Self::new(kind, Some(term)) }
             }
-            RuntimeEvent::Leader { term } => Self::new(kind, Some(term)),
-            RuntimeEvent::Follower { term, leader } => RuntimeEventJs { leader, ..Self::new(kind, Some(term)) },
+            RuntimeEvent::Leader { term, value } => RuntimeEventJs { value, ..Self::new(kind, Some(term)) },
+            RuntimeEvent::Follower { term, leader, value } => {
+                RuntimeEventJs { leader, value, ..Self::new(kind, Some(term)) }
+            }
             RuntimeEvent::PeerJoined { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
             RuntimeEvent::PeerLeft { peer } => RuntimeEventJs { peer: Some(peer), ..Self::new(kind, None) },
             RuntimeEvent::Message { from, payload } => {
@@ -281,6 +286,11 @@ impl NativeRuntime {
     pub fn broadcast(&self, env: Env, payload: Unknown) -> Result<()> {
         let bytes = crate::conv::bytes(&env, &payload, "payload")?;
         self.handle.broadcast(bytes).map_err(|e| runtime_error(&env, &e))
+    }
+    #[napi(catch_unwind, ts_args_type = "value: string")]
+    pub fn proclaim(&self, env: Env, value: Unknown) -> Result<()> {
+        let value = crate::conv::string(&env, &value, "value")?;
+        self.handle.proclaim(&value).map_err(|e| runtime_error(&env, &e))
     }
     #[napi(catch_unwind, ts_args_type = "peer: string")]
     pub fn join(&self, env: Env, peer: Unknown) -> Result<()> {
@@ -343,6 +353,10 @@ impl NativeRuntime {
     #[napi(getter, catch_unwind)]
     pub fn leader(&self) -> Option<String> {
         self.handle.leader()
+    }
+    #[napi(getter, catch_unwind)]
+    pub fn leader_value(&self) -> Option<String> {
+        self.handle.leader_value()
     }
     #[napi(getter, catch_unwind)]
     pub fn bound_addr(&self) -> String {

@@ -144,6 +144,7 @@ pub(crate) fn config_from(obj: &Bound<'_, PyAny>) -> PyResult<Config> {
     c.max_peers = attr(obj, W, "max_peers")?;
     c.max_clock_drift_ppm = attr(obj, W, "max_clock_drift_ppm")?;
     c.incarnation = attr(obj, W, "incarnation")?;
+    c.value = attr(obj, W, "value")?;
     Ok(c)
 }
 

@@ -83,6 +83,8 @@ cached!(cls_timeout_now, "tenure.wire", "TimeoutNow");
 cached!(cls_app, "tenure.wire", "App");
 cached!(cls_hello, "tenure.wire", "Hello");
 cached!(cls_death_notice, "tenure.wire", "DeathNotice");
+cached!(cls_value, "tenure.wire", "Value");
+cached!(cls_value_ack, "tenure.wire", "ValueAck");
 cached!(json_loads, "json", "loads");
 cached!(errors_module, "tenure", "errors");
 

@@ -77,6 +77,11 @@ impl PyNode {
     fn leader(&self) -> Option<&str> {
         self.inner.leader()
     }
+    /// The value the leader proclaims, as this node knows it (its own while leading), or None.
+    #[getter]
+    fn leader_value(&self) -> Option<&str> {
+        self.inner.leader_value()
+    }
     /// Whether this node is the (confirmed) leader.
     #[getter]
     fn is_leader(&self) -> bool {
@@ -222,6 +227,11 @@ impl PyNode {
     fn broadcast(&mut self, py: Python<'_>, now: u64, payload: &Bound<'_, PyAny>) -> PyResult<()> {
         let payload = bytes_arg(payload, "payload")?;
         self.inner.broadcast(now, &payload).map_err(|e| node_error(py, e))
+    }
+
+    /// Changes the value this node proclaims while it leads (empty: none).
+    fn proclaim(&mut self, py: Python<'_>, now: u64, value: &str) -> PyResult<()> {
+        self.inner.proclaim(now, value).map_err(|e| node_error(py, e))
     }
 
     fn __repr__(&self) -> String {

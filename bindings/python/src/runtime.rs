@@ -42,8 +42,10 @@ fn event_tuple<'py>(py: Python<'py>, event: RuntimeEvent) -> PyResult<Option<Bou
     let kind = event.kind();
     let t = match event {
         RuntimeEvent::Started { id, bound_addr, term } => (kind, id, bound_addr.to_string(), term).into_pyobject(py)?,
-        RuntimeEvent::Leader { term } => (kind, term).into_pyobject(py)?,
-        RuntimeEvent::Follower { term, leader } => (kind, term, leader).into_pyobject(py)?,
+        // The value is not in the tuples (the callbacks' arguments): `Runtime.leader_value` reads
+        // it, published before the event.
+        RuntimeEvent::Leader { term, .. } => (kind, term).into_pyobject(py)?,
+        RuntimeEvent::Follower { term, leader, .. } => (kind, term, leader).into_pyobject(py)?,
         RuntimeEvent::PeerJoined { peer } => (kind, peer).into_pyobject(py)?,
         RuntimeEvent::PeerLeft { peer } => (kind, peer).into_pyobject(py)?,
         RuntimeEvent::Message { from, payload } => (kind, from, PyBytes::new(py, &payload)).into_pyobject(py)?,
@@ -234,6 +236,11 @@ impl PyRuntime {
     fn leader(&self) -> Option<String> {
         self.handle.leader()
     }
+    /// The value the leader proclaims, as this node knows it, or None.
+    #[getter]
+    fn leader_value(&self) -> Option<String> {
+        self.handle.leader_value()
+    }
     /// The lease deadline on the runtime clock (`now_ms()`), or None.
     #[getter]
     fn lease_deadline(&self) -> Option<u64> {
@@ -275,6 +282,9 @@ impl PyRuntime {
     }
     fn broadcast(&self, py: Python<'_>, payload: Vec<u8>) -> PyResult<()> {
         self.call(py, |h| h.broadcast(&payload))
+    }
+    fn proclaim(&self, py: Python<'_>, value: String) -> PyResult<()> {
+        self.call(py, |h| h.proclaim(&value))
     }
     fn join(&self, py: Python<'_>, peer: String) -> PyResult<()> {
         self.call(py, |h| h.join(&peer))

@@ -15,6 +15,8 @@ pub(crate) fn message_to_py<'py>(py: Python<'py>, m: Message) -> PyResult<Bound<
         Message::App { seq, payload } => cls_app(py)?.call1((PyBytes::new(py, &payload), seq)),
         Message::Hello { version, reply } => cls_hello(py)?.call1((version, reply)),
         Message::DeathNotice => cls_death_notice(py)?.call0(),
+        Message::Value { seq, value } => cls_value(py)?.call1((seq, value)),
+        Message::ValueAck { seq } => cls_value_ack(py)?.call1((seq,)),
     }
 }
 
@@ -41,6 +43,10 @@ pub(crate) fn message_from(m: &Bound<'_, PyAny>) -> PyResult<Message> {
         Message::Hello { version: attr(m, W, "version")?, reply: attr(m, W, "reply")? }
     } else if is(m, cls_death_notice(py))? {
         Message::DeathNotice
+    } else if is(m, cls_value(py))? {
+        Message::Value { seq: attr(m, W, "seq")?, value: attr(m, W, "value")? }
+    } else if is(m, cls_value_ack(py))? {
+        Message::ValueAck { seq: attr(m, W, "seq")? }
     } else {
         return Err(PyTypeError::new_err(format!("expected a tenure.wire message, got {}", type_name(m))));
     })

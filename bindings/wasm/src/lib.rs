@@ -43,13 +43,15 @@ export interface DecodedMessage {
   from: string;
   term: number;
   incarnation: bigint;
-  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app";
+  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app" | "hello" | "value" | "value_ack";
   granted?: boolean;
   transfer?: boolean;
   sentAt?: number;
   echo?: number;
   seq?: bigint;
   payload?: Uint8Array;
+  /** `value`: the leader's proclaimed value. */
+  value?: string;
 }
 "#;
 
@@ -232,6 +234,11 @@ fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue
             set(&o, "version", f64::from(version));
             set(&o, "reply", reply);
         }
+        Message::Value { seq, value } => {
+            set(&o, "seq", js_sys::BigInt::from(seq));
+            set(&o, "value", value);
+        }
+        Message::ValueAck { seq } => set(&o, "seq", js_sys::BigInt::from(seq)),
         Message::PreVote | Message::TimeoutNow | Message::DeathNotice => {}
     }
     Ok(o.into())
@@ -334,6 +341,17 @@ impl WasmNode {
     /// Sends an application payload to every member of the view.
     pub fn broadcast(&mut self, now: f64, payload: &[u8]) -> Result<(), JsValue> {
         self.inner.broadcast(now_u64(now)?, payload).map_err(core_error)
+    }
+
+    /// Changes the value this node proclaims while it leads (empty: none).
+    pub fn proclaim(&mut self, now: f64, value: &str) -> Result<(), JsValue> {
+        self.inner.proclaim(now_u64(now)?, value).map_err(core_error)
+    }
+
+    /// The value the leader proclaims, as this node knows it (its own while leading).
+    #[wasm_bindgen(getter, js_name = leaderValue)]
+    pub fn leader_value(&self) -> Option<String> {
+        self.inner.leader_value().map(String::from)
     }
 
     /// The next output, or `null` when drained.

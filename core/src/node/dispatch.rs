@@ -7,7 +7,11 @@ impl Node {
     /// entry when it is given); `None` for a peer `admit` just added.
     pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message, known: Option<usize>) {
         let adopts = match &message {
-            Message::PreVote | Message::Hello { .. } | Message::DeathNotice => false,
+            Message::PreVote
+            | Message::Hello { .. }
+            | Message::DeathNotice
+            | Message::Value { .. }
+            | Message::ValueAck { .. } => false,
             Message::PreVoteReply { granted } => !granted,
             Message::Vote { transfer } => *transfer || !self.sticky(now),
             _ => true,
@@ -150,15 +154,24 @@ impl Node {
             }
             Message::App { payload, .. } => self.push_event(Event::Message { from: from.to_string(), payload }),
             Message::Hello { version, reply } => {
+                let mut news = false;
                 if let Some(p) = self.peers.get_hinted_mut(known, from) {
+                    news = !p.has(SPEAKS) && version >= wire::VERSION;
                     p.set_flag(SPEAKS, version >= wire::VERSION);
                 }
                 if !reply {
                     self.greet(from, true);
                 }
+                if news && self.values.is_some() {
+                    // A run of it that said nothing yet (a first greeting, a restart, an upgrade):
+                    // it holds no value.
+                    self.value_to_new_speaker(from);
+                }
             }
             // Handled whole in `accept` (`death_notice`), which never passes one on.
             Message::DeathNotice => {}
+            Message::Value { seq, value } => self.on_value(from, term, seq, &value),
+            Message::ValueAck { seq } => self.on_value_ack(from, term, seq),
         }
     }
 

@@ -24,6 +24,9 @@ impl Node {
         for p in self.peers.values_mut() {
             p.set_ack_echo(None);
         }
+        if self.values.is_some() {
+            self.start_leadership_value();
+        }
         self.push_event(Event::BecameLeader { term: self.term });
         self.send_heartbeats(now);
     }
@@ -39,6 +42,10 @@ impl Node {
         let targets = self.peer_ids(if probe { 0 } else { ANSWERED });
         for p in targets {
             self.send(&p, Message::Heartbeat { sent_at: now });
+        }
+        if self.values.is_some() {
+            // Again to each member that has not acknowledged it: loss costs one round.
+            self.send_values();
         }
         // This node counts itself in the lease it is building: it must not help elect anyone else
         // before that lease can have run out.

@@ -28,6 +28,7 @@ mod notice;
 mod outbox;
 mod plumbing;
 mod query;
+mod value;
 
 pub use outbox::OutputRef;
 use outbox::{Other, Outbox};
@@ -530,6 +531,9 @@ pub struct Node {
     /// most peers never send one.
     apps: Option<Box<IdMap<AppWindows>>>,
 
+    /// The proclaimed value: configured, and the leader's as this node knows it. Boxed and
+    /// `None` until a value is configured or heard of (most clusters have none).
+    values: Option<Box<value::Values>>,
     /// Boxed: a campaign is rare and short, its 40 bytes need not sit in every node.
     campaign: Option<Box<Campaign>>,
     confirm_denied: u32,
@@ -602,6 +606,7 @@ impl Node {
             removed: None,
             apps: None,
             campaign: None,
+            values: value::Values::configured(config.value.as_deref()),
             confirm_denied: 0,
             dropped: None,
             outbox: Outbox::default(),

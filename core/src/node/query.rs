@@ -302,6 +302,7 @@ impl Node {
             state: String::new(),
             is_leader: self.is_leader(),
             leader: self.leader.as_deref().map(String::from),
+            leader_value: self.leader_value().map(String::from),
             term: self.term,
             voted_for: self.voted_for.as_deref().map(String::from),
             term_changed_at: self.term_changed_at,

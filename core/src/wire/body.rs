@@ -22,6 +22,10 @@ const APP: u64 = 7;
 const HELLO: u64 = 8;
 /// Version 4 and later only.
 const DEATH_NOTICE: u64 = 9;
+/// Version 4 and later only.
+const VALUE: u64 = 10;
+/// Version 4 and later only.
+const VALUE_ACK: u64 = 11;
 
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
 fn varint_len(v: u64) -> usize {
@@ -57,6 +61,8 @@ fn message_len(m: &Message) -> usize {
         Message::Heartbeat { sent_at: v } | Message::HeartbeatAck { echo: v } => varint_len(*v),
         Message::App { seq, payload } => varint_len(*seq).saturating_add(bytes_len(payload)),
         Message::Hello { version, .. } => varint_len(u64::from(*version)).saturating_add(1),
+        Message::Value { seq, value } => varint_len(*seq).saturating_add(bytes_len(value.as_bytes())),
+        Message::ValueAck { seq } => varint_len(*seq),
     };
     fields.saturating_add(1) // every kind index is below 128: one byte
 }
@@ -136,6 +142,15 @@ pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
             out.push(u8::from(*reply));
         }
         Message::DeathNotice => put_varint(out, DEATH_NOTICE),
+        Message::Value { seq, value } => {
+            put_varint(out, VALUE);
+            put_varint(out, *seq);
+            put_bytes(out, value.as_bytes());
+        }
+        Message::ValueAck { seq } => {
+            put_varint(out, VALUE_ACK);
+            put_varint(out, *seq);
+        }
     }
 }
 
@@ -223,6 +238,15 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
+    /// A proclaimed value: UTF-8 text of at most `MAX_VALUE_LEN` bytes.
+    fn value(&mut self) -> Result<alloc::string::String, DropReason> {
+        let b = self.bytes()?;
+        if b.len() > super::MAX_VALUE_LEN {
+            return Err(DropReason::Malformed);
+        }
+        core::str::from_utf8(b).map(alloc::string::String::from).map_err(|_| DropReason::Malformed)
+    }
+
     fn bool(&mut self) -> Result<bool, DropReason> {
         match self.byte()? {
             0 => Ok(false),
@@ -248,6 +272,8 @@ impl<'a> Reader<'a> {
                 reply: self.bool()?,
             },
             DEATH_NOTICE if version >= 4 => Message::DeathNotice,
+            VALUE if version >= 4 => Message::Value { seq: self.varint()?, value: self.value()? },
+            VALUE_ACK if version >= 4 => Message::ValueAck { seq: self.varint()? },
             _ => return Err(DropReason::Malformed),
         })
     }

@@ -142,12 +142,15 @@ fn the_help_quotes_the_cores_defaults() {
 
 #[test]
 fn event_lines_have_one_schema() {
-    let l = event_line(5, "a", &RuntimeEvent::Leader { term: 4 });
-    assert_eq!(l, r#"{"ts_ms":5,"id":"a","event":"leader","term":4}"#);
-    let l = event_line(5, "a", &RuntimeEvent::Follower { term: 4, leader: None });
-    assert_eq!(l, r#"{"ts_ms":5,"id":"a","event":"follower","term":4,"leader":null}"#);
-    let l = event_line(5, "a", &RuntimeEvent::Follower { term: 4, leader: Some("b\"".into()) });
-    assert_eq!(l, r#"{"ts_ms":5,"id":"a","event":"follower","term":4,"leader":"b\""}"#);
+    let l = event_line(5, "a", &RuntimeEvent::Leader { term: 4, value: None });
+    assert_eq!(l, r#"{"ts_ms":5,"id":"a","event":"leader","term":4,"value":null}"#);
+    let l = event_line(5, "a", &RuntimeEvent::Leader { term: 4, value: Some("http://a".into()) });
+    assert_eq!(l, r#"{"ts_ms":5,"id":"a","event":"leader","term":4,"value":"http://a"}"#);
+    let l = event_line(5, "a", &RuntimeEvent::Follower { term: 4, leader: None, value: None });
+    assert_eq!(l, r#"{"ts_ms":5,"id":"a","event":"follower","term":4,"leader":null,"value":null}"#);
+    let l =
+        event_line(5, "a", &RuntimeEvent::Follower { term: 4, leader: Some("b\"".into()), value: Some("v\"".into()) });
+    assert_eq!(l, r#"{"ts_ms":5,"id":"a","event":"follower","term":4,"leader":"b\"","value":"v\""}"#);
     let l = event_line(1, "a", &RuntimeEvent::Message { from: "b".into(), payload: vec![0, 255] });
     assert_eq!(l, r#"{"ts_ms":1,"id":"a","event":"message","from":"b","payload_hex":"00ff"}"#);
     let l = event_line(1, "a", &RuntimeEvent::Fatal { error: RuntimeError::Stopped });

@@ -30,6 +30,12 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 let result = self.engine.broadcast(now, &payload).map_err(RuntimeError::from);
                 self.reply(r, result);
             }
+            Command::Proclaim(value, r) => {
+                let result = self.engine.proclaim(now, &value).map_err(RuntimeError::from);
+                // The handles read the new value at once, as they read the role after a round.
+                self.publish();
+                self.reply(r, result);
+            }
             Command::Join(peer, r) => {
                 let result = self.engine.join(now, &peer).map_err(RuntimeError::from);
                 if result.is_ok() && peer != self.report.id {

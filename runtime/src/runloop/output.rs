@@ -134,7 +134,10 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 self.lead.failures.leadership_ended();
                 self.lead.leader_pending = None;
                 self.publish();
-                self.emit(RuntimeEvent::Follower { term, leader });
+                // Fired again when the leader's value changes (news of the leader): the line
+                // carries the value known now.
+                let value = self.engine.leader_value();
+                self.emit(RuntimeEvent::Follower { term, leader, value });
             }
             Event::PeerJoined { peer } => {
                 let now = self.now();

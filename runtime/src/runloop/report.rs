@@ -111,7 +111,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 log::info!(target: "tenure", "{}: leader of term {term}", self.report.id);
             }
             self.lead.failures.became_leader(term);
-            self.emit(RuntimeEvent::Leader { term });
+            let value = self.engine.leader_value();
+            self.emit(RuntimeEvent::Leader { term, value });
         }
     }
 
@@ -120,9 +121,10 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let role = self.engine.role();
         let term = self.engine.term();
         let leader = self.engine.leader();
+        let value = self.engine.leader_value();
         let lease = if role == Role::Leader { self.engine.lease_deadline() } else { None };
         let notices_changed = self.refresh_notices(role, term);
-        self.shared.snapshot.publish(role, term, leader.clone(), lease);
+        self.shared.snapshot.publish(role, term, leader.clone(), value, lease);
         if notices_changed {
             self.shared.snapshot.notify();
         }

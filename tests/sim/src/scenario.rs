@@ -108,6 +108,8 @@ impl ConfigJson {
             max_peers: self.max_peers,
             max_clock_drift_ppm: self.max_clock_drift_ppm,
             incarnation: self.incarnation,
+            // Scenario files carry no proclaimed value yet.
+            value: None,
         })
     }
 }

@@ -1083,6 +1083,8 @@ pub fn describe_env(env: &Envelope) -> String {
             format!("hello(term {t}, version {version}{})", if *reply { ", reply" } else { "" })
         }
         Message::DeathNotice => format!("death_notice(term {t}, incarnation {})", env.incarnation),
+        Message::Value { seq, value } => format!("value(term {t}, seq {seq}, {} bytes)", value.len()),
+        Message::ValueAck { seq } => format!("value_ack(term {t}, seq {seq})"),
     }
 }
 

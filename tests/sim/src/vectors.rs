@@ -43,6 +43,8 @@ pub enum MessageJson {
     App { seq: u64, payload_hex: String },
     Hello { version: u8, reply: bool },
     DeathNotice,
+    Value { seq: u64, value: String },
+    ValueAck { seq: u64 },
 }
 
 impl MessageJson {
@@ -58,6 +60,8 @@ impl MessageJson {
             Message::App { seq, payload } => MessageJson::App { seq: *seq, payload_hex: hex(payload) },
             Message::Hello { version, reply } => MessageJson::Hello { version: *version, reply: *reply },
             Message::DeathNotice => MessageJson::DeathNotice,
+            Message::Value { seq, value } => MessageJson::Value { seq: *seq, value: value.clone() },
+            Message::ValueAck { seq } => MessageJson::ValueAck { seq: *seq },
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -72,6 +76,8 @@ impl MessageJson {
             MessageJson::App { seq, payload_hex } => Message::App { seq: *seq, payload: unhex(payload_hex)? },
             MessageJson::Hello { version, reply } => Message::Hello { version: *version, reply: *reply },
             MessageJson::DeathNotice => Message::DeathNotice,
+            MessageJson::Value { seq, value } => Message::Value { seq: *seq, value: value.clone() },
+            MessageJson::ValueAck { seq } => Message::ValueAck { seq: *seq },
         })
     }
 }

@@ -71,6 +71,7 @@ fn config(id: &str) -> NodeConfig {
         max_peers: None,
         max_clock_drift_ppm: None,
         incarnation: None,
+        value: None,
     }
 }
 

@@ -96,7 +96,7 @@ fn cluster(
         let (tx, rx) = channel();
         let warn = warned.clone();
         let handler = move |e: RuntimeEvent| match e {
-            RuntimeEvent::Leader { term } => {
+            RuntimeEvent::Leader { term, .. } => {
                 let _ = tx.send(term);
             }
             RuntimeEvent::Warning { code, .. } => warn.lock().unwrap().push(code),

@@ -135,6 +135,7 @@ pub(crate) fn core_error(e: &NodeError, a: Args<'_>) -> tenure::Error {
         },
         NodeErrorCode::NoPendingConfirm => tenure::Error::NoPendingConfirm { term },
         NodeErrorCode::NotLeaderInTerm => tenure::Error::NotLeaderInTerm { term },
+        NodeErrorCode::ValueTooLong => tenure::Error::ValueTooLong { len: a.size.unwrap_or_default() },
     }
 }
 
@@ -193,9 +194,18 @@ impl Engine for ComponentEngine {
         let r = self.node.broadcast(now, payload);
         self.node_result(r, Args { size: Some(payload.len()), ..Args::default() })
     }
+    fn proclaim(&mut self, now: u64, value: &str) -> Result<(), tenure::Error> {
+        let r = self.node.proclaim(now, value);
+        self.node_result(r, Args { size: Some(value.len()), ..Args::default() })
+    }
+    fn leader_value(&mut self) -> Option<String> {
+        let r = self.node.leader_value();
+        self.ok(r, None)
+    }
     fn inspect(&mut self) -> tenure::Inspect {
         match self.node.inspect() {
-            Ok(i) => core_inspect(i),
+            // The WIT's inspect record leaves the value out (it has its own function).
+            Ok(i) => tenure::Inspect { leader_value: self.leader_value(), ..core_inspect(i) },
             Err(e) => {
                 self.failure.get_or_insert_with(|| format!("{e:#}"));
                 // Neutral values: the runtime stops on the failure right after this round.
@@ -231,6 +241,7 @@ fn empty_inspect() -> tenure::Inspect {
         state: String::new(),
         is_leader: false,
         leader: None,
+        leader_value: None,
         term: 0,
         voted_for: None,
         term_changed_at: 0,

@@ -296,6 +296,10 @@ impl<C: Callbacks> ComponentNode<C> {
     pub fn broadcast(&mut self, now: u64, payload: &[u8]) -> Call<Result<(), NodeError>> {
         self.call(|g, s, n| g.call_broadcast(s, n, now, payload))
     }
+    /// Changes the value this node proclaims while it leads.
+    pub fn proclaim(&mut self, now: u64, value: &str) -> Call<Result<(), NodeError>> {
+        self.call(|g, s, n| g.call_proclaim(s, n, now, value))
+    }
     /// Answers a deferred `confirm_leader`.
     pub fn confirm_leader(&mut self, now: u64, term: u64, granted: bool) -> Call<Result<(), NodeError>> {
         self.call(|g, s, n| g.call_confirm_leader(s, n, now, term, granted))
@@ -319,6 +323,10 @@ impl<C: Callbacks> ComponentNode<C> {
     /// The leader known in the current term.
     pub fn leader(&mut self) -> Call<Option<String>> {
         self.call(|g, s, n| g.call_leader(s, n))
+    }
+    /// The value the leader proclaims, as this node knows it.
+    pub fn leader_value(&mut self) -> Call<Option<String>> {
+        self.call(|g, s, n| g.call_leader_value(s, n))
     }
     /// Whether this node leads.
     pub fn is_leader(&mut self) -> Call<bool> {
@@ -406,6 +414,7 @@ pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::Durab
         max_peers: Some(c.max_peers),
         max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
         incarnation: c.incarnation,
+        value: c.value.clone(),
     }
 }
 
@@ -432,6 +441,8 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         state: role_name(i.state).to_string(),
         is_leader: i.is_leader,
         leader: i.leader,
+        // Not in the WIT's inspect record: the engine reads it with `leader-value`.
+        leader_value: None,
         term: i.term,
         voted_for: i.voted_for,
         term_changed_at: i.term_changed_at,

@@ -27,6 +27,7 @@ fn config(id: &str, peers: &[&str]) -> NodeConfig {
         max_peers: None,
         max_clock_drift_ppm: None,
         incarnation: None,
+        value: None,
     }
 }
 

@@ -40,6 +40,7 @@ fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
         max_peers: None,
         max_clock_drift_ppm: None,
         incarnation: None,
+        value: None,
     }
 }
 

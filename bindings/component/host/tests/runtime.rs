@@ -52,7 +52,7 @@ fn component_and_native_engines_form_one_cluster_under_the_runtime() {
     handles.push(spawn(config(&all[2]), native, forward(&all[2], &tx)).unwrap());
 
     let (first, e) = wait_for(&rx, |_, e| matches!(e, RuntimeEvent::Leader { .. }));
-    let RuntimeEvent::Leader { term } = e else { unreachable!() };
+    let RuntimeEvent::Leader { term, .. } = e else { unreachable!() };
     let leader = handles.iter().find(|h| h.id() == first).unwrap();
     let state = leader.inspect().unwrap();
     assert_eq!((state.state.as_str(), state.view_size), ("leader", 3));
@@ -61,7 +61,8 @@ fn component_and_native_engines_form_one_cluster_under_the_runtime() {
     let native_id = all[2].clone();
     let target = if first == native_id { all[0].clone() } else { native_id.clone() };
     leader.transfer(Some(&target)).unwrap();
-    let (second, _) = wait_for(&rx, |id, e| id == target && matches!(e, RuntimeEvent::Leader { term: t } if *t > term));
+    let (second, _) =
+        wait_for(&rx, |id, e| id == target && matches!(e, RuntimeEvent::Leader { term: t, .. } if *t > term));
     handles.iter().find(|h| h.id() == second).unwrap().broadcast(b"across engines").unwrap();
     wait_for(&rx, |id, e| {
         id != second && matches!(e, RuntimeEvent::Message { payload, .. } if payload == b"across engines")

@@ -62,6 +62,7 @@ fn config(c: &Value, seed: u64, restored: &Value) -> NodeConfig {
         max_peers: c["max_peers"].as_u64().map(|n| n as u32),
         max_clock_drift_ppm: c["max_clock_drift_ppm"].as_u64().map(|n| n as u32),
         incarnation: c["incarnation"].as_u64(),
+        value: None,
     }
 }
 
