@@ -97,6 +97,29 @@ fn a_killed_leader_is_replaced_before_the_promise_made_to_it_ends() {
     lines.assert_one_leader_per_term();
 }
 
+/// An abort (SIGABRT: what `abort()`, a failed assertion in C code or a Rust `panic = "abort"`
+/// raise) ends the process as the kernel ends it for a crash: the pidfd proves the death the
+/// same way, and the notice goes out. (A SIGSEGV sent with kill(2) is no segfault: Rust's
+/// stack-overflow handler returns from it and the process lives on; a real fault re-executes.)
+#[test]
+fn a_leader_that_aborts_is_replaced_by_its_notice() {
+    let all = ids(3);
+    let mut lines = Lines::default();
+    let mut procs = cluster(&all, &lines, &[]);
+    let first = leader(&mut lines);
+    let p = procs.iter().position(|p| p.id == first["id"]).unwrap();
+    let dead = procs.remove(p);
+    let killed_at = wall_ms();
+    dead.signal(6);
+    let notice = lines.wait(LIMIT, |v| v["event"] == "death_notice" && v["id"] == first["id"]);
+    assert_eq!(notice["sent"].as_u64(), Some(2), "{notice}");
+    let next = next_leader(&mut lines, &first);
+    let took = ms(&next).saturating_sub(killed_at);
+    assert!(took < BEFORE_PROMISE_MS, "a new leader {took} ms after the abort");
+    lines.collect(Duration::from_millis(300));
+    lines.assert_one_leader_per_term();
+}
+
 /// A leader-only command that ends on SIGTERM: the watchdog ends it first, then sends.
 #[test]
 fn a_killed_leaders_command_ends_before_the_notice_leaves() {
