@@ -24,7 +24,7 @@ pub enum RuntimeEvent {
     Leader {
         /// The term led.
         term: u64,
-        /// The value this node proclaims ([`crate::RuntimeConfig::value`]), if any.
+        /// The value this node proclaims (`value` of the core configuration in [`crate::RuntimeConfig::node`]), if any.
         value: Option<String>,
     },
     /// This node follows (every transition into follower, and news of a leader while following,

@@ -242,7 +242,7 @@ fn class_of(code: &str, kind: &str) -> &'static str {
 }
 
 /// Every error code a runtime or a core call can raise, and the hosts' own
-/// ([`HOST_ERROR_CODES`]), sorted by code; a code raised under two families (the runtime's
+/// (`HOST_ERROR_CODES`), sorted by code; a code raised under two families (the runtime's
 /// `invalid_peer` is an address, the core's a refusal) keeps the first.
 pub fn error_codes() -> Vec<ErrorCode> {
     let mut seen = BTreeMap::new();
