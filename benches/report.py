@@ -145,8 +145,8 @@ def pct(xs: list[int], q: float) -> float:
 
 
 def process_headline(res: Path) -> list[str]:
-    """Headline rows for the real-process goals: SIGKILL failover per runtime (issue 15: p50 ≤ 50 ms,
-    p90 ≤ 80 ms, beside the previous behaviour and PySyncObj) and idle CPU per runtime (issue 14:
+    """Headline rows for the real-process goals: SIGKILL failover per runtime (goal: p50 ≤ 50 ms,
+    p90 ≤ 80 ms, beside the previous behaviour and PySyncObj) and idle CPU per runtime (goal:
     a Python or Node.js node ≤ 0.5 % as follower, ≤ 1 % as leader)."""
     rows: list[str] = []
     procs = read_json(res / "processes.json")
@@ -212,7 +212,7 @@ def process_headline(res: Path) -> list[str]:
 
 
 def size_and_host_headline(res: Path, root: Path, c: Criterion) -> list[str]:
-    """Headline rows for issue 18's remaining goals: both WebAssembly builds ≤ 60 KB raw, and the
+    """Headline rows for the size goals: both WebAssembly builds ≤ 60 KB raw, and the
     cost above the core of a follower's handle + drain from Node.js (≤ 1 µs) and Python (≤ 0.5 µs)."""
     rows: list[str] = []
     for what, rel in [

@@ -1,4 +1,4 @@
-"""Process benchmark (issue 10, part 4; issue 15): idle CPU and RSS of one node process of each
+"""Process benchmark: idle CPU and RSS of one node process of each
 tenure runtime in a 5-node cluster, and leader failover after SIGKILL measured from outside, side
 by side with PySyncObj (5 processes, its defaults and a 150-300 ms configuration) in the same run.
 Failover is measured per runtime (native, Python, Node.js, wasmtime) in the settings of PROFILES:

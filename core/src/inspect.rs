@@ -94,7 +94,7 @@ pub struct Inspect {
 
 // The two keyed fields are sorted `Vec`s of pairs rather than `BTreeMap`s: the core builds them
 // already in key order, and a map type would link the B-tree's code into every WebAssembly build
-// for nothing (issue 18). They serialize as maps, exactly as the `BTreeMap`s did.
+// for nothing. They serialize as maps, exactly as the `BTreeMap`s did.
 
 impl Inspect {
     /// The count of drops for the reason named `reason` (a [`crate::DropReason::as_str`] name).

@@ -1,5 +1,5 @@
 //! Error and warning messages assembled from `&'static str` pieces and integers, without
-//! `core::fmt`: a WebAssembly build that reports an error links no formatting machinery (issue 18),
+//! `core::fmt`: a WebAssembly build that reports an error links no formatting machinery,
 //! and every binding shows the same text (`Display` writes the same string).
 
 use alloc::string::String;

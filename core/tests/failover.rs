@@ -1,4 +1,4 @@
-//! Rules of fast failover when a leader's port refuses (`peer_down(peer, Refused)`, issue 15) and
+//! Rules of fast failover when a leader's port refuses (`peer_down(peer, Refused)`) and
 //! of the configurable lease (`lease_duration`). Test names are the rules; each is listed with its
 //! scope in docs/protocol.md, "Failover when the leader's port refuses".
 

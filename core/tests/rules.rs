@@ -1,4 +1,4 @@
-//! One test per protocol rule (issue 3, SPEC "The protocol" and "Beyond the Ergo design").
+//! One test per protocol rule (SPEC "The protocol" and "Beyond the Ergo design").
 //! Times are simulated milliseconds; links have 1 ms latency unless cut.
 
 mod common;

@@ -1,4 +1,4 @@
-//! One test per safety rule added after the adversarial review (issue 13): the lease promise,
+//! One test per safety rule added after the adversarial review: the lease promise,
 //! bounded terms, closed membership, freshness against replays and very late duplicates, and the
 //! configuration checks that keep a cluster able to elect. Test names are the rules; each is
 //! listed with its scope in docs/protocol.md.

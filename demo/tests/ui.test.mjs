@@ -1,6 +1,6 @@
 // The demo's controls for a person: keyboard operation, the live summary's mutation rate, the
 // partition buttons' state, the narrow layout, the header, labels at 9 nodes and in multi-tab mode,
-// and each control added for issue 19 (time out now, vote tally, history slider, decoded messages,
+// and each of its controls (time out now, vote tally, history slider, decoded messages,
 // the tour), and an axe-core audit (npm, pinned in package.json) with no serious or critical
 // violation in the states a person sees. Simulated time is driven through window.tenureDemo (no sleeping) except where the
 // test is about what happens frame by frame.

@@ -460,7 +460,7 @@ fn a_declared_peer_whose_ghost_expired_is_declared_again_when_heard_from() {
     }
 }
 
-/// Issue 15 §1: one refused report about a leader that is in fact alive (a transient error, a
+/// One refused report about a leader that is in fact alive (a transient error, a
 /// confused host) changes nothing visible: no event on any node, the same leader and term,
 /// because the leader's next heartbeat arrives before the follower may campaign.
 #[test]

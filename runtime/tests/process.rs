@@ -245,7 +245,7 @@ fn a_view_below_min_cluster_size_is_explained() {
     assert!(w["message"].as_str().unwrap().contains("min_cluster_size 3"), "{w}");
 }
 
-/// Issue 15 §1: a SIGKILLed leader's port refuses the followers' probes, and they elect without
+/// A SIGKILLed leader's port refuses the followers' probes, and they elect without
 /// waiting for an election timeout. The election timeout here is 2 s and the lease 60 ms, so a
 /// new leader in under 1 s can only come from the refusal (without it, no follower campaigns
 /// before 2 s of silence).

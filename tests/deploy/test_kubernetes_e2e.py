@@ -41,7 +41,7 @@ def http_flags_supported() -> str | None:
         return f"{tenure_bin()} is not built"
     out = subprocess.run([str(tenure_bin()), "--help"], capture_output=True, text=True, check=False).stdout
     if "--http" not in out or "--ready-when" not in out:
-        return "this `tenure` has no --http/--ready-when yet (issue 15 part 3, branch `http`)"
+        return "this `tenure` has no --http/--ready-when yet"
     return None
 
 
@@ -241,7 +241,7 @@ def harness_checks(net: PodNet) -> None:
 
 def test_sidecar_pods_elect_and_find_a_pod_that_moved() -> None:
     """The manifest's arguments without --http/--ready-when, so that this runs with or without
-    issue 15's HTTP endpoint; the next test runs them whole."""
+    the runtime's HTTP endpoint; the next test runs them whole."""
     skip_unless_runnable("sidecar")
     run_scenario("sidecar", http=False)
 

@@ -1,4 +1,4 @@
-"""What is inside dist/ (issue 17): every artefact is there, built for the architecture and C
+"""What is inside dist/: every artefact is there, built for the architecture and C
 library floor its tag claims (auditwheel for the wheels; the ELF headers and symbol versions, as
 `readelf -h -V` shows them, for every native binary), with the one version, licenses and project
 URLs; every wheel and platform package carries the supervisor helper `tenure-supervise` for its

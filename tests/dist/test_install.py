@@ -1,4 +1,4 @@
-"""Install tests (issue 17): the artefacts in dist/ install and elect a leader on a machine with
+"""Install tests: the artefacts in dist/ install and elect a leader on a machine with
 no Rust and no C compiler. Each runs with a PATH of python, node, npm and coreutils only (see
 conftest.clean_env) in a directory outside the repository:
 

@@ -1,4 +1,4 @@
-"""One version (issue 17): every manifest in the repository agrees with `[workspace.package]
+"""One version: every manifest in the repository agrees with `[workspace.package]
 version` in Cargo.toml. Needs no build."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT / "benches"))
 
 import quotes
 
-# Pages whose code blocks must each be run by a test or marked (issue 19).
+# Pages whose code blocks must each be run by a test or marked.
 SNIPPET_GLOBS = ("README.md", "python/README.md", "node/README.md", "docs/*.md")
 
 

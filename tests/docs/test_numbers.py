@@ -1,4 +1,4 @@
-"""Numbers in the docs cannot go stale (issue 19).
+"""Numbers in the docs cannot go stale.
 
 Every measured number a page quotes is a `<!-- bench:KEY -->…<!-- /bench -->` span that
 benches/quotes.py fills from BENCHMARKS.md (`make bench` refills them); every other quantity in

@@ -1,4 +1,4 @@
-"""Snippets in the docs cannot go stale (issue 19).
+"""Snippets in the docs cannot go stale.
 
 Every fenced block in README.md, python/README.md, node/README.md and docs/*.md carries a marker
 comment on the line before it, `<!-- snippet: KIND ... -->`, and this file fails on a block

@@ -197,7 +197,7 @@ impl Node {
     /// twice is harmless.
     pub fn handle_timeout(&mut self, now: u64) {
         // Ghosts whose TTL ran out, and silent admitted peers, leave the view.
-        // A loop, not `collect` (one copy less of the collecting code; issue 18).
+        // A loop, not `collect` (one copy less of the collecting code).
         let mut expired = Vec::new();
         for (k, p) in self.peers.iter() {
             if self.peer_expiry(p).is_some_and(|t| t <= now) {

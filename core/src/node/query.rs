@@ -235,7 +235,7 @@ impl Node {
 
     /// The ids of the peers with `flag` (every peer for 0), sorted: one loop for every list of
     /// peers the node builds (`inspect`'s, the targets of a broadcast to the view), rather than a
-    /// copy of the iterator adapters' and `collect`'s code per list (issue 18).
+    /// copy of the iterator adapters' and `collect`'s code per list.
     pub(super) fn peer_ids(&self, flag: u8) -> Vec<String> {
         let mut ids = Vec::new();
         for (k, p) in self.peers.iter() {
@@ -264,7 +264,7 @@ impl Node {
     /// does: it then carries neither the names nor the code that builds them.
     pub fn inspect_unnamed(&self) -> Inspect {
         // Plain loops rather than `collect`: each `collect` over a different adapter chain is a
-        // copy of the collecting code in the WebAssembly builds (issue 18).
+        // copy of the collecting code in the WebAssembly builds.
         let mut votes_granted = Vec::new();
         if let Some(c) = &self.campaign {
             for k in c.granted.keys() {
@@ -338,7 +338,7 @@ impl Node {
 /// The `need`-th newest (largest) of the instants `echoes()` yields (`need` ≥ 1), if it yields
 /// that many: the newest instant that at least `need` of them reach. A binary search between the
 /// oldest and the newest (a few passes, as echoes lie within a few heartbeats of each other),
-/// without allocating and with far less code than a heap or a sort (issue 18).
+/// without allocating and with far less code than a heap or a sort.
 fn nth_newest<I: Iterator<Item = u64>>(echoes: impl Fn() -> I, need: usize) -> Option<u64> {
     let (mut count, mut lo, mut hi) = (0, u64::MAX, 0);
     for t in echoes() {

@@ -1,4 +1,4 @@
-//! Issue 13 §3 as named tests: what one stranger can and cannot do to a cluster.
+//! Named tests: what one stranger can and cannot do to a cluster.
 
 use std::collections::BTreeMap;
 

@@ -59,35 +59,35 @@ fn no_prevote_stickiness_is_caught() {
     assert!(matches!(inv, "L1" | "lease"), "seed {seed}: caught by {inv}");
 }
 
-/// Issue 13 §1: a leader deposed by a higher term must keep its promise (its own lease).
+/// A leader deposed by a higher term must keep its promise (its own lease).
 #[test]
 fn deposed_forgets_promise_is_caught_by_the_lease() {
     let (seed, inv) = first_caught(Bug::DeposedForgetsPromise, default_faults());
     assert_eq!(inv, "lease", "seed {seed}: caught by {inv}");
 }
 
-/// Issue 13 §1: a restarted follower must not vote before the promise of its last ack expires.
+/// A restarted follower must not vote before the promise of its last ack expires.
 #[test]
 fn restart_votes_at_once_is_caught_by_the_lease() {
     let (seed, inv) = first_caught(Bug::RestartVotesAtOnce, opts("crash,oneway,partition", 3));
     assert_eq!(inv, "lease", "seed {seed}: caught by {inv}");
 }
 
-/// Issue 13 §4: check-quorum must count only fresh echoes of the leader's heartbeats.
+/// Check-quorum must count only fresh echoes of the leader's heartbeats.
 #[test]
 fn any_message_is_evidence_is_caught_by_check_quorum() {
     let (seed, inv) = first_caught(Bug::AnyMessageIsEvidence, default_faults());
     assert_eq!(inv, "S4", "seed {seed}: caught by {inv}");
 }
 
-/// Issue 13 §2: a term past the bound or an implausible jump must be dropped.
+/// A term past the bound or an implausible jump must be dropped.
 #[test]
 fn unbounded_term_is_caught() {
     let (seed, inv) = first_caught(Bug::UnboundedTerm, opts("hugeterm,crash,partition", 5));
     assert!(matches!(inv, "terms" | "L1"), "seed {seed}: caught by {inv}");
 }
 
-/// Issue 13 §4: only a newer heartbeat may refresh stickiness (a replayed one must not).
+/// Only a newer heartbeat may refresh stickiness (a replayed one must not).
 #[test]
 fn stale_heartbeat_refreshes_is_caught_by_the_failover_bound() {
     let (seed, inv) = first_caught(Bug::StaleHeartbeatRefreshes, opts("replay,crash,partition", 5));
@@ -106,7 +106,7 @@ fn the_correct_core_passes_the_same_seeds() {
     }
 }
 
-/// Issue 15 §1: a `refused` report may end stickiness but never the lease promise (a false report
+/// A `refused` report may end stickiness but never the lease promise (a false report
 /// about a live leader would elect a second one inside its lease).
 #[test]
 fn refused_releases_promise_is_caught_by_the_lease_invariant() {
@@ -130,7 +130,7 @@ fn unchecked_leadership_start_is_caught_by_check_quorum_from_the_first_moment() 
     assert_eq!(inv, "S4", "seed {seed}: caught by {inv}");
 }
 
-/// Issue 28: a watchdog that sends its notices while its node lives (a stalled leader taken for
+/// A watchdog that sends its notices while its node lives (a stalled leader taken for
 /// dead) lets the followers elect a new leader inside the old one's lease.
 #[test]
 fn a_watchdog_that_sends_while_its_node_lives_is_caught_by_the_lease() {
@@ -144,7 +144,7 @@ fn a_watchdog_that_sends_while_its_node_lives_is_caught_by_the_lease() {
     assert_eq!(inv, "lease", "seed {seed}: caught by {inv}");
 }
 
-/// Issue 28: death notices go only to members that said they speak wire version 4; a core that
+/// Death notices go only to members that said they speak wire version 4; a core that
 /// addresses every member sends v0.1.0 nodes a kind they cannot read.
 #[test]
 fn notices_to_every_member_are_caught_by_the_wire_version_gate() {

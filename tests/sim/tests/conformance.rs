@@ -595,7 +595,7 @@ fn broadcast_reaches_every_member() {
     }
 }
 
-// ----- the lease (issue 13 §1) -----------------------------------------------------------
+// ----- the lease ---------------------------------------------------------------------
 
 /// What the scripted reproduction saw: n3's reported lease deadline and when (if) n1 led.
 struct LeaseRepro {
@@ -605,7 +605,7 @@ struct LeaseRepro {
     log: Vec<String>,
 }
 
-/// The schedule from issue 13 §1, on a hand-driven network (3 nodes, every option at its
+/// The lease schedule of the adversarial review, on a hand-driven network (3 nodes, every option at its
 /// default; every timer fires when due, the script only chooses deliveries and the host's
 /// answer). `None` when this seed's timer draws do not allow the schedule (n3 must time out
 /// first).
@@ -691,7 +691,7 @@ fn lease_repro(seed: u64) -> Option<LeaseRepro> {
     Some(LeaseRepro { seed, deadline, n1_led_at, log })
 }
 
-/// Issue 13 §1: a deposed leader must not help elect another leader before the lease deadline it
+/// A deposed leader must not help elect another leader before the lease deadline it
 /// reported (3 nodes, defaults, no clock drift: the deadline is in every node's clock).
 #[test]
 fn deposed_leader_does_not_vote_before_its_reported_lease_deadline() {

@@ -58,7 +58,7 @@ fn clean(opts: &RunOptions, seeds: std::ops::Range<u64>) {
     }
 }
 
-/// Issue 13 §3: strangers (undeclared ids) writing to a closed cluster, through the chaos and the
+/// Strangers (undeclared ids) writing to a closed cluster, through the chaos and the
 /// stable phase, and a fake voter granting every vote: dropped (`unknown_peer`), 0 violations,
 /// and the stable leader is never lost (L1).
 #[test]
@@ -66,14 +66,14 @@ fn strangers_and_a_fake_voter_change_nothing_in_a_closed_cluster() {
     clean(&variant("fakeids,fakevoter,partition,crash"), 5_000_000..5_000_200);
 }
 
-/// Issue 13 §2: near-maximum terms (and terms just past the plausible jump) under a member's id:
+/// Near-maximum terms (and terms just past the plausible jump) under a member's id:
 /// the cluster re-elects within the L1 bounds and every invariant holds.
 #[test]
 fn near_maximum_terms_do_not_stop_elections() {
     clean(&variant("hugeterm,crash,partition"), 5_100_000..5_100_200);
 }
 
-/// Issue 13 §4: a recorder replaying any recorded datagram at random later times (and, after the
+/// A recorder replaying any recorded datagram at random later times (and, after the
 /// leader's crash, its last datagram of each kind — heartbeats, vote requests — to each receiver
 /// every 20–150 ms) and duplicates delivered up to 10 s late: every invariant holds and the
 /// failover stays within the L1 bound.
@@ -82,7 +82,7 @@ fn replays_and_very_late_duplicates_change_nothing() {
     clean(&variant("replay,latedup,crash,partition"), 5_200_000..5_200_200);
 }
 
-/// Issue 13 §6: crash points between a node's outputs (a `Persist` carried out, the sends after
+/// Crash points between a node's outputs (a `Persist` carried out, the sends after
 /// it lost), clocks drifting within ±ρ, and false `no_connection` reports (S1 stays checked
 /// until a ghost actually expires).
 #[test]
