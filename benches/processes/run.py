@@ -114,7 +114,9 @@ def watchdog_of(pid: int) -> int | None:
     return None
 
 
-def failovers(c: Cluster, kills: int) -> list[int]:
+def failovers(c: Cluster, kills: int, with_watchdog: bool = False) -> list[int]:
+    """Leaderless times over `kills` SIGKILLs of the leader; `with_watchdog` kills its watchdog in
+    the same instant (what a container's end does), so that no notice can leave."""
     out = []
     for _ in range(kills):
         if not c.wait_for(lambda: c.current_leader() is not None, 10):
@@ -124,6 +126,10 @@ def failovers(c: Cluster, kills: int) -> list[int]:
         if leader is None:
             break
         term = c.procs[leader].term
+        proc = c.procs[leader].popen
+        watchdog = watchdog_of(proc.pid) if with_watchdog and proc is not None else None
+        if watchdog is not None:
+            os.kill(watchdog, signal.SIGKILL)
         t0 = c.signal(leader, signal.SIGKILL)
         if c.wait_for(
             lambda t0=t0, term=term, leader=leader: (
@@ -155,6 +161,8 @@ def measure(name: str, c: Cluster, idle_s: float, kills: int) -> dict:
     return {"name": name, "idle": rows, "failover_ms": times}
 
 
+# The defaults, with the leader's watchdog killed in the same instant as the leader.
+WITH_WATCHDOG = "defaults, leader and watchdog killed together"
 # Failover settings measured per runtime: (label, extra command-line options).
 # A leader-only command that exits as soon as it is told to (SIGTERM).
 COMMAND = ["--", "sh", "-c", "trap 'exit 0' TERM; while :; do sleep 0.05; done"]
@@ -163,6 +171,7 @@ PROFILES = [
     ("refused port, no death notice (previous)", ["--no-death-notice"]),
     ("death notice, defaults", []),
     ("death notice, -- CMD", COMMAND),
+    (WITH_WATCHDOG, []),
     (
         "refused port, heartbeat 20 + lease 50",
         ["--heartbeat-interval", "20", "--lease-duration", "50", "--no-death-notice"],
@@ -170,10 +179,10 @@ PROFILES = [
 ]
 
 
-def failover_only(name: str, c: Cluster, kills: int) -> dict:
+def failover_only(name: str, c: Cluster, kills: int, with_watchdog: bool = False) -> dict:
     try:
         c.start_all()
-        times = failovers(c, kills)
+        times = failovers(c, kills, with_watchdog)
     finally:
         c.close()
     print(f"{name}: failover ms {times}", flush=True)
@@ -195,7 +204,8 @@ def markdown(results: list[dict], idle_s: float, kills: int) -> str:
             "(an election timeout), `--no-death-notice` (a refused port ends the wait, the 150 ms lease promise "
             "remains; docs/protocol.md, \"Failover when the leader's port refuses\"), the defaults (the "
             "watchdog's death notice releases the promise; docs/command.md, \"The watchdog\"), the defaults with "
-            "a leader-only command that exits on SIGTERM, and `--heartbeat-interval 20 --lease-duration 50 "
+            "a leader-only command that exits on SIGTERM, the defaults with the leader's watchdog killed with it "
+            "(SIGKILL to both in the same instant, as a container's end does: no notice), and `--heartbeat-interval 20 --lease-duration 50 "
             "--no-death-notice`. PySyncObj is 5 Python processes over TCP."
         ),
         "",
@@ -242,7 +252,9 @@ def main() -> int:
             if a.profiles not in label:
                 continue
             results.append(
-                failover_only(f"tenure {kind}, {label}", Cluster([kind] * 5, options=options), a.kills)
+                failover_only(
+                    f"tenure {kind}, {label}", Cluster([kind] * 5, options=options), a.kills, label == WITH_WATCHDOG
+                )
             )
     if not a.skip_pysyncobj:
         results.append(
