@@ -13,8 +13,8 @@ The story (3 nodes on 127.0.0.1, same options; the third node's id is a hostname
 5. C is paused (SIGSTOP), so that A is the peer B heard from most recently; SIGTERM B: the
    leader hands leadership to A and waits for it (A leads term 3); C resumes and follows A.
 6. B restarts from its state file (started in term 3) and follows A.
-7. SIGKILL of A, the leader: the survivors (B's second run and C) elect a leader of term 4
-   (its refused port ends their wait). Which survivor wins is the protocol's choice (its rank
+7. SIGKILL of A, the leader: the survivors (B's second run and C) elect a leader of term 4 (its
+   refused port ends their wait; every node runs with `--no-death-notice`). Which survivor wins is the protocol's choice (its rank
    among the members' ids, i.e. the random ports): from here on the winner is called W and the
    other L, and their lines after the kill are compared as W's and L's.
 8. A restarts from the state file of the run that was killed (started in term 3) and follows W.
@@ -59,6 +59,11 @@ KINDS = ("native", "python", "node", "wasmtime")
 # Every node: an election timeout long enough that a paused process and a loaded machine do not
 # cost a leadership (check-quorum steps a leader down after election_timeout_min without evidence).
 TIMING = ["--election-timeout-min", "500", "--election-timeout-max", "1000"]
+# No watchdog: whether a leader's death notice is armed when it is killed depends on whether its
+# peers' greetings (which say they can read one) arrived first, a race this story cannot pin down
+# without changing what it tells. The notice is exercised in every runtime by the netns schedules
+# and the process benchmark, and in detail by runtime/tests/watchdog.rs.
+NO_NOTICE = ["--no-death-notice"]
 PAUSE_S = 0.3
 WAIT_S = 20.0
 # Times inside `inspect` (milliseconds on the process's own monotonic clock).
@@ -281,6 +286,7 @@ def run_scenario(
             "--state-file",
             str(tmp / f"{node}.json"),
             *TIMING,
+            *NO_NOTICE,
         ]
         if node.startswith("localhost:"):
             args += ["--bind", "127.0.0.1"]
