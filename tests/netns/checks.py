@@ -81,14 +81,25 @@ def leases(lines: list[Line]) -> list[Lease]:
 
 def lease_overlaps(lines: list[Line]) -> list[str]:
     """A node's `leader` line (term T) at a wall time before another node's lease of a term < T
-    surely ended."""
+    surely ended, unless that lease was ended by its holder's death notice first: the watchdog
+    sends one only once the holder's process is dead and its command is gone (docs/protocol.md,
+    "Death notices"), which `command_overlaps` and `notices_from_the_living` check."""
     found = []
     ls = leases(lines)
+    # (node, term) -> when its watchdog said that leadership ended.
+    ended = {}
+    for ln in lines:
+        if ln.event == "death_notice":
+            key = (ln.node, int(ln.data.get("term", -1)))
+            ended.setdefault(key, ln.ts)
     for ln in lines:
         if ln.event != "leader":
             continue
         term, t = int(ln.data.get("term", 0)), ln.ts
         for lease in ls:
+            notice = ended.get((lease.node, lease.term))
+            if notice is not None and notice <= t:
+                continue
             if (
                 lease.node != ln.node
                 and lease.term < term

@@ -5,6 +5,7 @@
 //! through the core when the command fails. The rules are in `docs/command.md`.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -208,6 +209,16 @@ impl Runner {
                 .arg("--")
                 .args(&spec.argv)
                 .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
+            // The supervisor prints the `death_notice` line, and the command writes its output, to
+            // this process's standard output and error. Some hosts (Node.js) hold those
+            // close-on-exec, which an inherited descriptor would not survive (the child would find
+            // /dev/null there); duplicates handed over explicitly are installed without the flag.
+            if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
+                cmd.stdout(Stdio::from(fd));
+            }
+            if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
+                cmd.stderr(Stdio::from(fd));
+            }
             // Its own session: a signal to the runtime's process group (Ctrl-Z, `kill -STOP --
             // -PGID`, `kill -9 -- -PGID`, a process manager's group kill) must not pause or kill the
             // supervisor together with the runtime; it outlives the runtime to end the command.

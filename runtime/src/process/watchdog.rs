@@ -240,9 +240,12 @@ impl Watchdog {
         if n.datagrams.len() != n.expected {
             return;
         }
+        // The line's time is when the first notice left: a receiver may elect before the line
+        // is written, and readers of the lines order that election after the notice.
+        let at = crate::clock::wall_ms();
         let sent = n.datagrams.iter().filter(|(addr, bytes)| socket.send_to(bytes, addr).is_ok()).count();
         let line = crate::event::json_line(
-            crate::clock::wall_ms(),
+            at,
             &n.id,
             "death_notice",
             &format!(",\"term\":{},\"sent\":{sent},\"peers\":{}", n.term, n.datagrams.len()),
