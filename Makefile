@@ -79,6 +79,7 @@ help:
 	@echo "  test-docs       docs' numbers agree with BENCHMARKS.md and the builds; every code block runs or is marked"
 	@echo "  quotes          rewrite the numbers the docs quote (<!-- bench:KEY --> spans) from BENCHMARKS.md"
 	@echo "  bench-sizes     measure the artefact sizes again into BENCHMARKS.md (no other bench), then quotes"
+	@echo "  bench-processes the process benchmark again into BENCHMARKS.md (PROCESS_OPTS for run.py), then quotes"
 	@echo "  wasm-size       twiggy breakdown of the component and the browser build"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
@@ -360,7 +361,16 @@ quotes:
 bench-sizes: component web
 	$(HOST_PYTHON) benches/report.py --refresh-sizes BENCHMARKS.md
 
-.PHONY: quotes bench-sizes
+# The process benchmark alone (failover from outside per runtime and setting, idle CPU/RSS), its
+# section and headline rows rewritten in BENCHMARKS.md; PROCESS_OPTS=... passes options to run.py.
+bench-processes: setup runtimes
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure
+	$(CARGO) build -q --release -p tenure-component-host --bin tenure-wasmtime
+	@mkdir -p "$(BENCH_RESULTS)"
+	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py $(PROCESS_OPTS)
+	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --refresh-processes BENCHMARKS.md
+
+.PHONY: quotes bench-sizes bench-processes
 
 # The three runtimes the mixed-language cluster is made of: `python -m tenure` (extension built into
 # the venv), Node.js `tenure` (addon), and `tenure-wasmtime` (debug profile: it shares the artefacts
@@ -523,7 +533,7 @@ bench-hosts: setup runtimes web
 	} > "$$f"; cat "$$f"
 	$(CARGO) build -q --release -p tenure-runtime --bin tenure
 	$(CARGO) build -q --release -p tenure-component-host --bin tenure-wasmtime
-	TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
+	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
 	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
 
 fuzz: setup setup-fuzz

@@ -292,6 +292,44 @@ def refresh_sizes(path: Path, root: Path) -> None:
         print(f"bench: warning: {problem}")
 
 
+PROCESS_ROWS = ("| SIGKILL failover p50 / p90, 5 processes (", "| watchdog idle CPU / RSS")
+PROCESS_SECTION = "## Processes: idle cost and failover from the outside"
+
+
+def refresh_processes(path: Path, res: Path, root: Path) -> None:
+    """Rewrites, in an existing BENCHMARKS.md, the processes section and the headline's process
+    rows from `res`'s processes.json/.md (`make bench-processes`: the process benchmark alone, for a
+    change to failover measured without a whole `make bench` run), saying when they were measured;
+    then refills the docs' quoted numbers from it."""
+    fragment = (res / "processes.md").read_text().strip().splitlines()
+    assert fragment and fragment[0] == PROCESS_SECTION, f"{res / 'processes.md'} is not the process benchmark's"
+    at = f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"
+    fragment[1:1] = [
+        "",
+        (
+            "This section and the headline's process rows were measured again on their own (`make "
+            f"bench-processes`, {at}); the other sections are from the run dated above."
+        ),
+    ]
+    lines = path.read_text().splitlines()
+    rows = process_headline(res)
+    first = next((i for i, ln in enumerate(lines) if ln.startswith(PROCESS_ROWS)), None)
+    if first is not None:
+        lines = lines[:first] + rows + [ln for ln in lines[first:] if not ln.startswith(PROCESS_ROWS)]
+    start = lines.index(PROCESS_SECTION)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    lines[start:end] = fragment + [""]
+    path.write_text("\n".join(lines) + "\n")
+    print(f"bench: {len(rows)} headline rows and the processes section rewritten in {path}")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import quotes
+
+    for page in quotes.rewrite(root.resolve(), path.read_text()):
+        print(f"bench: updated the numbers quoted in {page.relative_to(root.resolve())}")
+    for problem in quotes.check(root.resolve(), path.read_text()):
+        print(f"bench: warning: {problem}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", type=Path)
@@ -306,7 +344,18 @@ def main() -> None:
         metavar="BENCHMARKS_MD",
         help="only rewrite the size rows of this existing file from the artefacts built now",
     )
+    ap.add_argument(
+        "--refresh-processes",
+        type=Path,
+        metavar="BENCHMARKS_MD",
+        help="only rewrite the processes section and the headline's process rows from --results",
+    )
     args = ap.parse_args()
+    if args.refresh_processes:
+        if not args.results:
+            ap.error("--refresh-processes needs --results")
+        refresh_processes(args.refresh_processes, args.results, args.root)
+        return
     if args.refresh_sizes:
         refresh_sizes(args.refresh_sizes, args.root)
         return
