@@ -404,6 +404,10 @@ impl GuestNode for NodeResource {
         self.core.borrow().view()
     }
 
+    fn death_notices(&self) -> Vec<(String, Vec<u8>)> {
+        self.core.borrow().death_notices()
+    }
+
     fn warnings(&self) -> Vec<wit::ConfigWarning> {
         let core = self.core.borrow();
         core.warnings().iter().map(warning).collect()
