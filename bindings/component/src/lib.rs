@@ -142,7 +142,9 @@ fn kebab_bytes(message: String, within: impl Fn(usize) -> bool) -> String {
             *b = b'-';
         }
     }
-    String::from_utf8(bytes).unwrap_or_default()
+    // SAFETY: `bytes` came from a `String` and only ASCII `_` became ASCII `-`: still UTF-8
+    // (checking again would link a second UTF-8 decoder entry for nothing).
+    unsafe { String::from_utf8_unchecked(bytes) }
 }
 
 /// `message` with the one field name `field` in kebab-case, where other `_` (in a quoted peer
