@@ -39,11 +39,14 @@ use bindings::exports::tenure::election::node::{Guest, GuestNode};
 use bindings::tenure::election::host;
 use bindings::tenure::election::types as wit;
 
-/// talc, growing linear memory on demand (see Cargo.toml for why not dlmalloc). The component is
-/// single-threaded, as `WasmDynamicTalc` requires.
+#[cfg(target_arch = "wasm32")]
+mod heap;
+
+/// Size classes with free lists, growing linear memory on demand (see `heap` for why that is
+/// enough here).
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: heap::Heap = heap::Heap::new();
 
 #[cfg(target_arch = "wasm32")]
 #[panic_handler]
