@@ -19,11 +19,14 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+#[cfg(not(target_arch = "wasm32"))]
+use hmac::Mac;
 
 mod body;
 mod reason;
+// Compiled everywhere so that its tests run natively against the `hmac` crate.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod sha256;
 
 pub use reason::DropReason;
 
@@ -170,11 +173,45 @@ pub struct Envelope {
     pub message: Message,
 }
 
-pub(crate) type HmacSha256 = Hmac<Sha256>;
+/// The keyed state that tags datagrams: the `hmac` and `sha2` crates natively, the same function
+/// written for size on WebAssembly (`sha256`), where code size counts and the rounds run in
+/// software either way.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+#[cfg(target_arch = "wasm32")]
+pub(crate) use sha256::HmacSha256;
 
+#[cfg(not(target_arch = "wasm32"))]
 fn mac(key: &[u8]) -> Option<HmacSha256> {
     // HMAC accepts keys of any length; `new_from_slice` cannot fail for it, but stay total.
     <HmacSha256 as Mac>::new_from_slice(key).ok()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn mac(key: &[u8]) -> Option<HmacSha256> {
+    Some(HmacSha256::new(key))
+}
+
+/// The tag of everything `m` absorbed.
+#[cfg(not(target_arch = "wasm32"))]
+fn finish(m: HmacSha256) -> [u8; TAG_LEN] {
+    m.finalize().into_bytes().into()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn finish(m: HmacSha256) -> [u8; TAG_LEN] {
+    m.finalize()
+}
+
+/// Whether `tag` is the tag of everything `m` absorbed (compared in constant time).
+#[cfg(not(target_arch = "wasm32"))]
+fn verify(m: HmacSha256, tag: &[u8]) -> bool {
+    m.verify_slice(tag).is_ok()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn verify(m: HmacSha256, tag: &[u8]) -> bool {
+    m.verify(tag)
 }
 
 /// `m` with the id of the datagram's receiver absorbed first, encoded as the body encodes an id
@@ -316,7 +353,7 @@ fn tag(out: &mut Vec<u8>, start: usize, m: Option<&HmacSha256>, to: &[u8]) {
     if let Some(m) = m {
         let mut m = addressed(m, to);
         m.update(out.get(start..).unwrap_or_default());
-        out.extend_from_slice(&m.finalize().into_bytes());
+        out.extend_from_slice(&finish(m));
     }
 }
 
@@ -405,7 +442,7 @@ pub(crate) fn known_heartbeat(
 fn tag_matches(m: &HmacSha256, signed: &[u8], tag: &[u8]) -> bool {
     let mut m = m.clone();
     m.update(signed);
-    m.verify_slice(tag).is_ok()
+    verify(m, tag)
 }
 
 /// Encodes an envelope, appending an HMAC-SHA256 tag for `auth.receiver` when `auth` is given.

@@ -196,7 +196,7 @@ where
             ("duplicate_peer".to_string(), m)
         }))
         .chain(engine_lacks_notices.then(|| {
-            let m = "this engine cannot produce death notices (the WebAssembly component has none yet): a crash of this node fails over by the lease";
+            let m = "this engine cannot produce death notices: a crash of this node fails over by the lease";
             ("death_notice_off".to_string(), m.to_string())
         }))
         .chain((failure_detection && !icmp).then(|| {

@@ -345,9 +345,9 @@ def sigkill_restart(net: Net, rng: random.Random, res: Result) -> None:
     net.wait_leader()
 
 
-# Runtimes whose engine has no death notices yet (the WebAssembly component): their crashes fail
-# over by the lease (docs/command.md, "The watchdog").
-NOTICELESS = {"wasmtime"}
+# Runtimes whose engine has no death notices: their crashes fail over by the lease
+# (docs/command.md, "The watchdog"). Every engine has them now (the component's `death-notices`).
+NOTICELESS: set[str] = set()
 
 
 def death_notices_of(lines: list[Line], n: Node, since: int) -> list[Line]:

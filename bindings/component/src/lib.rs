@@ -39,11 +39,14 @@ use bindings::exports::tenure::election::node::{Guest, GuestNode};
 use bindings::tenure::election::host;
 use bindings::tenure::election::types as wit;
 
-/// talc, growing linear memory on demand (see Cargo.toml for why not dlmalloc). The component is
-/// single-threaded, as `WasmDynamicTalc` requires.
+#[cfg(target_arch = "wasm32")]
+mod heap;
+
+/// Size classes with free lists, growing linear memory on demand (see `heap` for why that is
+/// enough here).
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: heap::Heap = heap::Heap::new();
 
 #[cfg(target_arch = "wasm32")]
 #[panic_handler]
@@ -142,7 +145,9 @@ fn kebab_bytes(message: String, within: impl Fn(usize) -> bool) -> String {
             *b = b'-';
         }
     }
-    String::from_utf8(bytes).unwrap_or_default()
+    // SAFETY: `bytes` came from a `String` and only ASCII `_` became ASCII `-`: still UTF-8
+    // (checking again would link a second UTF-8 decoder entry for nothing).
+    unsafe { String::from_utf8_unchecked(bytes) }
 }
 
 /// `message` with the one field name `field` in kebab-case, where other `_` (in a quoted peer
@@ -402,6 +407,10 @@ impl GuestNode for NodeResource {
 
     fn view(&self) -> Vec<String> {
         self.core.borrow().view()
+    }
+
+    fn death_notices(&self) -> Vec<(String, Vec<u8>)> {
+        self.core.borrow().death_notices()
     }
 
     fn warnings(&self) -> Vec<wit::ConfigWarning> {

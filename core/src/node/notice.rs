@@ -30,15 +30,17 @@ impl Node {
             return Vec::new();
         };
         let every = self.bug(Bug::NoticeToEveryMember);
-        self.peers
-            .iter()
-            .filter(|(_, p)| every || p.has(SPEAKS))
-            .map(|(to, _)| {
+        let mac = self.mac.as_deref().map(|m| &m.send);
+        // A plain loop rather than an iterator chain: the same work in less WebAssembly code.
+        let mut notices = Vec::new();
+        for (to, p) in self.peers.iter() {
+            if every || p.has(SPEAKS) {
                 let mut bytes = Vec::with_capacity(len);
-                wire::write(&mut bytes, &env, self.mac.as_deref().map(|m| &m.send), to.as_bytes());
-                (String::from(to), bytes)
-            })
-            .collect()
+                wire::write(&mut bytes, &env, mac, to.as_bytes());
+                notices.push((String::from(to), bytes));
+            }
+        }
+        notices
     }
 
     /// A death notice from member `from` (its entry is `known`) about the leadership of `term` in

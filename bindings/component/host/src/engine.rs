@@ -229,6 +229,13 @@ impl Engine for ComponentEngine {
         let r = self.node.lease_deadline();
         self.ok(r, None)
     }
+    fn death_notices(&mut self) -> Vec<(String, Vec<u8>)> {
+        let r = self.node.death_notices();
+        self.ok(r, Vec::new())
+    }
+    fn has_death_notices(&self) -> bool {
+        true
+    }
     fn failure(&mut self) -> Option<String> {
         self.failure.clone()
     }

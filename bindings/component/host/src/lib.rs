@@ -356,6 +356,10 @@ impl<C: Callbacks> ComponentNode<C> {
     pub fn warnings(&mut self) -> Call<Vec<ConfigWarning>> {
         self.call(|g, s, n| g.call_warnings(s, n))
     }
+    /// While leading: this leadership's death notices, as (peer, datagram).
+    pub fn death_notices(&mut self) -> Call<Vec<(String, Vec<u8>)>> {
+        self.call(|g, s, n| g.call_death_notices(s, n))
+    }
     /// The whole election state.
     pub fn inspect(&mut self) -> Call<Inspect> {
         self.call(|g, s, n| g.call_inspect(s, n))

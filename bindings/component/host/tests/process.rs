@@ -1,5 +1,6 @@
 //! `tenure-wasmtime` processes over UDP on 127.0.0.1: three elect one leader; on SIGTERM the
-//! leader hands leadership over and prints `stopped`; a killed leader is replaced.
+//! leader hands leadership over and prints `stopped`; a killed leader is replaced, by its
+//! watchdog's death notices (the component's `death-notices`) before the promise made to it ends.
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -29,10 +30,21 @@ fn free_ports(n: usize) -> Vec<u16> {
 /// Starts one node per id in `ids`, each declaring every node of `all` as a peer (membership is
 /// closed); every JSON line goes to one channel.
 fn start(ids: &[String], all: &[String], tx: &std::sync::mpsc::Sender<Value>, dir: &std::path::Path) -> Vec<Proc> {
+    start_with(ids, all, tx, dir, &["--election-timeout-min", "150"])
+}
+
+/// [`start`] with these options instead of the short election timeout.
+fn start_with(
+    ids: &[String],
+    all: &[String],
+    tx: &std::sync::mpsc::Sender<Value>,
+    dir: &std::path::Path,
+    options: &[&str],
+) -> Vec<Proc> {
     ids.iter()
         .map(|id| {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_tenure-wasmtime"));
-            cmd.args(["run", "--id", id, "--cluster", "wasmtime-procs", "--election-timeout-min", "150"]);
+            cmd.args(["run", "--id", id, "--cluster", "wasmtime-procs"]).args(options);
             for p in all {
                 cmd.args(["--peer", p]);
             }
@@ -142,6 +154,43 @@ fn three_processes_elect_hand_over_on_sigterm_and_fail_over_on_kill() {
         let prev = by_term.insert(v["term"].as_u64().unwrap(), v["id"].as_str().unwrap().to_string());
         assert!(prev.is_none() || prev.as_deref() == v["id"].as_str(), "two leaders in a term: {seen:#?}");
     }
+    drop(procs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The watchdog with the component engine (as runtime/tests/watchdog.rs with the native one): a
+/// SIGKILLed leader's watchdog sends the notices the component encoded and authenticated, and a
+/// new leader comes well before the promise made to the dead one could end (`--election-timeout-min
+/// 1500`: within a second only a notice can release it).
+#[test]
+fn a_killed_leader_is_replaced_by_its_death_notice() {
+    let dir = std::env::temp_dir().join(format!("tenure-wasmtime-notice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cluster.key"), b"component notice test key\n").unwrap();
+    let ids: Vec<String> = free_ports(3).into_iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let (tx, rx) = channel();
+    let options = ["--election-timeout-min", "1500", "--election-timeout-max", "3000"];
+    let mut procs = start_with(&ids, &ids, &tx, &dir, &options);
+    let mut seen = Vec::new();
+    let first = wait_for(&rx, &mut seen, Duration::from_secs(60), |v| v["event"] == "leader");
+    assert!(!seen.iter().any(|v| v["event"] == "warning" && v["code"] == "death_notice_off"), "{seen:#?}");
+    // The run loop arms the watchdog once the members said they speak the notice's wire version.
+    std::thread::sleep(Duration::from_millis(500));
+    let leader = first["id"].as_str().unwrap().to_string();
+    let term = first["term"].as_u64().unwrap();
+    let p = procs.iter().position(|p| p.id == leader).unwrap();
+    let killed_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    procs.remove(p); // Drop kills it (SIGKILL); its watchdog lives on.
+    let notice = wait_for(&rx, &mut seen, Duration::from_secs(15), |v| {
+        v["event"] == "death_notice" && v["id"] == leader.as_str()
+    });
+    assert_eq!((notice["sent"].as_u64(), notice["peers"].as_u64()), (Some(2), Some(2)), "{notice}");
+    assert_eq!(notice["term"].as_u64(), Some(term));
+    let next = wait_for(&rx, &mut seen, Duration::from_secs(15), |v| {
+        v["event"] == "leader" && v["term"].as_u64() > Some(term)
+    });
+    let took = next["ts_ms"].as_u64().unwrap().saturating_sub(killed_at);
+    assert!(took < 1000, "a new leader {took} ms after the kill: the notice did not release the promise");
     drop(procs);
     let _ = std::fs::remove_dir_all(&dir);
 }
