@@ -209,7 +209,7 @@ pub enum Bug {
     /// over as a transfer does: the leader goes on leading, its lease running, while the member is
     /// elected with the transfer's exemption from lease promises. Caught by the simulator's lease
     /// invariant and by the rule test of preemption.
-    PreemptWithoutTransfer = 32768,
+    PreemptWithoutTransfer = 16384,
 }
 
 /// A peer that has not said which wire version it speaks is greeted again at most once per this
