@@ -26,6 +26,7 @@ __all__ = [
     "DeathNotice",
     "Value",
     "ValueAck",
+    "Priority",
     "WireMessage",
     "encode",
     "decode",

@@ -178,6 +178,12 @@ impl Node {
         if !reply {
             self.tell_rank(now, from, true);
         }
+        if self.role == Role::Leader {
+            // Its rank arrives a round trip after its first answers to this leadership (its
+            // `Priority` follows the greeting its first acknowledgement prompted): the series of
+            // answers starts here, not a heartbeat interval later with its next acknowledgement.
+            self.note_answer(now, from);
+        }
     }
 
     /// Whether `peer` may be given leadership by a preemption from this leader: it told a priority

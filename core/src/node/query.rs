@@ -340,6 +340,9 @@ impl Node {
             lease_deadline: self.lease_deadline(),
             peer_heard_at,
             peer_acked_at,
+            priority: self.priority(),
+            never_lead: self.never_lead(),
+            peer_priorities: self.known_priorities(),
         }
     }
 }
