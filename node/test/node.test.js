@@ -475,5 +475,5 @@ test('priorities and witnesses reach the core and the wire', () => {
   const message = { kind: 'priority', priority: 7, neverLead: true, reply: false }
   const bytes = wire.encode({ cluster: 'sim', from: 'n3', term: 2, incarnation: 5n, message })
   assert.deepEqual(wire.decode(bytes).message, message)
-  assert.throws(() => new Node({ id: 'a', cluster: 'c', priority: -1 }), { code: 'invalid_argument' })
+  assert.throws(() => new Node({ id: 'a', cluster: 'c', priority: -1 }), { name: 'RangeError', message: /config.priority.*got -1/ })
 })
