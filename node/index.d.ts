@@ -95,6 +95,16 @@ export interface NodeConfig {
   /** The value this node proclaims whenever it leads (at most 256 bytes of UTF-8, such as its
    * service URL; `null` or empty: none): every member reports it as `leaderValue`. */
   value?: string | null
+  /** This node's priority (0 to 2^32 − 1, default 0): among healthy members a higher one
+   * campaigns first, and a leader hands leadership to a member of higher priority that answered
+   * it steadily for `preemptAfter`. */
+  priority?: number
+  /** A witness: votes and acknowledges but never campaigns, never takes a transfer and is never
+   * preempted to (default false). */
+  neverLead?: boolean
+  /** Milliseconds a member of higher priority must answer the leader steadily before it hands
+   * over (default: twice `electionTimeoutMax`; 0: never). */
+  preemptAfter?: U64 | null
 }
 
 /** The durable pair a node persists and is restored from. */
@@ -211,6 +221,10 @@ export interface Inspect {
   leader: string | null
   /** The value the leader proclaims, as this node knows it. */
   leader_value: string | null
+  /** This node's priority, whether it is a witness, and the members that told another rank than the default. */
+  priority: number
+  never_lead: boolean
+  peer_priorities: Record<string, { priority: number; never_lead: boolean }>
   term: number
   voted_for: string | null
   term_changed_at: number
@@ -265,6 +279,8 @@ export type WireMessage =
   | { kind: 'death_notice' }
   | { kind: 'value'; seq: number; value: string }
   | { kind: 'value_ack'; seq: number }
+  /** A member's rank (wire version 4): its priority, whether it is a witness, and whether this answers one. */
+  | { kind: 'priority'; priority: number; neverLead?: boolean; reply?: boolean }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */
@@ -536,6 +552,13 @@ export interface ElectorOptions {
   incarnation?: U64 | null
   /** The value this node proclaims whenever it leads (at most 256 bytes; `leaderValue` on every member). */
   value?: string | null
+  /** This node's priority (default 0): higher campaigns first and is preempted to. */
+  priority?: number
+  /** A witness: votes and acknowledges, never leads. */
+  neverLead?: boolean
+  /** Milliseconds of steady answers before a leader hands over to a member of higher priority
+   * (default: twice `electionTimeoutMax`; 0: never). */
+  preemptAfter?: U64 | null
   /**
    * Makes term and vote durable in this file (JSON; temp file, fsync, rename, fsync of the
    * directory), locked exclusively while the elector runs.

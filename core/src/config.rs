@@ -107,6 +107,21 @@ pub struct Config {
     /// `None` or empty: no value.
     #[cfg_attr(feature = "serde", serde(default))]
     pub value: Option<String>,
+    /// This node's priority: among healthy members a higher one campaigns first, and a leader
+    /// hands leadership to a member of higher priority that answered it steadily for
+    /// [`Config::preempt_after`]. 0 (the default, and every member of wire version 3) everywhere
+    /// behaves exactly as a cluster without priorities.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub priority: u32,
+    /// A witness: votes and acknowledges heartbeats (it counts in every quorum) but never
+    /// campaigns, never takes a leadership transfer and is never preempted to.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub never_lead: bool,
+    /// How long a leader waits, in milliseconds, while a member of higher priority answers it
+    /// steadily, before handing leadership to it by a transfer. `None`: twice
+    /// `election_timeout_max`; 0 turns preemption off.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub preempt_after: Option<u64>,
 }
 
 /// `Config::new`'s defaults for fields missing from a deserialized configuration (feature `serde`).
@@ -155,6 +170,9 @@ impl Config {
             max_clock_drift_ppm: DEFAULT_MAX_CLOCK_DRIFT_PPM,
             incarnation: None,
             value: None,
+            priority: 0,
+            never_lead: false,
+            preempt_after: None,
         }
     }
 
@@ -218,6 +236,22 @@ impl Config {
         self
     }
 
+    /// Sets [`Config::priority`].
+    pub fn priority(mut self, priority: u32) -> Self {
+        self.priority = priority;
+        self
+    }
+    /// Makes this node a witness ([`Config::never_lead`]) or not.
+    pub fn never_lead(mut self, on: bool) -> Self {
+        self.never_lead = on;
+        self
+    }
+    /// Sets [`Config::preempt_after`] (0: no preemption).
+    pub fn preempt_after(mut self, ms: u64) -> Self {
+        self.preempt_after = Some(ms);
+        self
+    }
+
     /// Sets the shared cluster key (authenticated mode).
     pub fn key(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.key = Some(key.into());
@@ -261,6 +295,9 @@ impl Config {
         }
         if let Some(value) = self.election_timeout_max.filter(|v| *v > MAX_DURATION_MS) {
             return Err(ConfigError::DurationTooLarge { field: "election_timeout_max", value });
+        }
+        if let Some(value) = self.preempt_after.filter(|v| *v > MAX_DURATION_MS) {
+            return Err(ConfigError::DurationTooLarge { field: "preempt_after", value });
         }
         let (min, max) = match (self.election_timeout_min, self.election_timeout_max) {
             (None, None) => (DEFAULT_ELECTION_TIMEOUT_MIN, DEFAULT_ELECTION_TIMEOUT_MAX),
@@ -364,6 +401,8 @@ impl Config {
             max_clock_drift_ppm: self.max_clock_drift_ppm,
             lease_duration,
             lease_span,
+            // At most 2 × (2 × MAX_DURATION_MS): exact.
+            preempt_after: self.preempt_after.unwrap_or(max.saturating_mul(2)),
             warnings,
         })
     }
@@ -413,6 +452,10 @@ pub struct ValidConfig {
     /// refuses other candidates for `lease_duration` of its own clock from the moment it receives
     /// it; with clock rates within 1 ± ρ of real time, that outlasts the lease.
     pub lease_span: u64,
+    /// How long a member of higher priority must answer the leader steadily before the leader
+    /// hands leadership to it ([`Config::preempt_after`]; default `2 × election_timeout_max`);
+    /// 0: never.
+    pub preempt_after: u64,
     /// Non-fatal problems.
     pub warnings: Vec<ConfigWarning>,
 }

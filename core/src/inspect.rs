@@ -90,6 +90,14 @@ pub struct Inspect {
     /// age is how old that member's share of the lease evidence is. Native builds only.
     #[cfg_attr(feature = "serde", serde(serialize_with = "pairs_as_map"))]
     pub peer_acked_at: Vec<(String, u64)>,
+    /// This node's priority (`Config::priority`).
+    pub priority: u32,
+    /// Whether this node is a witness (`Config::never_lead`).
+    pub never_lead: bool,
+    /// The members that told this node a rank other than the default, sorted by id: (id,
+    /// priority, never_lead). Written as `{"id": {"priority": p, "never_lead": w}}`.
+    #[cfg_attr(feature = "serde", serde(serialize_with = "ranks_as_map"))]
+    pub peer_priorities: Vec<(String, u32, bool)>,
 }
 
 // The two keyed fields are sorted `Vec`s of pairs rather than `BTreeMap`s: the core builds them
@@ -119,6 +127,16 @@ fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, u64)], s: S) -> Result<S
 }
 
 /// Writes `s` as a JSON string literal.
+#[cfg(feature = "serde")]
+fn ranks_as_map<S: serde::Serializer>(ranks: &[(String, u32, bool)], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(serde::Serialize)]
+    struct Rank {
+        priority: u32,
+        never_lead: bool,
+    }
+    s.collect_map(ranks.iter().map(|(k, p, w)| (k, Rank { priority: *p, never_lead: *w })))
+}
+
 pub(crate) fn write_json_str(out: &mut impl Write, s: &str) -> fmt::Result {
     out.write_char('"')?;
     for c in s.chars() {
@@ -224,6 +242,14 @@ impl fmt::Display for Inspect {
         map(f, &self.peer_heard_at)?;
         f.write_str(",\"peer_acked_at\":")?;
         map(f, &self.peer_acked_at)?;
-        f.write_char('}')
+        write!(f, ",\"priority\":{},\"never_lead\":{},\"peer_priorities\":{{", self.priority, self.never_lead)?;
+        for (i, (k, p, w)) in self.peer_priorities.iter().enumerate() {
+            if i > 0 {
+                f.write_char(',')?;
+            }
+            write_json_str(f, k)?;
+            write!(f, ":{{\"priority\":{p},\"never_lead\":{w}}}")?;
+        }
+        f.write_str("}}")
     }
 }

@@ -40,7 +40,7 @@ pub use fence::{FenceChecker, FenceVerdict};
 pub use inspect::Inspect;
 #[cfg(feature = "bug-injection")]
 pub use node::Bug;
-pub use node::{Event, Node, Output, OutputRef, PeerDownReason, Role};
+pub use node::{Event, Node, Output, OutputRef, PeerDownReason, Role, PREEMPT_BACKOFF_FACTOR};
 #[cfg(feature = "getrandom")]
 pub use rng::{os_seed, SeedError};
 pub use wire::{DropReason, MAX_MESSAGE_SIZE, MAX_TERM, MAX_TERM_JUMP, MAX_VALUE_LEN};

@@ -126,6 +126,19 @@ pub enum Message {
         /// The `seq` of the [`Message::Value`] acknowledged.
         seq: u64,
     },
+    /// "My priority is `priority`, and I never lead" (version 4 and later): how members learn
+    /// each other's rank (`docs/protocol.md`, "Priorities"). Sent only by a member whose priority
+    /// or witness flag is not the default, to each member that speaks version 4, until that
+    /// member's run answers with a `Priority` of its own marked `reply`. Changes no term and no
+    /// vote.
+    Priority {
+        /// Higher campaigns first and is preempted to; 0 is the default (and every v0.1.0 member's).
+        priority: u32,
+        /// A witness: votes and acknowledges, never campaigns, never takes a transfer.
+        never_lead: bool,
+        /// An answer to a `Priority` (which is not answered again).
+        reply: bool,
+    },
 }
 
 impl Message {
@@ -144,6 +157,7 @@ impl Message {
             Message::DeathNotice => "death_notice",
             Message::Value { .. } => "value",
             Message::ValueAck { .. } => "value_ack",
+            Message::Priority { .. } => "priority",
         }
     }
 
@@ -151,7 +165,11 @@ impl Message {
     /// node of that version reads every message it can understand.
     pub fn wire_version(&self) -> u8 {
         match self {
-            Message::Hello { .. } | Message::DeathNotice | Message::Value { .. } | Message::ValueAck { .. } => 4,
+            Message::Hello { .. }
+            | Message::DeathNotice
+            | Message::Value { .. }
+            | Message::ValueAck { .. }
+            | Message::Priority { .. } => 4,
             _ => MIN_VERSION,
         }
     }
@@ -508,6 +526,8 @@ mod tests {
             Message::Value { seq: 2, value: "http://a:8080".to_string() },
             Message::Value { seq: 300, value: String::new() },
             Message::ValueAck { seq: 300 },
+            Message::Priority { priority: 0, never_lead: true, reply: false },
+            Message::Priority { priority: u32::MAX, never_lead: false, reply: true },
         ];
         for m in all {
             for key in [None, Some(&b"secret"[..])] {

@@ -102,7 +102,7 @@ const METRIC_FAMILIES = Object.freeze([
 /** every role name, in the order `tenure_role{role}` lists them */
 const ROLES = Object.freeze(["unclustered","follower","candidate","leader"])
 /** the core's configuration options an `Elector` takes (besides id, cluster and peers) */
-const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation","value"])
+const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation","value","priority","neverLead","preemptAfter"])
 /** the runtime's own options an `Elector` takes (passed to the native runtime) */
 const RUNTIME_OPTIONS = Object.freeze(["bind","stateFile","keyFile","confirmTimeout","handoverTimeout","resolveInterval","http","readyWhen","failurePolicy"])
 /** configuration defaults by the core's field name (durations in milliseconds) */
@@ -123,7 +123,10 @@ const DEFAULTS = Object.freeze({
   max_peers: 64,
   max_step_downs: null,
   min_cluster_size: 3,
+  never_lead: false,
   pre_vote: true,
+  preempt_after: 600,
+  priority: 0,
   resolve_interval: 10000,
 })
 

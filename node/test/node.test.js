@@ -457,3 +457,23 @@ test('a Rust panic inside the addon becomes an InternalError; the process surviv
   // The addon keeps working afterwards.
   assert.equal(new Node({ id: 'a', cluster: 'c', bootstrap: ['a', 'b', 'c'] }).role, 'follower')
 })
+
+test('priorities and witnesses reach the core and the wire', () => {
+  const sim = new SimCluster(3)
+  const ranks = { n1: { neverLead: true }, n3: { priority: 7 } }
+  sim.ids.forEach((id, i) => {
+    sim.nodes.set(id, new Node({ id, cluster: 'sim', bootstrap: sim.ids, ...ranks[id] }, { now: 0, seed: 1000 + i }))
+  })
+  sim.runUntil(5000)
+  const leader = [...sim.nodes.values()].find((n) => n.isLeader)
+  assert.equal(leader?.id, 'n3')
+  // The leader hears every member, so it knows every rank (a follower knows those it talks to).
+  const state = leader.inspect()
+  assert.equal(state.priority, 7)
+  assert.equal(state.neverLead, false)
+  assert.deepEqual(Object.keys(state.peerPriorities), ['n1'])
+  const message = { kind: 'priority', priority: 7, neverLead: true, reply: false }
+  const bytes = wire.encode({ cluster: 'sim', from: 'n3', term: 2, incarnation: 5n, message })
+  assert.deepEqual(wire.decode(bytes).message, message)
+  assert.throws(() => new Node({ id: 'a', cluster: 'c', priority: -1 }), { name: 'RangeError', message: /config.priority.*got -1/ })
+})

@@ -118,6 +118,9 @@ class ElectorOptions(TypedDict, total=False):
     max_clock_drift_ppm: int
     incarnation: Optional[int]
     value: Optional[str]
+    priority: int
+    never_lead: bool
+    preempt_after: Optional[int]
     state_file: Union[str, os.PathLike[str], None]
     key: Union[bytes, str, None]
     key_file: Union[str, os.PathLike[str], None]

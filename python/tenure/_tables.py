@@ -231,6 +231,9 @@ CONFIG_OPTIONS: Tuple[str, ...] = (
     "max_clock_drift_ppm",
     "incarnation",
     "value",
+    "priority",
+    "never_lead",
+    "preempt_after",
 )
 """The core's configuration options an elector takes as keyword options (besides id, cluster
 and the peers)."""
@@ -252,7 +255,10 @@ DEFAULTS: Dict[str, object] = {
     "max_peers": 64,
     "max_step_downs": None,
     "min_cluster_size": 3,
+    "never_lead": False,
     "pre_vote": True,
+    "preempt_after": 600,
+    "priority": 0,
     "resolve_interval": 10000,
 }
 """Configuration defaults by the core's field name (durations in milliseconds)."""
@@ -273,5 +279,8 @@ DEFAULT_MAX_ID_LEN: int = 255
 DEFAULT_MAX_PEERS: int = 64
 DEFAULT_MAX_STEP_DOWNS: Optional[int] = None
 DEFAULT_MIN_CLUSTER_SIZE: int = 3
+DEFAULT_NEVER_LEAD: bool = False
 DEFAULT_PRE_VOTE: bool = True
+DEFAULT_PREEMPT_AFTER: int = 600
+DEFAULT_PRIORITY: int = 0
 DEFAULT_RESOLVE_INTERVAL: int = 10000

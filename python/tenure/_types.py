@@ -175,6 +175,16 @@ class Config:
     value: Optional[str] = None
     """The value this node proclaims whenever it leads (at most 256 bytes of UTF-8, such as its
     service URL; ``None`` or empty: none): every member reports it as ``leader_value``."""
+    priority: int = 0
+    """This node's priority (0 to 2^32 − 1): among healthy members a higher one campaigns first,
+    and a leader hands leadership to a member of higher priority that answered it steadily for
+    ``preempt_after``. 0 everywhere: no preference."""
+    never_lead: bool = False
+    """A witness: votes and acknowledges (it counts in every quorum) but never campaigns, never
+    takes a transfer and is never preempted to."""
+    preempt_after: Optional[int] = None
+    """Milliseconds a member of higher priority must answer the leader steadily before the leader
+    hands over (``None``: twice ``election_timeout_max``; 0: never)."""
     lease_duration: Optional[int] = None
     """How long a promise (and so the leader's lease) lasts, in ms (``None``:
     ``election_timeout_min``). At most ``election_timeout_min`` and, less the clock-drift margin,

@@ -26,6 +26,7 @@ __all__ = [
     "DeathNotice",
     "Value",
     "ValueAck",
+    "Priority",
     "WireMessage",
     "encode",
     "decode",
@@ -144,9 +145,21 @@ class ValueAck:
     kind = "value_ack"
 
 
+@dataclass(frozen=True)
+class Priority:
+    """"My priority is ``priority``; ``never_lead``: I am a witness" (wire version 4 and later):
+    sent by a member of a rank other than the default to each member that speaks version 4, until
+    that member answers with one of its own marked ``reply``."""
+
+    priority: int
+    never_lead: bool = False
+    reply: bool = False
+    kind = "priority"
+
+
 WireMessage = Union[
     PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello, DeathNotice,
-    Value, ValueAck,
+    Value, ValueAck, Priority,
 ]
 """Any protocol message."""
 

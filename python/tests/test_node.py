@@ -508,3 +508,24 @@ def test_the_leaders_value_reaches_every_member_and_proclaim_changes_it() -> Non
     assert info.value.code == "value_too_long"
     with pytest.raises(tenure.ConfigError, match="257 bytes"):
         Config(id="a", cluster="c", value="v" * 257).validate()
+
+
+def test_priorities_and_witnesses_reach_the_core_and_the_wire() -> None:
+    sim = SimNet()
+    ranks: dict[str, dict[str, object]] = {"n1": {"never_lead": True}, "n3": {"priority": 7}}
+    for i, node_id in enumerate(sim.ids):
+        cfg = Config(id=node_id, cluster="sim", bootstrap=tuple(sim.ids), **ranks.get(node_id, {}))  # type: ignore[arg-type]
+        sim.nodes[node_id] = Node(cfg, now=0, seed=1000 + i)
+    sim.run_until(5000)
+    # n3 has the highest priority: it leads (first, or by a preemption); the witness never does.
+    assert sim.leader() == "n3"
+    assert all("n1" not in ids for ids in sim.leaders.values())
+    # The leader hears every member, so it knows every rank (a follower knows those it talks to).
+    state = sim.nodes["n3"].inspect()
+    assert state["priority"] == 7 and state["never_lead"] is False
+    assert state["peer_priorities"] == {"n1": {"priority": 0, "never_lead": True}}
+    message = wire.Priority(7, never_lead=True, reply=False)
+    env = wire.Envelope("sim", "n3", 2, message, incarnation=5)
+    assert wire.decode(wire.encode(env)).message == message
+    with pytest.raises(tenure.ConfigError, match="preempt_after"):
+        Config(id="a", cluster="c", preempt_after=2**40).validate()

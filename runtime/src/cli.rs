@@ -20,7 +20,8 @@ use crate::{spawn, Engine, EngineInit, Handle, RuntimeConfig, RuntimeError, Runt
 pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT ...] --cluster NAME
     [--bind IP[:PORT]] [--min-cluster-size N] [--election-timeout-min MS] [--election-timeout-max MS]
     [--heartbeat-interval MS] [--lease-duration MS] [--ghost-ttl MS] [--state-file PATH]
-    [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--value TEXT] [--http IP:PORT]
+    [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--value TEXT] [--priority N]
+    [--never-lead] [--preempt-after MS] [--http IP:PORT]
     [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [--max-failures N]
     [--max-step-downs N] [--app-health URL] [--app-health-interval MS] [--pod-label KEY]
     [--service-account DIR] [--no-death-notice | --death-notice] [-- CMD ARGS...]
@@ -60,6 +61,15 @@ changes its value to TEXT; empty: none).
   --value TEXT                 the value this node proclaims whenever it leads (at most 256
                                bytes; its service URL, say): every member reports it with the
                                leader (follower lines, /leader, inspect)
+  --priority N                 among healthy members a higher priority campaigns first, and a
+                               leader hands leadership to a member of higher priority that
+                               answered it steadily for --preempt-after (default 0 everywhere:
+                               no preference)
+  --never-lead                 a witness: votes and acknowledges (it counts in every quorum) but
+                               never campaigns, never takes a transfer and is never preempted to
+  --preempt-after MS           how long a member of higher priority must answer the leader
+                               steadily before it hands over (default: twice
+                               --election-timeout-max; 0: never)
   --no-failure-detection       do not probe a quiet leader for a refused port (ICMP); a dead
                                leader is then replaced after an election timeout only
   --kill-grace MS              SIGTERM to SIGKILL for the leader-only command (default 1000)
@@ -154,6 +164,12 @@ pub struct RunOptions {
     pub http: Option<String>,
     /// `--value`.
     pub value: Option<String>,
+    /// `--priority`.
+    pub priority: Option<u32>,
+    /// `--never-lead`.
+    pub never_lead: bool,
+    /// `--preempt-after`.
+    pub preempt_after: Option<u64>,
     /// `--ready-when`.
     pub ready_when: Option<String>,
     /// `--app-health`.
@@ -233,7 +249,14 @@ where
         if !name.starts_with("--") {
             return Err(format!("unexpected argument \"{flag}\""));
         }
-        if matches!(name, "--admit-unknown-peers" | "--no-failure-detection" | "--no-death-notice" | "--death-notice") {
+        if matches!(
+            name,
+            "--admit-unknown-peers"
+                | "--no-failure-detection"
+                | "--no-death-notice"
+                | "--death-notice"
+                | "--never-lead"
+        ) {
             if inline.is_some() {
                 return Err(format!("{name} takes no value"));
             }
@@ -241,6 +264,7 @@ where
                 "--admit-unknown-peers" => &mut o.admit_unknown_peers,
                 "--no-death-notice" => &mut o.no_death_notice,
                 "--death-notice" => &mut o.death_notice,
+                "--never-lead" => &mut o.never_lead,
                 _ => &mut o.no_failure_detection,
             };
             if *slot {
@@ -249,7 +273,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 23] = [
+        const KNOWN: [&str; 25] = [
             "--id",
             "--peer",
             "--cluster",
@@ -273,6 +297,8 @@ where
             "--pod-label",
             "--service-account",
             "--value",
+            "--priority",
+            "--preempt-after",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -304,6 +330,8 @@ where
             "--pod-label" => once(&mut o.pod_label, name, value)?,
             "--service-account" => once(&mut o.service_account, name, value)?,
             "--value" => once(&mut o.value, name, value)?,
+            "--priority" => once(&mut o.priority, name, number(name, &value)?)?,
+            "--preempt-after" => once(&mut o.preempt_after, name, number(name, &value)?)?,
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -358,6 +386,9 @@ impl RunOptions {
             c.max_peers = n;
         }
         c.value = self.value.clone();
+        c.priority = self.priority.unwrap_or(0);
+        c.never_lead = self.never_lead;
+        c.preempt_after = self.preempt_after;
         let mut r = RuntimeConfig::new(c);
         r.bind = self.bind.clone();
         r.state_file = self.state_file.as_ref().map(PathBuf::from);

@@ -319,7 +319,10 @@ pub fn defaults() -> BTreeMap<&'static str, Value> {
     if let Ok(v) = c.validate() {
         d.insert("lease_duration", json!(v.lease_duration));
         d.insert("lease_span", json!(v.lease_span));
+        d.insert("preempt_after", json!(v.preempt_after));
     }
+    d.insert("priority", json!(c.priority));
+    d.insert("never_lead", json!(c.never_lead));
     d
 }
 
@@ -374,6 +377,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "max_clock_drift_ppm",
     "incarnation",
     "value",
+    "priority",
+    "never_lead",
+    "preempt_after",
     "bind",
     "state_file",
     "key_file",
@@ -407,6 +413,9 @@ pub const ELECTOR_CONFIG_OPTIONS: &[&str] = &[
     "max_clock_drift_ppm",
     "incarnation",
     "value",
+    "priority",
+    "never_lead",
+    "preempt_after",
 ];
 
 /// The runtime's own options ([`crate::RuntimeConfig`]'s, beside the core's

@@ -82,6 +82,9 @@ impl Guest for Component {
             max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
             incarnation: c.incarnation,
             value: c.value,
+            priority: Some(c.priority),
+            never_lead: Some(c.never_lead),
+            preempt_after: c.preempt_after,
         }
     }
 }
@@ -308,6 +311,13 @@ impl GuestNode for NodeResource {
         }
         c.incarnation = config.incarnation;
         c.value = config.value;
+        if let Some(p) = config.priority {
+            c.priority = p;
+        }
+        if let Some(w) = config.never_lead {
+            c.never_lead = w;
+        }
+        c.preempt_after = config.preempt_after;
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
         let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };

@@ -9,7 +9,7 @@ use crate::conv::{
     boolean, bytes, bytes_or_string, coded_error, is_nullish, object, only_keys, opt_u64, prop, range_error, string,
     type_error, u64_arg, U64,
 };
-use crate::durable_from_js;
+use crate::{durable_from_js, uint};
 use tenure::wire::{self, Envelope, Message};
 use tenure::{DropReason, FenceVerdict};
 
@@ -54,6 +54,11 @@ fn message_to_js<'e>(env: &'e Env, m: Message) -> Result<Object<'e>> {
             o.set("value", value)?
         }
         Message::ValueAck { seq } => o.set("seq", U64(seq))?,
+        Message::Priority { priority, never_lead, reply } => {
+            o.set("priority", priority)?;
+            o.set("neverLead", never_lead)?;
+            o.set("reply", reply)?
+        }
     }
     Ok(o)
 }
@@ -99,10 +104,21 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
             value: string(env, &need("value")?, "message.value")?,
         },
         "value_ack" => Message::ValueAck { seq: u64_arg(env, &need("seq")?, "message.seq")? },
+        "priority" => Message::Priority {
+            priority: uint(env, &need("priority")?, "message.priority", u64::from(u32::MAX))? as u32,
+            never_lead: match prop(&obj, "neverLead")? {
+                Some(r) => boolean(env, &r, "message.neverLead")?,
+                None => false,
+            },
+            reply: match prop(&obj, "reply")? {
+                Some(r) => boolean(env, &r, "message.reply")?,
+                None => false,
+            },
+        },
         other => {
             return Err(type_error(
                 env,
-                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello, death_notice, value, value_ack)"),
+                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello, death_notice, value, value_ack, priority)"),
             ))
         }
     })

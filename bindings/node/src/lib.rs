@@ -47,6 +47,9 @@ const CONFIG_KEYS: &[&str] = &[
     "maxClockDriftPpm",
     "incarnation",
     "value",
+    "priority",
+    "neverLead",
+    "preemptAfter",
 ];
 
 /// Reads a node configuration object (camelCase keys, see `index.d.ts` `NodeConfig`).
@@ -106,6 +109,13 @@ pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
             c.value = Some(string(env, &v, "config.value")?);
         }
     }
+    if let Some(v) = prop(&obj, "priority")? {
+        c.priority = uint(env, &v, "config.priority", u64::from(u32::MAX))? as u32;
+    }
+    if let Some(v) = prop(&obj, "neverLead")? {
+        c.never_lead = boolean(env, &v, "config.neverLead")?;
+    }
+    c.preempt_after = opt_u64(env, prop(&obj, "preemptAfter")?.as_ref(), "config.preemptAfter")?;
     Ok(c)
 }
 

@@ -145,6 +145,9 @@ pub(crate) fn config_from(obj: &Bound<'_, PyAny>) -> PyResult<Config> {
     c.max_clock_drift_ppm = attr(obj, W, "max_clock_drift_ppm")?;
     c.incarnation = attr(obj, W, "incarnation")?;
     c.value = attr(obj, W, "value")?;
+    c.priority = attr(obj, W, "priority")?;
+    c.never_lead = attr(obj, W, "never_lead")?;
+    c.preempt_after = attr(obj, W, "preempt_after")?;
     Ok(c)
 }
 

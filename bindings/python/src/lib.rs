@@ -85,6 +85,7 @@ cached!(cls_hello, "tenure.wire", "Hello");
 cached!(cls_death_notice, "tenure.wire", "DeathNotice");
 cached!(cls_value, "tenure.wire", "Value");
 cached!(cls_value_ack, "tenure.wire", "ValueAck");
+cached!(cls_priority, "tenure.wire", "Priority");
 cached!(json_loads, "json", "loads");
 cached!(errors_module, "tenure", "errors");
 

@@ -17,6 +17,7 @@ pub(crate) fn message_to_py<'py>(py: Python<'py>, m: Message) -> PyResult<Bound<
         Message::DeathNotice => cls_death_notice(py)?.call0(),
         Message::Value { seq, value } => cls_value(py)?.call1((seq, value)),
         Message::ValueAck { seq } => cls_value_ack(py)?.call1((seq,)),
+        Message::Priority { priority, never_lead, reply } => cls_priority(py)?.call1((priority, never_lead, reply)),
     }
 }
 
@@ -47,6 +48,12 @@ pub(crate) fn message_from(m: &Bound<'_, PyAny>) -> PyResult<Message> {
         Message::Value { seq: attr(m, W, "seq")?, value: attr(m, W, "value")? }
     } else if is(m, cls_value_ack(py))? {
         Message::ValueAck { seq: attr(m, W, "seq")? }
+    } else if is(m, cls_priority(py))? {
+        Message::Priority {
+            priority: attr(m, W, "priority")?,
+            never_lead: attr(m, W, "never_lead")?,
+            reply: attr(m, W, "reply")?,
+        }
     } else {
         return Err(PyTypeError::new_err(format!("expected a tenure.wire message, got {}", type_name(m))));
     })

@@ -43,7 +43,7 @@ export interface DecodedMessage {
   from: string;
   term: number;
   incarnation: bigint;
-  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app" | "hello" | "value" | "value_ack";
+  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app" | "hello" | "value" | "value_ack" | "priority";
   granted?: boolean;
   transfer?: boolean;
   sentAt?: number;
@@ -52,6 +52,10 @@ export interface DecodedMessage {
   payload?: Uint8Array;
   /** `value`: the leader's proclaimed value. */
   value?: string;
+  /** `priority`: the sender's priority, whether it is a witness, and whether this answers one. */
+  priority?: number;
+  neverLead?: boolean;
+  reply?: boolean;
 }
 "#;
 
@@ -239,6 +243,11 @@ fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue
             set(&o, "value", value);
         }
         Message::ValueAck { seq } => set(&o, "seq", js_sys::BigInt::from(seq)),
+        Message::Priority { priority, never_lead, reply } => {
+            set(&o, "priority", f64::from(priority));
+            set(&o, "neverLead", never_lead);
+            set(&o, "reply", reply);
+        }
         Message::PreVote | Message::TimeoutNow | Message::DeathNotice => {}
     }
     Ok(o.into())

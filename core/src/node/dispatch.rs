@@ -11,7 +11,8 @@ impl Node {
             | Message::Hello { .. }
             | Message::DeathNotice
             | Message::Value { .. }
-            | Message::ValueAck { .. } => false,
+            | Message::ValueAck { .. }
+            | Message::Priority { .. } => false,
             Message::PreVoteReply { granted } => !granted,
             Message::Vote { transfer } => *transfer || !self.sticky(now),
             _ => true,
@@ -118,6 +119,9 @@ impl Node {
                     slot => *slot = Some((Box::from(from), sent_at)),
                 }
                 self.send(from, Message::HeartbeatAck { echo: sent_at });
+                if self.ranks.is_some() {
+                    self.retell_ranks(now);
+                }
                 // The acknowledgement counts toward the leader's lease: honour it (on this node's
                 // clock, from now, which is no earlier than the heartbeat's sending).
                 self.acked_until = self.acked_until.max(now.saturating_add(self.timing.lease_duration));
@@ -140,6 +144,9 @@ impl Node {
                         p.set_ack_echo(Some(p.ack_echo().map_or(echo, |e| e.max(echo))));
                         p.set_evidence_at(Some(p.evidence_at().map_or(echo, |e| e.max(echo))));
                     }
+                    if self.ranks.is_some() {
+                        self.note_answer(now, from);
+                    }
                 }
             }
             Message::TimeoutNow => {
@@ -147,6 +154,7 @@ impl Node {
                     && self.leader.as_deref() == Some(from)
                     && self.role == Role::Follower
                     && self.clustered()
+                    && !self.never_lead()
                     && self.times.get(CAMPAIGN_HOLD).is_none_or(|hold| hold <= now)
                 {
                     self.start_election(now, true);
@@ -167,11 +175,17 @@ impl Node {
                     // it holds no value.
                     self.value_to_new_speaker(from);
                 }
+                if news && self.ranks.is_some() {
+                    self.rank_to_new_speaker(now, from);
+                }
             }
             // Handled whole in `accept` (`death_notice`), which never passes one on.
             Message::DeathNotice => {}
             Message::Value { seq, value } => self.on_value(from, term, seq, &value),
             Message::ValueAck { seq } => self.on_value_ack(from, term, seq),
+            Message::Priority { priority, never_lead, reply } => {
+                self.on_priority(now, from, priority, never_lead, reply)
+            }
         }
     }
 

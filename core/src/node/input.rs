@@ -209,6 +209,9 @@ impl Node {
         }
 
         if self.role == Role::Leader {
+            if self.ranks.is_some() && self.preempt(now) {
+                return;
+            }
             if self.times.get(HEARTBEAT_DEADLINE).is_some_and(|t| t <= now) {
                 self.leader_tick(now);
             }
@@ -236,6 +239,11 @@ impl Node {
             // The host asked this node to let the others lead first (its leader work keeps
             // failing): it still votes, and campaigns only if nobody else has led by then.
             self.times.set(ELECTION_DEADLINE, Some(hold));
+            return;
+        }
+        if self.never_lead() {
+            // A witness votes and acknowledges, and never campaigns.
+            self.reset_election_timer(now);
             return;
         }
         if self.pre_vote {
@@ -329,7 +337,10 @@ impl Node {
     /// same short window.
     pub(super) fn failover_slot(&mut self, now: u64, gone: Option<&str>) -> u64 {
         let slot = self.failover_slot_len();
-        let rank = self.peers.keys().filter(|p| *p < self.id() && Some(*p) != gone).count() as u64;
+        let rank = match self.campaign_rank(gone) {
+            Some(rank) => rank,
+            None => self.peers.keys().filter(|p| *p < self.id() && Some(*p) != gone).count() as u64,
+        };
         let jitter = self.rng.range_inclusive(0, slot / 3);
         // Never before a promise that still binds (a boot promise, say) runs out.
         let start = now.max(self.promise_until());

@@ -27,6 +27,9 @@ impl Node {
         if self.values.is_some() {
             self.start_leadership_value();
         }
+        if self.ranks.is_some() {
+            self.ranks_new_leadership();
+        }
         self.push_event(Event::BecameLeader { term: self.term });
         self.send_heartbeats(now);
     }
@@ -46,6 +49,9 @@ impl Node {
         if self.values.is_some() {
             // Again to each member that has not acknowledged it: loss costs one round.
             self.send_values();
+        }
+        if self.ranks.is_some() {
+            self.retell_ranks(now);
         }
         // This node counts itself in the lease it is building: it must not help elect anyone else
         // before that lease can have run out.

@@ -27,11 +27,13 @@ mod membership;
 mod notice;
 mod outbox;
 mod plumbing;
+mod priority;
 mod query;
 mod value;
 
 pub use outbox::OutputRef;
 use outbox::{Other, Outbox};
+pub use priority::PREEMPT_BACKOFF_FACTOR;
 
 /// A node's role in the election.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,6 +205,11 @@ pub enum Bug {
     /// v0.1.0 node would be sent a kind it cannot read). Caught by the simulator's wire-version
     /// gate invariant.
     NoticeToEveryMember = 8192,
+    /// A preemption tells the member of higher priority to campaign but does not hand leadership
+    /// over as a transfer does: the leader goes on leading, its lease running, while the member is
+    /// elected with the transfer's exemption from lease promises. Caught by the simulator's lease
+    /// invariant and by the rule test of preemption.
+    PreemptWithoutTransfer = 16384,
 }
 
 /// A peer that has not said which wire version it speaks is greeted again at most once per this
@@ -545,6 +552,9 @@ pub struct Node {
     last_sender: u16,
     persist_pending: bool,
     bugs: u16,
+    /// Priorities and witnesses: this node's rank and what it learned of the others'. Boxed and
+    /// `None` while this node and every peer it heard of have the default rank.
+    ranks: Option<Box<priority::Ranks>>,
 }
 
 const MAX_BACKOFF_FACTOR: u64 = 20;
@@ -613,6 +623,7 @@ impl Node {
             last_sender: 0,
             persist_pending: false,
             bugs: 0,
+            ranks: priority::Ranks::configured(config.priority, config.never_lead),
         };
         if node.clustered() {
             node.role = Role::Follower;

@@ -100,6 +100,12 @@ impl Node {
     }
 
     pub(super) fn reset_election_timer(&mut self, now: u64) {
+        if self.ranks.is_some() {
+            if let Some(at) = self.ranked_deadline(now) {
+                self.times.set(ELECTION_DEADLINE, Some(at));
+                return;
+            }
+        }
         let t = self.rng.range_inclusive(self.timing.election_timeout_min, self.timing.election_timeout_max);
         self.times.set(ELECTION_DEADLINE, Some(now.saturating_add(t)));
     }

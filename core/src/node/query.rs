@@ -120,7 +120,8 @@ impl Node {
     /// The peer a graceful stop should hand leadership to: of the peers that have answered, are
     /// not reported unreachable or refused (a stopped process, or one that said it stops) and,
     /// while leading, acknowledged one of the last two heartbeat rounds, the one heard from most
-    /// recently (ties: the smaller id). Every runtime uses this, so they all choose alike.
+    /// recently (ties: the smaller id). With priorities, the highest priority among them first,
+    /// and never a witness. Every runtime uses this, so they all choose alike.
     pub fn transfer_target(&self) -> Option<&str> {
         // A leader's heartbeats are acknowledged every round: a peer whose newest acknowledged
         // heartbeat is older than two rounds has stopped answering (a rolling stop's previous
@@ -133,16 +134,19 @@ impl Node {
         };
         // The peers iterate sorted by id: keeping the first peer heard at the latest instant
         // breaks ties toward the smaller id.
-        let mut best: Option<(u64, &str)> = None;
+        // With priorities, the highest priority first (then as above); a witness never.
+        let mut best: Option<((u32, u64), &str)> = None;
         for (id, p) in self.peers.iter() {
+            let (priority, never_lead) = if self.ranks.is_some() { self.rank_of(id, p) } else { (0, false) };
             let eligible = p.has(ANSWERED)
                 && !p.has(REFUSED)
+                && !never_lead
                 && p.ghost_until().is_none()
                 && since.is_none_or(|s| p.ack_echo() >= Some(s));
             if !eligible {
                 continue;
             }
-            if let Some(t) = p.last_heard().filter(|t| best.is_none_or(|(b, _)| *t > b)) {
+            if let Some(t) = p.last_heard().map(|t| (priority, t)).filter(|t| best.is_none_or(|(b, _)| *t > b)) {
                 best = Some((t, id));
             }
         }
@@ -165,6 +169,11 @@ impl Node {
     pub fn poll_timeout(&self) -> Option<u64> {
         let mut next =
             [self.times.get(ELECTION_DEADLINE), self.times.get(HEARTBEAT_DEADLINE)].into_iter().flatten().min();
+        if self.ranks.is_some() {
+            if let Some(t) = self.preempt_at() {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
         for p in self.peers.values() {
             if let Some(t) = self.peer_expiry(p) {
                 next = Some(next.map_or(t, |n| n.min(t)));
@@ -331,6 +340,9 @@ impl Node {
             lease_deadline: self.lease_deadline(),
             peer_heard_at,
             peer_acked_at,
+            priority: self.priority(),
+            never_lead: self.never_lead(),
+            peer_priorities: self.known_priorities(),
         }
     }
 }

@@ -26,6 +26,8 @@ const DEATH_NOTICE: u64 = 9;
 const VALUE: u64 = 10;
 /// Version 4 and later only.
 const VALUE_ACK: u64 = 11;
+/// Version 4 and later only.
+const PRIORITY: u64 = 12;
 
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
 fn varint_len(v: u64) -> usize {
@@ -63,6 +65,7 @@ fn message_len(m: &Message) -> usize {
         Message::Hello { version, .. } => varint_len(u64::from(*version)).saturating_add(1),
         Message::Value { seq, value } => varint_len(*seq).saturating_add(bytes_len(value.as_bytes())),
         Message::ValueAck { seq } => varint_len(*seq),
+        Message::Priority { priority, .. } => varint_len(u64::from(*priority)).saturating_add(2),
     };
     fields.saturating_add(1) // every kind index is below 128: one byte
 }
@@ -150,6 +153,12 @@ pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
         Message::ValueAck { seq } => {
             put_varint(out, VALUE_ACK);
             put_varint(out, *seq);
+        }
+        Message::Priority { priority, never_lead, reply } => {
+            put_varint(out, PRIORITY);
+            put_varint(out, u64::from(*priority));
+            out.push(u8::from(*never_lead));
+            out.push(u8::from(*reply));
         }
     }
 }
@@ -274,6 +283,11 @@ impl<'a> Reader<'a> {
             DEATH_NOTICE if version >= 4 => Message::DeathNotice,
             VALUE if version >= 4 => Message::Value { seq: self.varint()?, value: self.value()? },
             VALUE_ACK if version >= 4 => Message::ValueAck { seq: self.varint()? },
+            PRIORITY if version >= 4 => Message::Priority {
+                priority: u32::try_from(self.varint()?).map_err(|_| DropReason::Malformed)?,
+                never_lead: self.bool()?,
+                reply: self.bool()?,
+            },
             _ => return Err(DropReason::Malformed),
         })
     }

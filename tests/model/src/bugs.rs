@@ -23,6 +23,11 @@ pub const ALL: [Bug; 14] = [
     Bug::NoticeToEveryMember,
 ];
 
+/// The bugs of features the model does not explore (priorities: the model's nodes all have the
+/// default rank, so no preemption happens in it). The simulator catches them
+/// (`tests/sim/tests/bugs.rs`), and so do the core's rule tests.
+pub const NOT_MODELLED: [Bug; 1] = [Bug::PreemptWithoutTransfer];
+
 /// The bug's kebab-case name (as `tenure-sim --bug` spells it).
 pub fn name(bug: Bug) -> &'static str {
     match bug {
@@ -40,6 +45,7 @@ pub fn name(bug: Bug) -> &'static str {
         Bug::RepeatedVoteRestartsTimer => "repeated-vote-restarts-timer",
         Bug::UncheckedLeadershipStart => "unchecked-leadership-start",
         Bug::NoticeToEveryMember => "notice-to-every-member",
+        Bug::PreemptWithoutTransfer => "preempt-without-transfer",
     }
 }
 
@@ -54,6 +60,7 @@ pub fn first_scope(bug: Bug) -> &'static str {
         Bug::DeposedForgetsPromise => "forged",
         Bug::UncheckedLeadershipStart => "slow-confirm",
         Bug::NoticeToEveryMember => "notice-mixed",
+        Bug::PreemptWithoutTransfer => "failover",
     }
 }
 
@@ -68,7 +75,9 @@ mod tests {
     /// from `name`; this makes sure none is missing from `ALL`: each is one bit of a `u16`).
     #[test]
     fn all_is_complete() {
-        let bits: u32 = super::ALL.iter().map(|b| *b as u32).sum();
-        assert_eq!(bits, (1 << super::ALL.len()) - 1, "Bug's bits are 1, 2, 4, …: ALL must hold each once");
+        let all = super::ALL.iter().chain(super::NOT_MODELLED.iter());
+        let bits: u32 = all.clone().map(|b| *b as u32).sum();
+        let n = all.count();
+        assert_eq!(bits, (1 << n) - 1, "Bug's bits are 1, 2, 4, …: ALL and NOT_MODELLED must hold each once");
     }
 }

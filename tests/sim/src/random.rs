@@ -72,11 +72,27 @@ pub enum Fault {
     /// replays of earlier true ones (older terms, older incarnations). Not part of `all`: named
     /// on its own, so that the other variants keep measuring the lease path.
     Notice,
+    /// Priorities and witnesses: every node gets a priority from 0 to 3 and every node but the
+    /// first two is a witness with probability ⅓ ([`ranks`]), so leaders preempt to members of
+    /// higher priority by transfers. The stable phase then also requires the leader to have the
+    /// highest priority of the non-witness members. Not part of `all`: named on its own.
+    Priority,
+}
+
+/// The rank node `id` (`n1`, `n2`, …) has in a run of `seed` with the `priority` fault:
+/// (priority, witness). The first two nodes are never witnesses, so that a majority that can
+/// elect remains after any one crash.
+pub fn ranks(seed: u64, id: &str) -> (u32, bool) {
+    let index: u64 = id.trim_start_matches('n').parse().unwrap_or(0);
+    let mut rng = Rng::new(seed ^ 0x9A1D_0000_0000_0000 ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let priority = rng.below(4) as u32;
+    let witness = index > 2 && rng.chance(1.0 / 3.0);
+    (priority, witness)
 }
 
 impl Fault {
     /// Every fault, with its command-line name.
-    pub const ALL: [(Fault, &'static str); 23] = [
+    pub const ALL: [(Fault, &'static str); 24] = [
         (Fault::Crash, "crash"),
         (Fault::Amnesia, "amnesia"),
         (Fault::Pause, "pause"),
@@ -100,6 +116,7 @@ impl Fault {
         (Fault::Refused, "refused"),
         (Fault::Versions, "versions"),
         (Fault::Notice, "notice"),
+        (Fault::Priority, "priority"),
     ];
 
     /// The faults that keep a run inside S1's scope (the default), less `refused` (so that the
@@ -109,7 +126,15 @@ impl Fault {
             .iter()
             .map(|f| f.0)
             .filter(|f| {
-                !matches!(f, Fault::Amnesia | Fault::Membership | Fault::Refused | Fault::Versions | Fault::Notice)
+                !matches!(
+                    f,
+                    Fault::Amnesia
+                        | Fault::Membership
+                        | Fault::Refused
+                        | Fault::Versions
+                        | Fault::Notice
+                        | Fault::Priority
+                )
             })
             .collect()
     }
@@ -119,9 +144,12 @@ impl Fault {
         let mut out = BTreeSet::new();
         for name in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match name {
-                "all" => {
-                    out.extend(Fault::ALL.iter().map(|f| f.0).filter(|f| !matches!(f, Fault::Versions | Fault::Notice)))
-                }
+                "all" => out.extend(
+                    Fault::ALL
+                        .iter()
+                        .map(|f| f.0)
+                        .filter(|f| !matches!(f, Fault::Versions | Fault::Notice | Fault::Priority)),
+                ),
                 "default" => out.extend(Fault::in_scope()),
                 "none" => {}
                 _ => {
@@ -213,8 +241,16 @@ pub struct RunResult {
 
 /// Runs one seed.
 pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
+    let ranked = opts.faults.contains(&Fault::Priority);
     let tweak = |c: Config| {
         let c = compat::timing(c, opts.heartbeat_interval, opts.lease_duration);
+        let c = match ranked {
+            true => {
+                let (priority, witness) = ranks(seed, &c.id);
+                c.priority(priority).never_lead(witness)
+            }
+            false => c,
+        };
         compat::admit_unknown_peers(c.durable(opts.durable).pre_vote(opts.pre_vote), opts.admit_unknown_peers)
     };
     let rho = compat::max_clock_drift_ppm(&tweak(Config::new("n", "sim")));
@@ -455,6 +491,8 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             // A property of every start and restart (`Sim::mix_versions`), not an event.
             Fault::Versions => {}
             Fault::Notice => adversary::notices(sim, &mut rng),
+            // A property of every node's configuration (`ranks`), not an event.
+            Fault::Priority => {}
         }
         let gap = rng.range(5, 250);
         sim.run_until((sim.now + gap).min(chaos_end))?;
@@ -488,7 +526,23 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
         }
     }
     let settle_start = sim.now;
-    let bound = L1_SETTLE_BOUND_ELECTION_TIMEOUTS * et_max;
+    let ranked = opts.faults.contains(&Fault::Priority);
+    // With priorities the settled leader is the preferred one: a leader of lower priority hands
+    // over after preempt_after of steady answers, or, if it preempted to that member during the
+    // chaos and the member failed, after its backoff (PREEMPT_BACKOFF_FACTOR × preempt_after).
+    let bound = L1_SETTLE_BOUND_ELECTION_TIMEOUTS * et_max
+        + if ranked { (tenure::PREEMPT_BACKOFF_FACTOR + 1) * valid.preempt_after + et_max } else { 0 };
+    // The highest priority of the members that may lead, as the others can know it: a run that
+    // speaks only wire version 3 (v0.1.0's) tells none and counts as 0; a leader of that version
+    // knows none, so it preempts to nobody.
+    let effective = |sim: &Sim, id: &str| match sim.runs_oldest(id) {
+        true => 0,
+        false => sim.nodes[sim.idx(id)].config.priority,
+    };
+    let preferred = |sim: &Sim, l: &str| {
+        let top = sim.nodes.iter().filter(|x| !x.config.never_lead).map(|x| effective(sim, &x.id)).max();
+        !ranked || sim.runs_oldest(l) || Some(effective(sim, l)) == top
+    };
     if opts.faults.contains(&Fault::FakeIds) {
         // Strangers keep writing through the stable phase: dropped, they must not cost the leader.
         let span = bound + 4 * et_max;
@@ -500,7 +554,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     let window = et_max + sim.nodes[0].config.heartbeat_interval + 2 * rtt;
     let mut since: Option<(u64, String, u64)> = None;
     loop {
-        if sim.converged() {
+        if sim.converged() && sim.leader().is_some_and(|l| preferred(sim, &l)) {
             let l = sim.leader().expect("converged");
             let t = sim.node(&l).term();
             match &since {
@@ -519,7 +573,8 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             sim.fail(
                 "L1",
                 format!(
-                    "no single converged leader within {bound} ms of the network becoming stable (leaders: {:?})",
+                    "no single converged leader{} within {bound} ms of the network becoming stable (leaders: {:?})",
+                    if ranked { " of the highest priority" } else { "" },
                     sim.leaders()
                 ),
             );

@@ -110,6 +110,10 @@ impl ConfigJson {
             incarnation: self.incarnation,
             // Scenario files carry no proclaimed value yet.
             value: None,
+            // Nor ranks: their nodes have the default rank.
+            priority: 0,
+            never_lead: false,
+            preempt_after: None,
         })
     }
 }

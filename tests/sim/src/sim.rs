@@ -314,6 +314,11 @@ impl Sim {
         }
     }
 
+    /// Whether node `id` runs now, limited to the oldest wire version (a v0.1.0 node).
+    pub fn runs_oldest(&self, id: &str) -> bool {
+        self.nodes[self.idx(id)].node.as_ref().is_some_and(|n| self.old_runs.contains(&n.incarnation()))
+    }
+
     fn old_version(seed: u64) -> bool {
         seed >> 63 == 1
     }
@@ -533,6 +538,23 @@ impl Sim {
         }
         if let (Input::Transfer(_), Ok(())) = (&input, result) {
             self.checker.on_transfer(term_before, now);
+        }
+        if matches!(input, Input::Timeout) && role_before == Role::Leader && role_after != Role::Leader {
+            // A preemption: the core hands leadership over by a transfer of its own (a
+            // `TimeoutNow` on the wire, and no longer leading), which ends the lease as one the
+            // host asked for does.
+            let handed = outputs.iter().any(|o| match o {
+                Output::Send { to, bytes } => {
+                    wire::decode(bytes, self.auth(to)).is_ok_and(|e| e.message == Message::TimeoutNow)
+                }
+                _ => false,
+            });
+            if handed {
+                self.checker.on_transfer(term_before, now);
+            }
+        }
+        if leader_event && self.nodes[idx].config.never_lead {
+            self.fail("witness", format!("{id} leads, but it is a witness (never_lead)"));
         }
         let mut reactions = Vec::new();
         // The host carries the outputs out one at a time, in order; a crash point can stop it
@@ -1085,6 +1107,11 @@ pub fn describe_env(env: &Envelope) -> String {
         Message::DeathNotice => format!("death_notice(term {t}, incarnation {})", env.incarnation),
         Message::Value { seq, value } => format!("value(term {t}, seq {seq}, {} bytes)", value.len()),
         Message::ValueAck { seq } => format!("value_ack(term {t}, seq {seq})"),
+        Message::Priority { priority, never_lead, reply } => format!(
+            "priority(term {t}, {priority}{}{})",
+            if *never_lead { ", never_lead" } else { "" },
+            if *reply { ", reply" } else { "" }
+        ),
     }
 }
 

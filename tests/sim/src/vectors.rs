@@ -45,6 +45,7 @@ pub enum MessageJson {
     DeathNotice,
     Value { seq: u64, value: String },
     ValueAck { seq: u64 },
+    Priority { priority: u32, never_lead: bool, reply: bool },
 }
 
 impl MessageJson {
@@ -62,6 +63,9 @@ impl MessageJson {
             Message::DeathNotice => MessageJson::DeathNotice,
             Message::Value { seq, value } => MessageJson::Value { seq: *seq, value: value.clone() },
             Message::ValueAck { seq } => MessageJson::ValueAck { seq: *seq },
+            Message::Priority { priority, never_lead, reply } => {
+                MessageJson::Priority { priority: *priority, never_lead: *never_lead, reply: *reply }
+            }
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -78,6 +82,9 @@ impl MessageJson {
             MessageJson::DeathNotice => Message::DeathNotice,
             MessageJson::Value { seq, value } => Message::Value { seq: *seq, value: value.clone() },
             MessageJson::ValueAck { seq } => Message::ValueAck { seq: *seq },
+            MessageJson::Priority { priority, never_lead, reply } => {
+                Message::Priority { priority: *priority, never_lead: *never_lead, reply: *reply }
+            }
         })
     }
 }

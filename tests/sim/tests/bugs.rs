@@ -151,3 +151,11 @@ fn notices_to_every_member_are_caught_by_the_wire_version_gate() {
     let (seed, inv) = first_caught(Bug::NoticeToEveryMember, opts("versions,notice,crash,pause,partition", 5));
     assert_eq!(inv, "gate", "seed {seed}: caught by {inv}");
 }
+
+/// A preemption must be a transfer: a leader that tells the member of higher priority to campaign
+/// and leads on (its lease running) is caught by the lease invariant.
+#[test]
+fn a_preemption_without_a_transfer_is_caught_by_the_lease_invariant() {
+    let (seed, inv) = first_caught(Bug::PreemptWithoutTransfer, opts("priority,crash,pause,partition,loss", 5));
+    assert!(matches!(inv, "lease" | "S1"), "seed {seed}: caught by {inv}");
+}

@@ -64,6 +64,8 @@ impl Callbacks for Queue {
 pub struct ComponentEngine {
     node: ComponentNode<Queue>,
     failure: Option<String>,
+    /// This node's priority and witness flag (for `inspect`, whose WIT record leaves them out).
+    rank: (u32, bool),
 }
 
 impl ComponentEngine {
@@ -71,7 +73,9 @@ impl ComponentEngine {
     pub fn new(loader: &Loader<Queue>, init: EngineInit) -> Result<Self, RuntimeError> {
         let config = node_config(&init.config, init.seed, init.restored);
         match ComponentNode::new(loader, Queue::default(), &config, init.now) {
-            Ok(Ok(node)) => Ok(ComponentEngine { node, failure: None }),
+            Ok(Ok(node)) => {
+                Ok(ComponentEngine { node, failure: None, rank: (init.config.priority, init.config.never_lead) })
+            }
             // The runtime validated the configuration with the same core already; report the
             // component's own words if it still refuses.
             Ok(Err(e)) => Err(RuntimeError::Engine { message: format!("invalid configuration: {}", e.message) }),
@@ -205,7 +209,12 @@ impl Engine for ComponentEngine {
     fn inspect(&mut self) -> tenure::Inspect {
         match self.node.inspect() {
             // The WIT's inspect record leaves the value out (it has its own function).
-            Ok(i) => tenure::Inspect { leader_value: self.leader_value(), ..core_inspect(i) },
+            Ok(i) => tenure::Inspect {
+                leader_value: self.leader_value(),
+                priority: self.rank.0,
+                never_lead: self.rank.1,
+                ..core_inspect(i)
+            },
             Err(e) => {
                 self.failure.get_or_insert_with(|| format!("{e:#}"));
                 // Neutral values: the runtime stops on the failure right after this round.
@@ -277,5 +286,8 @@ fn empty_inspect() -> tenure::Inspect {
         lease_deadline: None,
         peer_heard_at: Vec::new(),
         peer_acked_at: Vec::new(),
+        priority: 0,
+        never_lead: false,
+        peer_priorities: Vec::new(),
     }
 }

@@ -419,6 +419,9 @@ pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::Durab
         max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
         incarnation: c.incarnation,
         value: c.value.clone(),
+        priority: Some(c.priority),
+        never_lead: Some(c.never_lead),
+        preempt_after: c.preempt_after,
     }
 }
 
@@ -486,6 +489,11 @@ pub fn core_inspect(i: Inspect) -> tenure::Inspect {
         // heard each peer itself; acknowledgements are not shown for this engine.
         peer_heard_at: Vec::new(),
         peer_acked_at: Vec::new(),
+        // Not in the WIT's inspect record (its size budget): the engine adds its own rank from
+        // its configuration; what it learned of the others' is not shown for this engine.
+        priority: 0,
+        never_lead: false,
+        peer_priorities: Vec::new(),
     }
 }
 

@@ -28,6 +28,9 @@ fn config(id: &str, peers: &[&str]) -> NodeConfig {
         max_clock_drift_ppm: None,
         incarnation: None,
         value: None,
+        priority: None,
+        never_lead: None,
+        preempt_after: None,
     }
 }
 

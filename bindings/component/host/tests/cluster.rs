@@ -41,6 +41,9 @@ fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
         max_clock_drift_ppm: None,
         incarnation: None,
         value: None,
+        priority: None,
+        never_lead: None,
+        preempt_after: None,
     }
 }
 

@@ -63,6 +63,9 @@ fn config(c: &Value, seed: u64, restored: &Value) -> NodeConfig {
         max_clock_drift_ppm: c["max_clock_drift_ppm"].as_u64().map(|n| n as u32),
         incarnation: c["incarnation"].as_u64(),
         value: None,
+        priority: None,
+        never_lead: None,
+        preempt_after: None,
     }
 }
 

@@ -34,13 +34,14 @@ faults: crash (with crash points between outputs), amnesia, pause, partition, on
         ones of every kind), fakeids (undeclared senders), fakevoter (a stranger grants every vote),
         hugeterm (near-maximum terms under a member's id), falsedown (false no_connection
         reports), refused, versions (mixed wire versions), notice (leaders' watchdogs send death
-        notices when they die; forged and replayed notices); `default` (all but amnesia and membership, which leave the scope of
+        notices when they die; forged and replayed notices), priority (random priorities and
+        witnesses; the settled leader must have the highest priority); `default` (all but amnesia and membership, which leave the scope of
         one-leader-per-term), `all`, `none`. Comma-separated.
 clocks: every host's clock drifts within ±ρ (max_clock_drift_ppm) unless --no-drift.
 bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness,
         deposed-forgets-promise, restart-votes-at-once, any-message-is-evidence, unbounded-term,
         stale-heartbeat-refreshes, refused-releases-promise, repeated-vote-restarts-timer,
-        unchecked-leadership-start, notice-to-every-member, watchdog-sends-while-alive (the
+        unchecked-leadership-start, notice-to-every-member, preempt-without-transfer, watchdog-sends-while-alive (the
         simulated watchdog's, with `notice`)
 
 Prints per-invariant violation counts (`invariants: S1=0 ...`) and, last,
@@ -62,6 +63,7 @@ fn parse_bug(s: &str) -> Result<Bug, String> {
         "repeated-vote-restarts-timer" => Bug::RepeatedVoteRestartsTimer,
         "unchecked-leadership-start" => Bug::UncheckedLeadershipStart,
         "notice-to-every-member" => Bug::NoticeToEveryMember,
+        "preempt-without-transfer" => Bug::PreemptWithoutTransfer,
         _ => return Err(format!("unknown bug {s:?}")),
     })
 }
