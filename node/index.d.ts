@@ -265,6 +265,7 @@ export type WireMessage =
   | { kind: 'death_notice' }
   | { kind: 'value'; seq: number; value: string }
   | { kind: 'value_ack'; seq: number }
+  | { kind: 'observe'; seq: number }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */

@@ -123,6 +123,15 @@ pub enum Message {
         /// The `seq` of the [`Message::Value`] acknowledged.
         seq: u64,
     },
+    /// From an observer to the leader it follows, in answer to each of its heartbeats (version 4
+    /// and later, kind 13): "I observe your leadership of the envelope's term and hold your value
+    /// `seq` (0: none)". A member that lists the sender as an observer sends it the value when
+    /// `seq` is not its current one; nothing else changes (no term, no vote, no evidence). Only
+    /// observers send it, and members drop every other kind from an observer.
+    Observe {
+        /// The `seq` of the leader's value the observer holds; 0 for none.
+        seq: u64,
+    },
 }
 
 impl Message {
@@ -141,6 +150,7 @@ impl Message {
             Message::DeathNotice => "death_notice",
             Message::Value { .. } => "value",
             Message::ValueAck { .. } => "value_ack",
+            Message::Observe { .. } => "observe",
         }
     }
 
@@ -148,7 +158,11 @@ impl Message {
     /// node of that version reads every message it can understand.
     pub fn wire_version(&self) -> u8 {
         match self {
-            Message::Hello { .. } | Message::DeathNotice | Message::Value { .. } | Message::ValueAck { .. } => 4,
+            Message::Hello { .. }
+            | Message::DeathNotice
+            | Message::Value { .. }
+            | Message::ValueAck { .. }
+            | Message::Observe { .. } => 4,
             _ => MIN_VERSION,
         }
     }
@@ -471,6 +485,8 @@ mod tests {
             Message::Value { seq: 2, value: "http://a:8080".to_string() },
             Message::Value { seq: 300, value: String::new() },
             Message::ValueAck { seq: 300 },
+            Message::Observe { seq: 0 },
+            Message::Observe { seq: 300 },
         ];
         for m in all {
             for key in [None, Some(&b"secret"[..])] {

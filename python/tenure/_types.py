@@ -46,6 +46,9 @@ class Role(str, enum.Enum):
     """Campaigning (or, having won, waiting for ``confirm_leader``)."""
     LEADER = "leader"
     """The leader of the current term."""
+    OBSERVER = "observer"
+    """An observer (``observer=True``): reports the leader and its value; never votes, campaigns
+    or counts toward any quorum or view size."""
 
     def __str__(self) -> str:
         return self.value

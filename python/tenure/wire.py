@@ -26,6 +26,7 @@ __all__ = [
     "DeathNotice",
     "Value",
     "ValueAck",
+    "Observe",
     "WireMessage",
     "encode",
     "decode",
@@ -144,9 +145,18 @@ class ValueAck:
     kind = "value_ack"
 
 
+@dataclass(frozen=True)
+class Observe:
+    """From an observer to the leader it follows, answering each heartbeat (wire version 4 and
+    later): "I observe your leadership and hold your value ``seq``" (0: none). Counts for nothing."""
+
+    seq: int
+    kind = "observe"
+
+
 WireMessage = Union[
     PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello, DeathNotice,
-    Value, ValueAck,
+    Value, ValueAck, Observe,
 ]
 """Any protocol message."""
 

@@ -79,6 +79,8 @@ impl Guest for Component {
             max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
             incarnation: c.incarnation,
             value: c.value,
+            observer: Some(c.observer),
+            observer_peers: c.observer_peers,
         }
     }
 }
@@ -102,6 +104,7 @@ fn role(r: Role) -> wit::Role {
         Role::Follower => wit::Role::Follower,
         Role::Candidate => wit::Role::Candidate,
         Role::Leader => wit::Role::Leader,
+        Role::Observer => wit::Role::Observer,
     }
 }
 
@@ -303,6 +306,8 @@ impl GuestNode for NodeResource {
         }
         c.incarnation = config.incarnation;
         c.value = config.value;
+        c.observer = config.observer.unwrap_or(false);
+        c.observer_peers = config.observer_peers;
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
         let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };

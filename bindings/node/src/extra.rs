@@ -53,7 +53,7 @@ fn message_to_js<'e>(env: &'e Env, m: Message) -> Result<Object<'e>> {
             o.set("seq", U64(seq))?;
             o.set("value", value)?
         }
-        Message::ValueAck { seq } => o.set("seq", U64(seq))?,
+        Message::ValueAck { seq } | Message::Observe { seq } => o.set("seq", U64(seq))?,
     }
     Ok(o)
 }
@@ -99,10 +99,11 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
             value: string(env, &need("value")?, "message.value")?,
         },
         "value_ack" => Message::ValueAck { seq: u64_arg(env, &need("seq")?, "message.seq")? },
+        "observe" => Message::Observe { seq: u64_arg(env, &need("seq")?, "message.seq")? },
         other => {
             return Err(type_error(
                 env,
-                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello, death_notice, value, value_ack)"),
+                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello, death_notice, value, value_ack, observe)"),
             ))
         }
     })

@@ -30,6 +30,7 @@ pub(crate) fn role<'py>(py: Python<'py>, r: Role) -> PyResult<Bound<'py, PyAny>>
         Role::Follower => role_follower(py)?,
         Role::Candidate => role_candidate(py)?,
         Role::Leader => role_leader(py)?,
+        Role::Observer => role_observer(py)?,
     }
     .clone())
 }

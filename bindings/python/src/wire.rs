@@ -17,6 +17,7 @@ pub(crate) fn message_to_py<'py>(py: Python<'py>, m: Message) -> PyResult<Bound<
         Message::DeathNotice => cls_death_notice(py)?.call0(),
         Message::Value { seq, value } => cls_value(py)?.call1((seq, value)),
         Message::ValueAck { seq } => cls_value_ack(py)?.call1((seq,)),
+        Message::Observe { seq } => cls_observe(py)?.call1((seq,)),
     }
 }
 
@@ -47,6 +48,8 @@ pub(crate) fn message_from(m: &Bound<'_, PyAny>) -> PyResult<Message> {
         Message::Value { seq: attr(m, W, "seq")?, value: attr(m, W, "value")? }
     } else if is(m, cls_value_ack(py))? {
         Message::ValueAck { seq: attr(m, W, "seq")? }
+    } else if is(m, cls_observe(py))? {
+        Message::Observe { seq: attr(m, W, "seq")? }
     } else {
         return Err(PyTypeError::new_err(format!("expected a tenure.wire message, got {}", type_name(m))));
     })

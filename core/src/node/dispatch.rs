@@ -6,12 +6,16 @@ impl Node {
     /// `known`: where `from`'s entry is, from `accept`'s `IdMap::index_of_hinted` (`admit` adds no
     /// entry when it is given); `None` for a peer `admit` just added.
     pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message, known: Option<usize>) {
+        if self.role == Role::Observer {
+            return self.observe(now, from, term, message);
+        }
         let adopts = match &message {
             Message::PreVote
             | Message::Hello { .. }
             | Message::DeathNotice
             | Message::Value { .. }
-            | Message::ValueAck { .. } => false,
+            | Message::ValueAck { .. }
+            | Message::Observe { .. } => false,
             Message::PreVoteReply { granted } => !granted,
             Message::Vote { transfer } => *transfer || !self.sticky(now),
             _ => true,
@@ -172,6 +176,8 @@ impl Node {
             Message::DeathNotice => {}
             Message::Value { seq, value } => self.on_value(from, term, seq, &value),
             Message::ValueAck { seq } => self.on_value_ack(from, term, seq),
+            // Handled whole in `accept` (`observed`): never from a member.
+            Message::Observe { .. } => {}
         }
     }
 

@@ -25,6 +25,7 @@ mod input;
 mod leadership;
 mod membership;
 mod notice;
+mod observer;
 mod outbox;
 mod plumbing;
 mod query;
@@ -45,6 +46,10 @@ pub enum Role {
     Candidate,
     /// The leader of the current term.
     Leader,
+    /// An observer (`Config::observer`), for its whole life: it learns the leader, the term and
+    /// the value from the members that list it, and never votes, campaigns, acknowledges or
+    /// counts toward any quorum or view size.
+    Observer,
 }
 
 impl Role {
@@ -55,6 +60,7 @@ impl Role {
             Role::Follower => "follower",
             Role::Candidate => "candidate",
             Role::Leader => "leader",
+            Role::Observer => "observer",
         }
     }
 }
@@ -203,6 +209,10 @@ pub enum Bug {
     /// v0.1.0 node would be sent a kind it cannot read). Caught by the simulator's wire-version
     /// gate invariant.
     NoticeToEveryMember = 8192,
+    /// A member takes a listed observer's `Observe` for a member's acknowledgement: the observer
+    /// enters the view and its answers count toward the quorum (a leader cut off from its members
+    /// keeps leading on observers). Caught by the simulator's observer invariant.
+    ObserverCounted = 16384,
 }
 
 /// A peer that has not said which wire version it speaks is greeted again at most once per this
@@ -536,6 +546,9 @@ pub struct Node {
     values: Option<Box<value::Values>>,
     /// Boxed: a campaign is rare and short, its 40 bytes need not sit in every node.
     campaign: Option<Box<Campaign>>,
+    /// The observers this member keeps informed (`Config::observer_peers`, members excluded).
+    /// Boxed and `None` without any (most clusters).
+    observers: Option<Box<IdSet>>,
     confirm_denied: u32,
 
     /// Dropped-message counters by reason, allocated at the first drop (most nodes never drop).
@@ -606,6 +619,7 @@ impl Node {
             removed: None,
             apps: None,
             campaign: None,
+            observers: observer::listed(&config),
             values: value::Values::configured(config.value.as_deref()),
             confirm_denied: 0,
             dropped: None,
@@ -614,7 +628,10 @@ impl Node {
             persist_pending: false,
             bugs: 0,
         };
-        if node.clustered() {
+        if config.observer {
+            // For its whole life: no timer until a leader is heard (then: when to give it up).
+            node.role = Role::Observer;
+        } else if node.clustered() {
             node.role = Role::Follower;
             node.reset_election_timer(now);
         }

@@ -26,6 +26,8 @@ const DEATH_NOTICE: u64 = 9;
 const VALUE: u64 = 10;
 /// Version 4 and later only.
 const VALUE_ACK: u64 = 11;
+/// Version 4 and later only (an observer's; 12 is taken by another version 4 kind).
+const OBSERVE: u64 = 13;
 
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
 fn varint_len(v: u64) -> usize {
@@ -63,6 +65,7 @@ fn message_len(m: &Message) -> usize {
         Message::Hello { version, .. } => varint_len(u64::from(*version)).saturating_add(1),
         Message::Value { seq, value } => varint_len(*seq).saturating_add(bytes_len(value.as_bytes())),
         Message::ValueAck { seq } => varint_len(*seq),
+        Message::Observe { seq } => varint_len(*seq),
     };
     fields.saturating_add(1) // every kind index is below 128: one byte
 }
@@ -149,6 +152,10 @@ pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
         }
         Message::ValueAck { seq } => {
             put_varint(out, VALUE_ACK);
+            put_varint(out, *seq);
+        }
+        Message::Observe { seq } => {
+            put_varint(out, OBSERVE);
             put_varint(out, *seq);
         }
     }
@@ -274,6 +281,7 @@ impl<'a> Reader<'a> {
             DEATH_NOTICE if version >= 4 => Message::DeathNotice,
             VALUE if version >= 4 => Message::Value { seq: self.varint()?, value: self.value()? },
             VALUE_ACK if version >= 4 => Message::ValueAck { seq: self.varint()? },
+            OBSERVE if version >= 4 => Message::Observe { seq: self.varint()? },
             _ => return Err(DropReason::Malformed),
         })
     }

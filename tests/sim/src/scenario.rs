@@ -110,6 +110,9 @@ impl ConfigJson {
             incarnation: self.incarnation,
             // Scenario files carry no proclaimed value yet.
             value: None,
+            // Nor observers: the simulator adds them itself (`Sim::with_observers`).
+            observer: false,
+            observer_peers: Vec::new(),
         })
     }
 }

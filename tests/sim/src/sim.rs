@@ -1085,6 +1085,7 @@ pub fn describe_env(env: &Envelope) -> String {
         Message::DeathNotice => format!("death_notice(term {t}, incarnation {})", env.incarnation),
         Message::Value { seq, value } => format!("value(term {t}, seq {seq}, {} bytes)", value.len()),
         Message::ValueAck { seq } => format!("value_ack(term {t}, seq {seq})"),
+        Message::Observe { seq } => format!("observe(term {t}, seq {seq})"),
     }
 }
 

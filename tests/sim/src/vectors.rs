@@ -45,6 +45,7 @@ pub enum MessageJson {
     DeathNotice,
     Value { seq: u64, value: String },
     ValueAck { seq: u64 },
+    Observe { seq: u64 },
 }
 
 impl MessageJson {
@@ -62,6 +63,7 @@ impl MessageJson {
             Message::DeathNotice => MessageJson::DeathNotice,
             Message::Value { seq, value } => MessageJson::Value { seq: *seq, value: value.clone() },
             Message::ValueAck { seq } => MessageJson::ValueAck { seq: *seq },
+            Message::Observe { seq } => MessageJson::Observe { seq: *seq },
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -78,6 +80,7 @@ impl MessageJson {
             MessageJson::DeathNotice => Message::DeathNotice,
             MessageJson::Value { seq, value } => Message::Value { seq: *seq, value: value.clone() },
             MessageJson::ValueAck { seq } => Message::ValueAck { seq: *seq },
+            MessageJson::Observe { seq } => Message::Observe { seq: *seq },
         })
     }
 }

@@ -72,6 +72,8 @@ fn config(id: &str) -> NodeConfig {
         max_clock_drift_ppm: None,
         incarnation: None,
         value: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 

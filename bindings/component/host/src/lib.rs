@@ -415,6 +415,8 @@ pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::Durab
         max_clock_drift_ppm: Some(c.max_clock_drift_ppm),
         incarnation: c.incarnation,
         value: c.value.clone(),
+        observer: Some(c.observer),
+        observer_peers: c.observer_peers.clone(),
     }
 }
 
@@ -430,6 +432,7 @@ pub fn core_role(r: Role) -> tenure::Role {
         Role::Follower => tenure::Role::Follower,
         Role::Candidate => tenure::Role::Candidate,
         Role::Leader => tenure::Role::Leader,
+        Role::Observer => tenure::Role::Observer,
     }
 }
 

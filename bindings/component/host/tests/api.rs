@@ -28,6 +28,8 @@ fn config(id: &str, peers: &[&str]) -> NodeConfig {
         max_clock_drift_ppm: None,
         incarnation: None,
         value: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 

@@ -41,6 +41,8 @@ fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
         max_clock_drift_ppm: None,
         incarnation: None,
         value: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 

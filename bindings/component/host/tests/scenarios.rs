@@ -63,6 +63,8 @@ fn config(c: &Value, seed: u64, restored: &Value) -> NodeConfig {
         max_clock_drift_ppm: c["max_clock_drift_ppm"].as_u64().map(|n| n as u32),
         incarnation: c["incarnation"].as_u64(),
         value: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 
