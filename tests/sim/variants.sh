@@ -15,7 +15,7 @@ sim=("$@")
 
 # name | per mille | first seed | options
 variants=(
-  "default|100|0|"
+  "default|80|0|"
   "3-nodes-rtt20|100|100000000|--nodes 3 --rtt-ms 20"
   "7-nodes-rtt1|50|200000000|--nodes 7 --rtt-ms 1"
   "no-pre-vote|50|300000000|--no-pre-vote"
@@ -39,6 +39,9 @@ variants=(
   "death-notice-3-nodes-rtt20|10|2100000000|--nodes 3 --rtt-ms 20 --faults notice,crash,pause,partition,loss,dup,reorder,transfer,replay"
   "death-notice-mixed-versions|10|2200000000|--faults versions,notice,crash,pause,partition,loss,dup,reorder,transfer,replay"
   "death-notice-all-faults|10|2300000000|--faults all,notice"
+  "observers|8|2400000000|--observers 2 --faults crash,pause,partition,oneway,loss,dup,reorder,transfer,replay,deny,handler,drift,latedup"
+  "observers-all-faults|6|2500000000|--observers 2 --faults all,notice"
+  "observers-mixed-versions|6|2600000000|--observers 2 --faults versions,notice,crash,pause,partition,loss,dup,reorder,transfer,replay"
   "admit-unknown-peers|20|1500000000|--admit-unknown-peers --faults crash,pause,partition,oneway,loss,dup,reorder,deny,handler,transfer,broadcast,drift,latedup,replay,hugeterm,falsedown"
 )
 

@@ -595,7 +595,8 @@ impl Node {
             timing,
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
-            durable: config.durable,
+            // An observer's term is no promise (it votes for nobody): nothing to persist.
+            durable: config.durable && !config.observer,
             admit_unknown: config.admit_unknown_peers,
             incarnation,
             app_seq: 0,

@@ -125,7 +125,15 @@ impl Node {
     /// one. Answered with an `Observe` naming the value held of that leadership.
     fn observe_heartbeat(&mut self, now: u64, from: &str, term: u64, sent_at: u64) {
         if term < self.term {
-            return;
+            if self.leader.is_some() {
+                return;
+            }
+            // No leader heard for an election timeout: the term this observer holds may be one
+            // no live leader has (a forged heartbeat, say), and no member ever learns an
+            // observer's term to catch up with it. It reports the leader it hears instead (its
+            // term is no promise: it votes for nobody).
+            self.term = term;
+            self.leader_heartbeat = None;
         }
         self.set_term(now, term);
         // A duplicate or a replay proves nothing about the leader being alive now.

@@ -151,3 +151,12 @@ fn notices_to_every_member_are_caught_by_the_wire_version_gate() {
     let (seed, inv) = first_caught(Bug::NoticeToEveryMember, opts("versions,notice,crash,pause,partition", 5));
     assert_eq!(inv, "gate", "seed {seed}: caught by {inv}");
 }
+
+/// An observer is never counted: a member that takes an observer's `Observe` for a member's
+/// acknowledgement lets it into its view (and its answers into the quorum).
+#[test]
+fn an_observer_counted_in_a_quorum_is_caught_by_the_observer_invariant() {
+    let base = RunOptions { observers: 2, ..opts("crash,pause,partition,loss", 5) };
+    let (seed, inv) = first_caught(Bug::ObserverCounted, base);
+    assert_eq!(inv, "observer", "seed {seed}: caught by {inv}");
+}
