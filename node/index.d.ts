@@ -28,7 +28,7 @@ export type {
 export type U64 = number | bigint
 
 /** A node's role. */
-export type Role = 'unclustered' | 'follower' | 'candidate' | 'leader'
+export type Role = 'unclustered' | 'follower' | 'candidate' | 'leader' | 'observer'
 
 /** Why the host reports a peer down. */
 export type PeerDownReason = 'terminated' | 'no_connection' | 'refused'
@@ -95,6 +95,13 @@ export interface NodeConfig {
   /** The value this node proclaims whenever it leads (at most 256 bytes of UTF-8, such as its
    * service URL; `null` or empty: none): every member reports it as `leaderValue`. */
   value?: string | null
+  /** Run as an observer of the members given as `bootstrap` (default false): learn the leader,
+   * its term and its value without ever voting, campaigning or counting toward any quorum or
+   * view size (role `'observer'`). */
+  observer?: boolean
+  /** The observers this member keeps informed (their ids). Closed like membership: messages of
+   * an observer not listed are dropped (`unknown_peer`). */
+  observerPeers?: string[]
 }
 
 /** The durable pair a node persists and is restored from. */
@@ -537,6 +544,11 @@ export interface ElectorOptions {
   incarnation?: U64 | null
   /** The value this node proclaims whenever it leads (at most 256 bytes; `leaderValue` on every member). */
   value?: string | null
+  /** Observe the members given as `peers`: report the leader and its value (role `'observer'`)
+   * without ever voting, campaigning or counting toward any quorum (default false). */
+  observer?: boolean
+  /** The observers (`HOST:PORT`) this member keeps informed; messages of others are dropped. */
+  observerPeers?: string[]
   /**
    * Makes term and vote durable in this file (JSON; temp file, fsync, rename, fsync of the
    * directory), locked exclusively while the elector runs.

@@ -118,6 +118,8 @@ class ElectorOptions(TypedDict, total=False):
     max_clock_drift_ppm: int
     incarnation: Optional[int]
     value: Optional[str]
+    observer: bool
+    observer_peers: Iterable[str]
     state_file: Union[str, os.PathLike[str], None]
     key: Union[bytes, str, None]
     key_file: Union[str, os.PathLike[str], None]

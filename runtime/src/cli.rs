@@ -23,7 +23,8 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--key-file PATH] [--admit-unknown-peers] [--max-peers N] [--value TEXT] [--http IP:PORT]
     [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [--max-failures N]
     [--max-step-downs N] [--app-health URL] [--app-health-interval MS] [--pod-label KEY]
-    [--service-account DIR] [--no-death-notice | --death-notice] [-- CMD ARGS...]
+    [--service-account DIR] [--no-death-notice | --death-notice] [--observer]
+    [--observer-peer HOST:PORT ...] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -60,6 +61,12 @@ changes its value to TEXT; empty: none).
   --value TEXT                 the value this node proclaims whenever it leads (at most 256
                                bytes; its service URL, say): every member reports it with the
                                leader (follower lines, /leader, inspect)
+  --observer                   observe the members given as --peer: report the leader, its term
+                               and its value (follower lines, /leader, inspect, metrics; role
+                               \"observer\") without ever voting, campaigning or counting toward
+                               any quorum; only members that list it (--observer-peer) tell it
+  --observer-peer HOST:PORT    an observer this member keeps informed (repeat; default none:
+                               messages of an observer not listed are dropped, unknown_peer)
   --no-failure-detection       do not probe a quiet leader for a refused port (ICMP); a dead
                                leader is then replaced after an election timeout only
   --kill-grace MS              SIGTERM to SIGKILL for the leader-only command (default 1000)
@@ -164,6 +171,10 @@ pub struct RunOptions {
     pub pod_label: Option<String>,
     /// `--service-account`.
     pub service_account: Option<String>,
+    /// `--observer`.
+    pub observer: bool,
+    /// `--observer-peer`, in order.
+    pub observer_peers: Vec<String>,
 }
 
 /// What the command line asked for.
@@ -233,7 +244,10 @@ where
         if !name.starts_with("--") {
             return Err(format!("unexpected argument \"{flag}\""));
         }
-        if matches!(name, "--admit-unknown-peers" | "--no-failure-detection" | "--no-death-notice" | "--death-notice") {
+        if matches!(
+            name,
+            "--admit-unknown-peers" | "--no-failure-detection" | "--no-death-notice" | "--death-notice" | "--observer"
+        ) {
             if inline.is_some() {
                 return Err(format!("{name} takes no value"));
             }
@@ -241,6 +255,7 @@ where
                 "--admit-unknown-peers" => &mut o.admit_unknown_peers,
                 "--no-death-notice" => &mut o.no_death_notice,
                 "--death-notice" => &mut o.death_notice,
+                "--observer" => &mut o.observer,
                 _ => &mut o.no_failure_detection,
             };
             if *slot {
@@ -249,7 +264,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 23] = [
+        const KNOWN: [&str; 24] = [
             "--id",
             "--peer",
             "--cluster",
@@ -273,6 +288,7 @@ where
             "--pod-label",
             "--service-account",
             "--value",
+            "--observer-peer",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -304,6 +320,7 @@ where
             "--pod-label" => once(&mut o.pod_label, name, value)?,
             "--service-account" => once(&mut o.service_account, name, value)?,
             "--value" => once(&mut o.value, name, value)?,
+            "--observer-peer" => o.observer_peers.push(value),
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -323,6 +340,12 @@ where
     }
     if o.death_notice && o.no_death_notice {
         return Err("--death-notice and --no-death-notice contradict each other".into());
+    }
+    if o.observer && !o.command.is_empty() {
+        return Err("--observer never leads: a leader-only command (-- CMD ARGS...) would never run".into());
+    }
+    if o.observer && !o.observer_peers.is_empty() {
+        return Err("--observer-peer is a member's list of its observers; an observer keeps nobody informed".into());
     }
     if o.kill_grace.is_some() && o.command.is_empty() {
         return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
@@ -358,6 +381,8 @@ impl RunOptions {
             c.max_peers = n;
         }
         c.value = self.value.clone();
+        c.observer = self.observer;
+        c.observer_peers = self.observer_peers.clone();
         let mut r = RuntimeConfig::new(c);
         r.bind = self.bind.clone();
         r.state_file = self.state_file.as_ref().map(PathBuf::from);

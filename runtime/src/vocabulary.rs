@@ -374,6 +374,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "max_clock_drift_ppm",
     "incarnation",
     "value",
+    "observer",
+    "observer_peers",
     "bind",
     "state_file",
     "key_file",
@@ -407,6 +409,8 @@ pub const ELECTOR_CONFIG_OPTIONS: &[&str] = &[
     "max_clock_drift_ppm",
     "incarnation",
     "value",
+    "observer",
+    "observer_peers",
 ];
 
 /// The runtime's own options ([`crate::RuntimeConfig`]'s, beside the core's

@@ -47,6 +47,8 @@ const CONFIG_KEYS: &[&str] = &[
     "maxClockDriftPpm",
     "incarnation",
     "value",
+    "observer",
+    "observerPeers",
 ];
 
 /// Reads a node configuration object (camelCase keys, see `index.d.ts` `NodeConfig`).
@@ -105,6 +107,12 @@ pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
         if !is_nullish(&v)? {
             c.value = Some(string(env, &v, "config.value")?);
         }
+    }
+    if let Some(v) = prop(&obj, "observer")? {
+        c.observer = boolean(env, &v, "config.observer")?;
+    }
+    if let Some(v) = prop(&obj, "observerPeers")? {
+        c.observer_peers = strings(env, &v, "config.observerPeers")?;
     }
     Ok(c)
 }

@@ -146,6 +146,11 @@ pub(crate) fn config_from(obj: &Bound<'_, PyAny>) -> PyResult<Config> {
     c.max_clock_drift_ppm = attr(obj, W, "max_clock_drift_ppm")?;
     c.incarnation = attr(obj, W, "incarnation")?;
     c.value = attr(obj, W, "value")?;
+    c.observer = attr(obj, W, "observer")?;
+    if obj.getattr("observer_peers")?.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("Config.observer_peers must be a sequence of str, not a single str"));
+    }
+    c.observer_peers = attr::<Vec<String>>(obj, W, "observer_peers")?;
     Ok(c)
 }
 

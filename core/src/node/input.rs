@@ -314,6 +314,12 @@ impl Node {
 
     /// `peer_down(peer, Refused)`: if `peer` is the leader this node follows, stop waiting for it.
     pub(super) fn leader_refused(&mut self, now: u64, peer: &str) {
+        if self.role == Role::Observer && self.leader.as_deref() == Some(peer) {
+            // An observer promised nothing: it stops reporting a leader whose port refused (or
+            // that said it is stopping) at once, and reports the next one it hears.
+            self.times.set(ELECTION_DEADLINE, Some(now));
+            return self.observer_timeout(now);
+        }
         if self.role != Role::Follower || self.leader.as_deref() != Some(peer) {
             return;
         }
