@@ -56,7 +56,7 @@ def test_errors_are_typed(compiled: tuple) -> None:
     node = ComponentNode(engine, component, id="a", cluster="c", bootstrap=["b", "c"], seed=1, now=0)
     assert node.handle_message(1, "b", b"junk") == "malformed"
     dropped = node.inspect()["dropped_by_reason"]
-    assert dropped["malformed"] == 1 and dropped["unknown_version"] == 0 and len(dropped) == 12
+    assert dropped["malformed"] == 1 and dropped["unknown_version"] == 0 and len(dropped) == 13
     with pytest.raises(TenureError) as err:
         node.transfer_leadership(2, "b")
     assert err.value.code == "not_leader"

@@ -117,7 +117,7 @@ test('defaultConfig, enum codes and counts, and one node per instance', async ()
   assert.match(node.warnings()[0].message, /^min-cluster-size is 2/);
   assert.throws(() => node.handleMessage(1n, 'b', new Uint8Array([1])), (e) => e === 'malformed');
   const dropped = node.inspect().droppedByReason;
-  assert.equal(dropped.length, 12);
+  assert.equal(dropped.length, 13);
   assert.deepEqual(dropped.find(([reason]) => reason === 'malformed'), ['malformed', 1n]);
   // The host imports carry no node identity: a second node in this instance is refused.
   assert.throws(
