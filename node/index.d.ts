@@ -28,7 +28,7 @@ export type {
 export type U64 = number | bigint
 
 /** A node's role. */
-export type Role = 'unclustered' | 'follower' | 'candidate' | 'leader'
+export type Role = 'unclustered' | 'follower' | 'candidate' | 'leader' | 'observer'
 
 /** Why the host reports a peer down. */
 export type PeerDownReason = 'terminated' | 'no_connection' | 'refused'
@@ -105,6 +105,13 @@ export interface NodeConfig {
   /** Milliseconds a member of higher priority must answer the leader steadily before it hands
    * over (default: twice `electionTimeoutMax`; 0: never). */
   preemptAfter?: U64 | null
+  /** Run as an observer of the members given as `bootstrap` (default false): learn the leader,
+   * its term and its value without ever voting, campaigning or counting toward any quorum or
+   * view size (role `'observer'`). */
+  observer?: boolean
+  /** The observers this member keeps informed (their ids). Closed like membership: messages of
+   * an observer not listed are dropped (`unknown_peer`). */
+  observerPeers?: string[]
 }
 
 /** The durable pair a node persists and is restored from. */
@@ -281,6 +288,7 @@ export type WireMessage =
   | { kind: 'value_ack'; seq: number }
   /** A member's rank (wire version 4): its priority, whether it is a witness, and whether this answers one. */
   | { kind: 'priority'; priority: number; neverLead?: boolean; reply?: boolean }
+  | { kind: 'observe'; seq: number }
   | { kind: 'app'; /** Per-incarnation sequence number (default 0 when encoding). */ seq?: U64; payload: Uint8Array }
 
 /** Everything inside one datagram. */
@@ -559,6 +567,11 @@ export interface ElectorOptions {
   /** Milliseconds of steady answers before a leader hands over to a member of higher priority
    * (default: twice `electionTimeoutMax`; 0: never). */
   preemptAfter?: U64 | null
+  /** Observe the members given as `peers`: report the leader and its value (role `'observer'`)
+   * without ever voting, campaigning or counting toward any quorum (default false). */
+  observer?: boolean
+  /** The observers (`HOST:PORT`) this member keeps informed; messages of others are dropped. */
+  observerPeers?: string[]
   /**
    * Makes term and vote durable in this file (JSON; temp file, fsync, rename, fsync of the
    * directory), locked exclusively while the elector runs.

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client'
 import type { Metrics } from './index'
 
 /** Every value of the `role` label of `tenure_role`. */
-export declare const ROLES: readonly ['unclustered', 'follower', 'candidate', 'leader']
+export declare const ROLES: readonly ['unclustered', 'follower', 'candidate', 'leader', 'observer']
 
 /**
  * Registers `tenure_is_leader`, `tenure_term`, `tenure_role{role}`, `tenure_leader_changes_total`,

@@ -122,6 +122,18 @@ pub struct Config {
     /// `election_timeout_max`; 0 turns preemption off.
     #[cfg_attr(feature = "serde", serde(default))]
     pub preempt_after: Option<u64>,
+    /// Run as an observer: learn the leader, its term and its value from the members (given as
+    /// `bootstrap`) without ever voting, campaigning, acknowledging or counting toward any
+    /// quorum or view size. Its role is [`crate::Role::Observer`] for its whole life. Only the
+    /// members that list it (`observer_peers`) tell it anything.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub observer: bool,
+    /// The observers this member keeps informed (their ids): its leaderships send them
+    /// heartbeats and the value. Closed like membership: an observer not listed here is told
+    /// nothing and its messages are dropped (`unknown_peer`). An id that is also a member
+    /// (`bootstrap`) is a member.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub observer_peers: Vec<String>,
 }
 
 /// `Config::new`'s defaults for fields missing from a deserialized configuration (feature `serde`).
@@ -173,6 +185,8 @@ impl Config {
             priority: 0,
             never_lead: false,
             preempt_after: None,
+            observer: false,
+            observer_peers: Vec::new(),
         }
     }
 
@@ -252,6 +266,21 @@ impl Config {
         self
     }
 
+    /// Makes this node an observer ([`Config::observer`]).
+    pub fn observer(mut self, on: bool) -> Self {
+        self.observer = on;
+        self
+    }
+    /// Sets the observers this member keeps informed ([`Config::observer_peers`]).
+    pub fn observer_peers<I, S>(mut self, peers: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.observer_peers = peers.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Sets the shared cluster key (authenticated mode).
     pub fn key(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.key = Some(key.into());
@@ -285,6 +314,9 @@ impl Config {
         check_id("cluster", &self.cluster)?;
         for peer in &self.bootstrap {
             check_id("bootstrap", peer)?;
+        }
+        for peer in &self.observer_peers {
+            check_id("observer_peers", peer)?;
         }
         // The election timeout bounds are bounded before any arithmetic on them; the heartbeat
         // interval and the lease must be below them (checked below), and ghost_ttl is only ever
@@ -360,6 +392,10 @@ impl Config {
         let declared = self.bootstrap.iter().filter(|p| **p != self.id).count();
         if declared > self.max_peers as usize {
             return Err(ConfigError::TooManyPeers { peers: declared, max_peers: self.max_peers });
+        }
+        // Observers are capped as members are: each costs a heartbeat per round.
+        if self.observer_peers.len() > self.max_peers as usize {
+            return Err(ConfigError::TooManyPeers { peers: self.observer_peers.len(), max_peers: self.max_peers });
         }
         // lease_span = lease × (1 − 2ρ) − 1 ms, rounded down: see `ValidConfig::lease_span`.
         let lease_duration = self.lease_duration.unwrap_or(min);

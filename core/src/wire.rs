@@ -139,6 +139,15 @@ pub enum Message {
         /// An answer to a `Priority` (which is not answered again).
         reply: bool,
     },
+    /// From an observer to the leader it follows, in answer to each of its heartbeats (version 4
+    /// and later, kind 13): "I observe your leadership of the envelope's term and hold your value
+    /// `seq` (0: none)". A member that lists the sender as an observer sends it the value when
+    /// `seq` is not its current one; nothing else changes (no term, no vote, no evidence). Only
+    /// observers send it, and members drop every other kind from an observer.
+    Observe {
+        /// The `seq` of the leader's value the observer holds; 0 for none.
+        seq: u64,
+    },
 }
 
 impl Message {
@@ -158,6 +167,7 @@ impl Message {
             Message::Value { .. } => "value",
             Message::ValueAck { .. } => "value_ack",
             Message::Priority { .. } => "priority",
+            Message::Observe { .. } => "observe",
         }
     }
 
@@ -169,7 +179,8 @@ impl Message {
             | Message::DeathNotice
             | Message::Value { .. }
             | Message::ValueAck { .. }
-            | Message::Priority { .. } => 4,
+            | Message::Priority { .. }
+            | Message::Observe { .. } => 4,
             _ => MIN_VERSION,
         }
     }
@@ -528,6 +539,8 @@ mod tests {
             Message::ValueAck { seq: 300 },
             Message::Priority { priority: 0, never_lead: true, reply: false },
             Message::Priority { priority: u32::MAX, never_lead: false, reply: true },
+            Message::Observe { seq: 0 },
+            Message::Observe { seq: 300 },
         ];
         for m in all {
             for key in [None, Some(&b"secret"[..])] {

@@ -84,7 +84,7 @@ fn every_example_in_docs_wire_md_decodes_to_its_documented_meaning() {
         assert_eq!(encode(&env, auth).expect("re-encodes"), ex.bytes, "{at}: not the canonical encoding");
         kinds.insert(env.message.kind());
     }
-    assert_eq!(kinds.len(), 13, "one example per message kind: {kinds:?}");
+    assert_eq!(kinds.len(), 14, "one example per message kind: {kinds:?}");
     assert!(keyed >= 1, "an authenticated example");
     assert!(reasons.contains("malformed") && reasons.contains("unknown_version"), "refused examples: {reasons:?}");
 }

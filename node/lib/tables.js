@@ -100,9 +100,9 @@ const METRIC_FAMILIES = Object.freeze([
   Object.freeze({ name: "tenure_build_info", type: "gauge", help: "Always 1; the version label is the tenure runtime's version.", labels: Object.freeze(["version"]) }),
 ])
 /** every role name, in the order `tenure_role{role}` lists them */
-const ROLES = Object.freeze(["unclustered","follower","candidate","leader"])
+const ROLES = Object.freeze(["unclustered","follower","candidate","leader","observer"])
 /** the core's configuration options an `Elector` takes (besides id, cluster and peers) */
-const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation","value","priority","neverLead","preemptAfter"])
+const CONFIG_OPTIONS = Object.freeze(["minClusterSize","electionTimeoutMin","electionTimeoutMax","heartbeatInterval","leaseDuration","ghostTtl","preVote","key","admitUnknownPeers","maxPeers","maxClockDriftPpm","incarnation","value","priority","neverLead","preemptAfter","observer","observerPeers"])
 /** the runtime's own options an `Elector` takes (passed to the native runtime) */
 const RUNTIME_OPTIONS = Object.freeze(["bind","stateFile","keyFile","confirmTimeout","handoverTimeout","resolveInterval","http","readyWhen","failurePolicy"])
 /** configuration defaults by the core's field name (durations in milliseconds) */

@@ -120,6 +120,34 @@ test("every elector reports the leader's value; proclaim changes it; follower ev
   }
 })
 
+test('an observer elector reports the leader and its value and never leads', async () => {
+  const [a, b, c, o] = (await freePorts(4)).map((p) => `127.0.0.1:${p}`)
+  const ids = [a, b, c]
+  const electors = ids.map(
+    (id) => new Elector({ id, peers: ids.filter((p) => p !== id), cluster: 'test', ...FAST, value: `http://${id}/svc`, observerPeers: [o] }),
+  )
+  const observer = new Elector({ id: o, peers: ids, cluster: 'test', ...FAST, observer: true })
+  /** @type {Array<string | null>} */
+  const followed = []
+  observer.on('follower', ({ leader }) => followed.push(leader))
+  observer.on('leader', () => assert.fail('an observer led'))
+  try {
+    await Promise.all([...electors, observer].map((e) => e.start()))
+    const leader = await waitFor(() => electors.find((e) => e.isLeader), 3000, 'a leader')
+    await waitFor(() => observer.leaderValue === `http://${leader.id}/svc`, 2000, "the observer to know the leader's value")
+    assert.equal(observer.leader, leader.id)
+    assert.equal(observer.role, 'observer')
+    assert.equal(observer.inspect().state, 'observer')
+    assert.equal(leader.inspect().viewSize, 3)
+    assert.ok(followed.includes(leader.id))
+    leader.proclaim('http://moved')
+    await waitFor(() => observer.leaderValue === 'http://moved', 2000, 'the proclaimed value')
+  } finally {
+    await stopAll([...electors, observer])
+  }
+  assert.throws(() => new Elector({ id: a, peers: [b, c], cluster: 'test', observerPeers: ['nope'] }), (e) => /** @type {any} */ (e).code === 'invalid_peer')
+})
+
 test('confirmLeader: a denial, a throw and a timeout each withhold leadership', async () => {
   /** @type {Record<number, any>} */
   const behaviours = {

@@ -121,6 +121,8 @@ class ElectorOptions(TypedDict, total=False):
     priority: int
     never_lead: bool
     preempt_after: Optional[int]
+    observer: bool
+    observer_peers: Iterable[str]
     state_file: Union[str, os.PathLike[str], None]
     key: Union[bytes, str, None]
     key_file: Union[str, os.PathLike[str], None]

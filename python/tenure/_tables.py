@@ -214,7 +214,7 @@ METRIC_FAMILIES: Tuple[Tuple[str, str, str, Tuple[str, ...]], ...] = (
 )
 """(name, type, help, labels) of every `tenure_*` family, in exposition order."""
 
-ROLES: Tuple[str, ...] = ("unclustered", "follower", "candidate", "leader",)
+ROLES: Tuple[str, ...] = ("unclustered", "follower", "candidate", "leader", "observer",)
 """Every role name, in the order `tenure_role{role}` lists them."""
 
 CONFIG_OPTIONS: Tuple[str, ...] = (
@@ -234,6 +234,8 @@ CONFIG_OPTIONS: Tuple[str, ...] = (
     "priority",
     "never_lead",
     "preempt_after",
+    "observer",
+    "observer_peers",
 )
 """The core's configuration options an elector takes as keyword options (besides id, cluster
 and the peers)."""

@@ -46,6 +46,9 @@ class Role(str, enum.Enum):
     """Campaigning (or, having won, waiting for ``confirm_leader``)."""
     LEADER = "leader"
     """The leader of the current term."""
+    OBSERVER = "observer"
+    """An observer (``observer=True``): reports the leader and its value; never votes, campaigns
+    or counts toward any quorum or view size."""
 
     def __str__(self) -> str:
         return self.value
@@ -190,12 +193,23 @@ class Config:
     ``election_timeout_min``). At most ``election_timeout_min`` and, less the clock-drift margin,
     above ``heartbeat_interval`` (``lease_out_of_range`` otherwise). Shorter means faster failover
     after ``PeerDownReason.REFUSED``, at the price of less slack for each heartbeat."""
+    observer: bool = False
+    """Run as an observer of the members given as ``bootstrap``: learn the leader, its term and its
+    value without ever voting, campaigning or counting toward any quorum or view size (role
+    ``Role.OBSERVER``)."""
+    observer_peers: Tuple[str, ...] = ()
+    """The observers this member keeps informed (their ids). Closed like membership: messages of
+    an observer not listed are dropped (``unknown_peer``)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.bootstrap, str):
             raise TypeError("bootstrap must be a sequence of peer ids, not a single str")
         if not isinstance(self.bootstrap, tuple):
             object.__setattr__(self, "bootstrap", tuple(self.bootstrap))
+        if isinstance(self.observer_peers, str):
+            raise TypeError("observer_peers must be a sequence of peer ids, not a single str")
+        if not isinstance(self.observer_peers, tuple):
+            object.__setattr__(self, "observer_peers", tuple(self.observer_peers))
         object.__setattr__(self, "key", _key_bytes(self.key))
 
     def validate(self) -> ValidConfig:

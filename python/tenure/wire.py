@@ -27,6 +27,7 @@ __all__ = [
     "Value",
     "ValueAck",
     "Priority",
+    "Observe",
     "WireMessage",
     "encode",
     "decode",
@@ -157,9 +158,18 @@ class Priority:
     kind = "priority"
 
 
+@dataclass(frozen=True)
+class Observe:
+    """From an observer to the leader it follows, answering each heartbeat (wire version 4 and
+    later): "I observe your leadership and hold your value ``seq``" (0: none). Counts for nothing."""
+
+    seq: int
+    kind = "observe"
+
+
 WireMessage = Union[
     PreVote, PreVoteReply, Vote, VoteReply, Heartbeat, HeartbeatAck, TimeoutNow, App, Hello, DeathNotice,
-    Value, ValueAck, Priority,
+    Value, ValueAck, Priority, Observe,
 ]
 """Any protocol message."""
 

@@ -390,3 +390,33 @@ def test_every_elector_reports_the_leaders_value_and_a_proclaimed_change() -> No
                 follower.proclaim("nope")
 
     run(main())
+
+
+def test_an_observer_elector_reports_the_leader_and_its_value_and_never_leads() -> None:
+    async def main() -> None:
+        ports = free_udp_ports(4)
+        ids = [f"127.0.0.1:{p}" for p in ports[:3]]
+        obs = f"127.0.0.1:{ports[3]}"
+        followed: List[Tuple[Any, ...]] = []
+        els = [
+            Elector(i, [x for x in ids if x != i], cluster="pytest", value=f"http://{i}", observer_peers=[obs], **FAST)
+            for i in ids
+        ]
+        observer = Elector(
+            obs, ids, cluster="pytest", observer=True, on_follower=lambda *a: followed.append(a), **FAST
+        )
+        async with els[0], els[1], els[2], observer:
+            await wait_for(lambda: len(leaders(els)) == 1)
+            leader = leaders(els)[0]
+            await wait_for(lambda: observer.leader_value == f"http://{leader.id}")
+            assert observer.leader == leader.id and observer.role == tenure.Role.OBSERVER
+            assert observer.inspect()["state"] == "observer" and leader.inspect()["view_size"] == 3
+            assert not observer.is_leader and followed
+            leader.proclaim("http://moved")
+            await wait_for(lambda: observer.leader_value == "http://moved")
+        with pytest.raises(TypeError, match="single str"):
+            tenure.Config(id="a", cluster="c", observer_peers="127.0.0.1:9")  # type: ignore[arg-type]
+        with pytest.raises(tenure.InvalidPeerError, match="nope"):
+            Elector(ids[0], ids[1:], cluster="pytest", observer_peers=["nope"])
+
+    run(main())

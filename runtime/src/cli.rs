@@ -24,7 +24,8 @@ pub const USAGE: &str = "run --id HOST:PORT --peer HOST:PORT [--peer HOST:PORT .
     [--never-lead] [--preempt-after MS] [--http IP:PORT]
     [--ready-when node|leader] [--no-failure-detection] [--kill-grace MS] [--max-failures N]
     [--max-step-downs N] [--app-health URL] [--app-health-interval MS] [--pod-label KEY]
-    [--service-account DIR] [--no-death-notice | --death-notice] [-- CMD ARGS...]
+    [--service-account DIR] [--no-death-notice | --death-notice] [--observer]
+    [--observer-peer HOST:PORT ...] [-- CMD ARGS...]
        | --help | --version
 
 Runs one tenure node over UDP and prints one JSON object per line to stdout for every event:
@@ -70,6 +71,12 @@ changes its value to TEXT; empty: none).
   --preempt-after MS           how long a member of higher priority must answer the leader
                                steadily before it hands over (default: twice
                                --election-timeout-max; 0: never)
+  --observer                   observe the members given as --peer: report the leader, its term
+                               and its value (follower lines, /leader, inspect, metrics; role
+                               \"observer\") without ever voting, campaigning or counting toward
+                               any quorum; only members that list it (--observer-peer) tell it
+  --observer-peer HOST:PORT    an observer this member keeps informed (repeat; default none:
+                               messages of an observer not listed are dropped, unknown_peer)
   --no-failure-detection       do not probe a quiet leader for a refused port (ICMP); a dead
                                leader is then replaced after an election timeout only
   --kill-grace MS              SIGTERM to SIGKILL for the leader-only command (default 1000)
@@ -180,6 +187,10 @@ pub struct RunOptions {
     pub pod_label: Option<String>,
     /// `--service-account`.
     pub service_account: Option<String>,
+    /// `--observer`.
+    pub observer: bool,
+    /// `--observer-peer`, in order.
+    pub observer_peers: Vec<String>,
 }
 
 /// What the command line asked for.
@@ -256,6 +267,7 @@ where
                 | "--no-death-notice"
                 | "--death-notice"
                 | "--never-lead"
+                | "--observer"
         ) {
             if inline.is_some() {
                 return Err(format!("{name} takes no value"));
@@ -265,6 +277,7 @@ where
                 "--no-death-notice" => &mut o.no_death_notice,
                 "--death-notice" => &mut o.death_notice,
                 "--never-lead" => &mut o.never_lead,
+                "--observer" => &mut o.observer,
                 _ => &mut o.no_failure_detection,
             };
             if *slot {
@@ -273,7 +286,7 @@ where
             *slot = true;
             continue;
         }
-        const KNOWN: [&str; 25] = [
+        const KNOWN: [&str; 26] = [
             "--id",
             "--peer",
             "--cluster",
@@ -299,6 +312,7 @@ where
             "--value",
             "--priority",
             "--preempt-after",
+            "--observer-peer",
         ];
         if !KNOWN.contains(&name) {
             return Err(format!("unknown option \"{name}\""));
@@ -332,6 +346,7 @@ where
             "--value" => once(&mut o.value, name, value)?,
             "--priority" => once(&mut o.priority, name, number(name, &value)?)?,
             "--preempt-after" => once(&mut o.preempt_after, name, number(name, &value)?)?,
+            "--observer-peer" => o.observer_peers.push(value),
             _ => once(&mut o.key_file, name, value)?,
         }
     }
@@ -351,6 +366,12 @@ where
     }
     if o.death_notice && o.no_death_notice {
         return Err("--death-notice and --no-death-notice contradict each other".into());
+    }
+    if o.observer && !o.command.is_empty() {
+        return Err("--observer never leads: a leader-only command (-- CMD ARGS...) would never run".into());
+    }
+    if o.observer && !o.observer_peers.is_empty() {
+        return Err("--observer-peer is a member's list of its observers; an observer keeps nobody informed".into());
     }
     if o.kill_grace.is_some() && o.command.is_empty() {
         return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
@@ -389,6 +410,8 @@ impl RunOptions {
         c.priority = self.priority.unwrap_or(0);
         c.never_lead = self.never_lead;
         c.preempt_after = self.preempt_after;
+        c.observer = self.observer;
+        c.observer_peers = self.observer_peers.clone();
         let mut r = RuntimeConfig::new(c);
         r.bind = self.bind.clone();
         r.state_file = self.state_file.as_ref().map(PathBuf::from);

@@ -224,7 +224,7 @@ impl RuntimeConfig {
     /// `resolve::same_node`).
     pub fn validate(&self) -> Result<tenure::ValidConfig, RuntimeError> {
         let id = parse_id(&self.node.id)?;
-        for p in &self.node.bootstrap {
+        for p in self.node.bootstrap.iter().chain(&self.node.observer_peers) {
             parse_peer(p)?;
         }
         // Alone in its view, a node waits forever for a quorum it cannot have, saying only that

@@ -62,6 +62,7 @@ pub(crate) fn role_code(r: Role) -> u8 {
         Role::Follower => 1,
         Role::Candidate => 2,
         Role::Leader => 3,
+        Role::Observer => 4,
     }
 }
 
@@ -222,6 +223,7 @@ impl Handle {
             0 => Role::Unclustered,
             2 => Role::Candidate,
             3 => Role::Leader,
+            4 => Role::Observer,
             _ => Role::Follower,
         }
     }

@@ -412,18 +412,13 @@ impl Counters {
     }
 }
 
-/// `unclustered`, `follower`, `candidate` or `leader`.
+/// `unclustered`, `follower`, `candidate`, `leader` or `observer`.
 pub fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::Unclustered => "unclustered",
-        Role::Follower => "follower",
-        Role::Candidate => "candidate",
-        Role::Leader => "leader",
-    }
+    role.as_str()
 }
 
 /// Every role name, in the order `tenure_role{role}` lists them.
-pub const ROLES: [Role; 4] = [Role::Unclustered, Role::Follower, Role::Candidate, Role::Leader];
+pub const ROLES: [Role; 5] = [Role::Unclustered, Role::Follower, Role::Candidate, Role::Leader, Role::Observer];
 
 #[cfg(test)]
 mod tests {

@@ -380,6 +380,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "priority",
     "never_lead",
     "preempt_after",
+    "observer",
+    "observer_peers",
     "bind",
     "state_file",
     "key_file",
@@ -416,6 +418,8 @@ pub const ELECTOR_CONFIG_OPTIONS: &[&str] = &[
     "priority",
     "never_lead",
     "preempt_after",
+    "observer",
+    "observer_peers",
 ];
 
 /// The runtime's own options ([`crate::RuntimeConfig`]'s, beside the core's

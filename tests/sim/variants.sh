@@ -15,7 +15,7 @@ sim=("$@")
 
 # name | per mille | first seed | options
 variants=(
-  "default|70|0|"
+  "default|50|0|"
   "3-nodes-rtt20|100|100000000|--nodes 3 --rtt-ms 20"
   "7-nodes-rtt1|50|200000000|--nodes 7 --rtt-ms 1"
   "no-pre-vote|50|300000000|--no-pre-vote"
@@ -43,6 +43,9 @@ variants=(
   "priority-3-nodes-rtt20|5|2500000000|--nodes 3 --rtt-ms 20 --faults priority,crash,pause,partition,loss,dup,reorder,transfer"
   "priority-mixed-versions|5|2600000000|--faults priority,versions,crash,pause,partition,loss,dup,reorder,transfer,replay"
   "priority-all-faults|5|2700000000|--faults all,priority"
+  "observers|8|2800000000|--observers 2 --faults crash,pause,partition,oneway,loss,dup,reorder,transfer,replay,deny,handler,drift,latedup"
+  "observers-all-faults|6|2900000000|--observers 2 --faults all,notice"
+  "observers-mixed-versions|6|3000000000|--observers 2 --faults versions,notice,crash,pause,partition,loss,dup,reorder,transfer,replay"
   "admit-unknown-peers|20|1500000000|--admit-unknown-peers --faults crash,pause,partition,oneway,loss,dup,reorder,deny,handler,transfer,broadcast,drift,latedup,replay,hugeterm,falsedown"
 )
 

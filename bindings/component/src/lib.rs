@@ -85,6 +85,8 @@ impl Guest for Component {
             priority: Some(c.priority),
             never_lead: Some(c.never_lead),
             preempt_after: c.preempt_after,
+            observer: Some(c.observer),
+            observer_peers: c.observer_peers,
         }
     }
 }
@@ -108,6 +110,7 @@ fn role(r: Role) -> wit::Role {
         Role::Follower => wit::Role::Follower,
         Role::Candidate => wit::Role::Candidate,
         Role::Leader => wit::Role::Leader,
+        Role::Observer => wit::Role::Observer,
     }
 }
 
@@ -318,6 +321,8 @@ impl GuestNode for NodeResource {
             c.never_lead = w;
         }
         c.preempt_after = config.preempt_after;
+        c.observer = config.observer.unwrap_or(false);
+        c.observer_peers = config.observer_peers;
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
         let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };

@@ -53,7 +53,7 @@ fn message_to_js<'e>(env: &'e Env, m: Message) -> Result<Object<'e>> {
             o.set("seq", U64(seq))?;
             o.set("value", value)?
         }
-        Message::ValueAck { seq } => o.set("seq", U64(seq))?,
+        Message::ValueAck { seq } | Message::Observe { seq } => o.set("seq", U64(seq))?,
         Message::Priority { priority, never_lead, reply } => {
             o.set("priority", priority)?;
             o.set("neverLead", never_lead)?;
@@ -115,10 +115,11 @@ fn message_from_js(env: &Env, v: &Unknown) -> Result<Message> {
                 None => false,
             },
         },
+        "observe" => Message::Observe { seq: u64_arg(env, &need("seq")?, "message.seq")? },
         other => {
             return Err(type_error(
                 env,
-                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello, death_notice, value, value_ack, priority)"),
+                format!("envelope.message.kind {other:?} is not a message kind (pre_vote, pre_vote_reply, vote, vote_reply, heartbeat, heartbeat_ack, timeout_now, app, hello, death_notice, value, value_ack, priority, observe)"),
             ))
         }
     })

@@ -50,6 +50,8 @@ const CONFIG_KEYS: &[&str] = &[
     "priority",
     "neverLead",
     "preemptAfter",
+    "observer",
+    "observerPeers",
 ];
 
 /// Reads a node configuration object (camelCase keys, see `index.d.ts` `NodeConfig`).
@@ -116,6 +118,12 @@ pub(crate) fn config_from_js(env: &Env, v: &Unknown) -> Result<Config> {
         c.never_lead = boolean(env, &v, "config.neverLead")?;
     }
     c.preempt_after = opt_u64(env, prop(&obj, "preemptAfter")?.as_ref(), "config.preemptAfter")?;
+    if let Some(v) = prop(&obj, "observer")? {
+        c.observer = boolean(env, &v, "config.observer")?;
+    }
+    if let Some(v) = prop(&obj, "observerPeers")? {
+        c.observer_peers = strings(env, &v, "config.observerPeers")?;
+    }
     Ok(c)
 }
 

@@ -30,6 +30,7 @@ pub(crate) fn role<'py>(py: Python<'py>, r: Role) -> PyResult<Bound<'py, PyAny>>
         Role::Follower => role_follower(py)?,
         Role::Candidate => role_candidate(py)?,
         Role::Leader => role_leader(py)?,
+        Role::Observer => role_observer(py)?,
     }
     .clone())
 }
@@ -148,6 +149,11 @@ pub(crate) fn config_from(obj: &Bound<'_, PyAny>) -> PyResult<Config> {
     c.priority = attr(obj, W, "priority")?;
     c.never_lead = attr(obj, W, "never_lead")?;
     c.preempt_after = attr(obj, W, "preempt_after")?;
+    c.observer = attr(obj, W, "observer")?;
+    if obj.getattr("observer_peers")?.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err("Config.observer_peers must be a sequence of str, not a single str"));
+    }
+    c.observer_peers = attr::<Vec<String>>(obj, W, "observer_peers")?;
     Ok(c)
 }
 

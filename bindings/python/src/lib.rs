@@ -68,6 +68,7 @@ cached!(role_unclustered, "tenure._types", "Role", "UNCLUSTERED");
 cached!(role_follower, "tenure._types", "Role", "FOLLOWER");
 cached!(role_candidate, "tenure._types", "Role", "CANDIDATE");
 cached!(role_leader, "tenure._types", "Role", "LEADER");
+cached!(role_observer, "tenure._types", "Role", "OBSERVER");
 cached!(cls_drop_reason, "tenure._types", "DropReason");
 cached!(verdict_accepted, "tenure._types", "FenceVerdict", "ACCEPTED");
 cached!(verdict_stale, "tenure._types", "FenceVerdict", "STALE");
@@ -86,6 +87,7 @@ cached!(cls_death_notice, "tenure.wire", "DeathNotice");
 cached!(cls_value, "tenure.wire", "Value");
 cached!(cls_value_ack, "tenure.wire", "ValueAck");
 cached!(cls_priority, "tenure.wire", "Priority");
+cached!(cls_observe, "tenure.wire", "Observe");
 cached!(json_loads, "json", "loads");
 cached!(errors_module, "tenure", "errors");
 

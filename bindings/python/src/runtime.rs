@@ -214,15 +214,11 @@ impl PyRuntime {
     fn running(&self) -> bool {
         self.handle.is_running()
     }
-    /// The role (`unclustered`, `follower`, `candidate`, `leader`) after the last round.
+    /// The role (`unclustered`, `follower`, `candidate`, `leader`, `observer`) after the last
+    /// round.
     #[getter]
     fn role(&self) -> &'static str {
-        match self.handle.role() {
-            tenure::Role::Unclustered => "unclustered",
-            tenure::Role::Follower => "follower",
-            tenure::Role::Candidate => "candidate",
-            tenure::Role::Leader => "leader",
-        }
+        self.handle.role().as_str()
     }
     #[getter]
     fn is_leader(&self) -> bool {

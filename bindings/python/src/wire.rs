@@ -18,6 +18,7 @@ pub(crate) fn message_to_py<'py>(py: Python<'py>, m: Message) -> PyResult<Bound<
         Message::Value { seq, value } => cls_value(py)?.call1((seq, value)),
         Message::ValueAck { seq } => cls_value_ack(py)?.call1((seq,)),
         Message::Priority { priority, never_lead, reply } => cls_priority(py)?.call1((priority, never_lead, reply)),
+        Message::Observe { seq } => cls_observe(py)?.call1((seq,)),
     }
 }
 
@@ -54,6 +55,8 @@ pub(crate) fn message_from(m: &Bound<'_, PyAny>) -> PyResult<Message> {
             never_lead: attr(m, W, "never_lead")?,
             reply: attr(m, W, "reply")?,
         }
+    } else if is(m, cls_observe(py))? {
+        Message::Observe { seq: attr(m, W, "seq")? }
     } else {
         return Err(PyTypeError::new_err(format!("expected a tenure.wire message, got {}", type_name(m))));
     })

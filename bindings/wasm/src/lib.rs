@@ -43,7 +43,7 @@ export interface DecodedMessage {
   from: string;
   term: number;
   incarnation: bigint;
-  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app" | "hello" | "value" | "value_ack" | "priority";
+  kind: "pre_vote" | "pre_vote_reply" | "vote" | "vote_reply" | "heartbeat" | "heartbeat_ack" | "timeout_now" | "app" | "hello" | "value" | "value_ack" | "priority" | "observe";
   granted?: boolean;
   transfer?: boolean;
   sentAt?: number;
@@ -242,7 +242,7 @@ fn decoded_object(decoded: Result<wire::Envelope, DropReason>) -> Result<JsValue
             set(&o, "seq", js_sys::BigInt::from(seq));
             set(&o, "value", value);
         }
-        Message::ValueAck { seq } => set(&o, "seq", js_sys::BigInt::from(seq)),
+        Message::ValueAck { seq } | Message::Observe { seq } => set(&o, "seq", js_sys::BigInt::from(seq)),
         Message::Priority { priority, never_lead, reply } => {
             set(&o, "priority", f64::from(priority));
             set(&o, "neverLead", never_lead);

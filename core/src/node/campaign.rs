@@ -5,6 +5,9 @@ use super::*;
 impl Node {
     /// Moves into follower (or stays unclustered), firing `BecameFollower` when the role changes.
     pub(super) fn become_follower(&mut self, now: u64) {
+        if self.role == Role::Observer {
+            return;
+        }
         self.campaign = None;
         self.times.set(AWAITING_CONFIRM, None);
         self.times.set(HEARTBEAT_DEADLINE, None);

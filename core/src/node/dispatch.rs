@@ -6,13 +6,17 @@ impl Node {
     /// `known`: where `from`'s entry is, from `accept`'s `IdMap::index_of_hinted` (`admit` adds no
     /// entry when it is given); `None` for a peer `admit` just added.
     pub(super) fn dispatch(&mut self, now: u64, from: &str, term: u64, message: Message, known: Option<usize>) {
+        if self.role == Role::Observer {
+            return self.observe(now, from, term, message);
+        }
         let adopts = match &message {
             Message::PreVote
             | Message::Hello { .. }
             | Message::DeathNotice
             | Message::Value { .. }
             | Message::ValueAck { .. }
-            | Message::Priority { .. } => false,
+            | Message::Priority { .. }
+            | Message::Observe { .. } => false,
             Message::PreVoteReply { granted } => !granted,
             Message::Vote { transfer } => *transfer || !self.sticky(now),
             _ => true,
@@ -186,6 +190,8 @@ impl Node {
             Message::Priority { priority, never_lead, reply } => {
                 self.on_priority(now, from, priority, never_lead, reply)
             }
+            // Handled whole in `accept` (`observed`): never from a member.
+            Message::Observe { .. } => {}
         }
     }
 

@@ -106,12 +106,17 @@ impl Node {
                 return Err(DropReason::Replay);
             }
         }
+        if let Message::Observe { seq } = raw.message {
+            // Only observers send it, and it counts for nothing: see `observed`.
+            return self.observed(now, from, raw.term, raw.incarnation, seq);
+        }
         // The peer's entry, found once for the whole message (admit and dispatch reuse it), tried
         // first where the previous message's sender was: a follower hears mostly its leader.
         let known = self.peers.index_of_hinted(Some(usize::from(self.last_sender)), from);
         self.last_sender = known.and_then(|i| u16::try_from(i).ok()).unwrap_or(self.last_sender);
         if known.is_none() {
-            if !self.admit_unknown {
+            // A listed observer is never admitted as a member, whatever it sends.
+            if !self.admit_unknown || self.lists_observer(from) {
                 return Err(DropReason::UnknownPeer);
             }
             if self.peers.len() >= self.timing.max_peers as usize {
@@ -208,6 +213,9 @@ impl Node {
             self.remove_peer(now, &peer, false);
         }
 
+        if self.role == Role::Observer {
+            return self.observer_timeout(now);
+        }
         if self.role == Role::Leader {
             if self.ranks.is_some() && self.preempt(now) {
                 return;
@@ -314,6 +322,12 @@ impl Node {
 
     /// `peer_down(peer, Refused)`: if `peer` is the leader this node follows, stop waiting for it.
     pub(super) fn leader_refused(&mut self, now: u64, peer: &str) {
+        if self.role == Role::Observer && self.leader.as_deref() == Some(peer) {
+            // An observer promised nothing: it stops reporting a leader whose port refused (or
+            // that said it is stopping) at once, and reports the next one it hears.
+            self.times.set(ELECTION_DEADLINE, Some(now));
+            return self.observer_timeout(now);
+        }
         if self.role != Role::Follower || self.leader.as_deref() != Some(peer) {
             return;
         }

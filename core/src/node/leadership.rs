@@ -46,6 +46,11 @@ impl Node {
         for p in targets {
             self.send(&p, Message::Heartbeat { sent_at: now });
         }
+        if self.observers.is_some() {
+            // Every round to every listed observer: they never answer in a way that counts, so
+            // there is nothing to probe.
+            self.send_to_observers(&Message::Heartbeat { sent_at: now });
+        }
         if self.values.is_some() {
             // Again to each member that has not acknowledged it: loss costs one round.
             self.send_values();

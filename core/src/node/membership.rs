@@ -15,7 +15,8 @@ impl Node {
     pub(super) fn admit(&mut self, now: u64, from: &str, incarnation: u64, known: Option<usize>, hello: bool) -> bool {
         let retry = self.timing.election_timeout_max.saturating_mul(HELLO_RETRY_TIMEOUTS);
         // A node limited to the oldest version greets nobody, as a node of that version.
-        let hello = hello || self.wire_cap <= wire::MIN_VERSION;
+        // Nor does an observer: it sends members nothing but `Observe`.
+        let hello = hello || self.wire_cap <= wire::MIN_VERSION || self.role == Role::Observer;
         // No search and no comparison on the steady path (a known peer's every message): `accept`
         // found the entry.
         let entry = known.and_then(|i| self.peers.at_mut(i));
@@ -99,6 +100,9 @@ impl Node {
                 let at = self.failover_slot(now, None);
                 self.times.set(ELECTION_DEADLINE, Some(at));
                 self.push_event(Event::BecameFollower { term: self.term, leader: None });
+            } else if self.role == Role::Observer {
+                self.times.set(ELECTION_DEADLINE, None);
+                self.push_event(Event::BecameFollower { term: self.term, leader: None });
             }
         }
         self.membership_changed(now);
@@ -126,6 +130,9 @@ impl Node {
 
     /// Re-evaluates the role after the view changed.
     pub(super) fn membership_changed(&mut self, now: u64) {
+        if self.role == Role::Observer {
+            return;
+        }
         let clustered = self.clustered();
         match (self.role, clustered) {
             (Role::Unclustered, true) => {

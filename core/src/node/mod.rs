@@ -25,6 +25,7 @@ mod input;
 mod leadership;
 mod membership;
 mod notice;
+mod observer;
 mod outbox;
 mod plumbing;
 mod priority;
@@ -47,6 +48,10 @@ pub enum Role {
     Candidate,
     /// The leader of the current term.
     Leader,
+    /// An observer (`Config::observer`), for its whole life: it learns the leader, the term and
+    /// the value from the members that list it, and never votes, campaigns, acknowledges or
+    /// counts toward any quorum or view size.
+    Observer,
 }
 
 impl Role {
@@ -57,6 +62,7 @@ impl Role {
             Role::Follower => "follower",
             Role::Candidate => "candidate",
             Role::Leader => "leader",
+            Role::Observer => "observer",
         }
     }
 }
@@ -210,6 +216,10 @@ pub enum Bug {
     /// elected with the transfer's exemption from lease promises. Caught by the simulator's lease
     /// invariant and by the rule test of preemption.
     PreemptWithoutTransfer = 16384,
+    /// A member takes a listed observer's `Observe` for a member's acknowledgement: the observer
+    /// enters the view and its answers count toward the quorum (a leader cut off from its members
+    /// keeps leading on observers). Caught by the simulator's observer invariant.
+    ObserverCounted = 32768,
 }
 
 /// A peer that has not said which wire version it speaks is greeted again at most once per this
@@ -543,6 +553,9 @@ pub struct Node {
     values: Option<Box<value::Values>>,
     /// Boxed: a campaign is rare and short, its 40 bytes need not sit in every node.
     campaign: Option<Box<Campaign>>,
+    /// The observers this member keeps informed (`Config::observer_peers`, members excluded).
+    /// Boxed and `None` without any (most clusters).
+    observers: Option<Box<IdSet>>,
     confirm_denied: u32,
 
     /// Dropped-message counters by reason, allocated at the first drop (most nodes never drop).
@@ -592,7 +605,8 @@ impl Node {
             timing,
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
-            durable: config.durable,
+            // An observer's term is no promise (it votes for nobody): nothing to persist.
+            durable: config.durable && !config.observer,
             admit_unknown: config.admit_unknown_peers,
             incarnation,
             app_seq: 0,
@@ -616,6 +630,7 @@ impl Node {
             removed: None,
             apps: None,
             campaign: None,
+            observers: observer::listed(&config),
             values: value::Values::configured(config.value.as_deref()),
             confirm_denied: 0,
             dropped: None,
@@ -625,7 +640,10 @@ impl Node {
             bugs: 0,
             ranks: priority::Ranks::configured(config.priority, config.never_lead),
         };
-        if node.clustered() {
+        if config.observer {
+            // For its whole life: no timer until a leader is heard (then: when to give it up).
+            node.role = Role::Observer;
+        } else if node.clustered() {
             node.role = Role::Follower;
             node.reset_election_timer(now);
         }

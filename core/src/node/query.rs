@@ -48,7 +48,8 @@ impl Node {
     pub fn view(&self) -> Vec<String> {
         // Peers are kept sorted: insert self in place rather than sorting (no sort code linked).
         let mut v: Vec<String> = Vec::with_capacity(self.peers.len() + 1);
-        let mut placed = false;
+        // An observer is in nobody's view, its own included.
+        let mut placed = self.role == Role::Observer;
         for p in self.peers.keys() {
             if !placed && self.id() < p {
                 v.push(self.id().to_string());
@@ -63,7 +64,8 @@ impl Node {
     }
     /// Number of nodes in the view, counting self.
     pub fn view_size(&self) -> usize {
-        self.peers.len() + 1
+        // An observer is in nobody's view, its own included.
+        self.peers.len() + usize::from(self.role != Role::Observer)
     }
     /// Votes needed to win: a majority of the view, counting self.
     pub fn quorum(&self) -> usize {

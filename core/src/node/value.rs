@@ -21,12 +21,12 @@ pub(super) struct Values {
     configured: Option<Box<str>>,
     /// The value of the leadership (`term`, `leader`): this node's own while it leads, learned
     /// while it follows. `None`: that leader has no value.
-    shown: Option<Box<str>>,
+    pub(super) shown: Option<Box<str>>,
     /// The number of `shown` in its leadership; 0: none proclaimed (nothing to send).
-    seq: u64,
+    pub(super) seq: u64,
     /// The leadership `shown` belongs to.
-    term: u64,
-    leader: Box<str>,
+    pub(super) term: u64,
+    pub(super) leader: Box<str>,
     /// While leading: the members that acknowledged `seq` (cleared with every new `seq`).
     acked: IdSet,
 }
@@ -56,7 +56,7 @@ impl Node {
     pub fn leader_value(&self) -> Option<&str> {
         let v = self.values.as_deref()?;
         let current = v.term == self.term && self.leader.as_deref() == Some(&*v.leader);
-        if current && matches!(self.role, Role::Leader | Role::Follower) {
+        if current && matches!(self.role, Role::Leader | Role::Follower | Role::Observer) {
             v.shown.as_deref()
         } else {
             None
@@ -86,6 +86,12 @@ impl Node {
         v.shown = text(value);
         v.acked = IdSet::new();
         self.send_values();
+        if self.observers.is_some() {
+            // At once to every listed observer; one that misses it names the older `seq` in its
+            // answer to the next heartbeat, and is sent it again (`observed`).
+            let seq = self.values.as_deref().map_or(0, |v| v.seq);
+            self.send_to_observers(&Message::Value { seq, value: String::from(value) });
+        }
         Ok(())
     }
 
@@ -141,7 +147,8 @@ impl Node {
     /// leader's heartbeat is not lost). A change is reported as news of the leader
     /// ([`Event::BecameFollower`]).
     pub(super) fn on_value(&mut self, from: &str, term: u64, seq: u64, value: &str) {
-        if term != self.term || self.role != Role::Follower || self.leader.as_deref() != Some(from) {
+        let observer = self.role == Role::Observer;
+        if term != self.term || !(self.role == Role::Follower || observer) || self.leader.as_deref() != Some(from) {
             return;
         }
         let before = self.leader_value().map(Box::<str>::from);
@@ -153,7 +160,10 @@ impl Node {
             v.seq = seq;
             v.shown = text(value);
         }
-        self.send(from, Message::ValueAck { seq });
+        if !observer {
+            // An observer acknowledges nothing: its answer to the next heartbeat names what it holds.
+            self.send(from, Message::ValueAck { seq });
+        }
         if self.leader_value() != before.as_deref() {
             self.push_event(Event::BecameFollower { term: self.term, leader: Some(String::from(from)) });
         }

@@ -28,6 +28,8 @@ const VALUE: u64 = 10;
 const VALUE_ACK: u64 = 11;
 /// Version 4 and later only.
 const PRIORITY: u64 = 12;
+/// Version 4 and later only (an observer's; 12 is taken by another version 4 kind).
+const OBSERVE: u64 = 13;
 
 /// Bytes in the LEB128 encoding of `v` (1 to 10).
 fn varint_len(v: u64) -> usize {
@@ -66,6 +68,7 @@ fn message_len(m: &Message) -> usize {
         Message::Value { seq, value } => varint_len(*seq).saturating_add(bytes_len(value.as_bytes())),
         Message::ValueAck { seq } => varint_len(*seq),
         Message::Priority { priority, .. } => varint_len(u64::from(*priority)).saturating_add(2),
+        Message::Observe { seq } => varint_len(*seq),
     };
     fields.saturating_add(1) // every kind index is below 128: one byte
 }
@@ -159,6 +162,10 @@ pub(super) fn write_rest(out: &mut Vec<u8>, e: &EnvelopeRef<'_>, term: bool) {
             put_varint(out, u64::from(*priority));
             out.push(u8::from(*never_lead));
             out.push(u8::from(*reply));
+        }
+        Message::Observe { seq } => {
+            put_varint(out, OBSERVE);
+            put_varint(out, *seq);
         }
     }
 }
@@ -288,6 +295,7 @@ impl<'a> Reader<'a> {
                 never_lead: self.bool()?,
                 reply: self.bool()?,
             },
+            OBSERVE if version >= 4 => Message::Observe { seq: self.varint()? },
             _ => return Err(DropReason::Malformed),
         })
     }

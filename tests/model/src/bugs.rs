@@ -6,7 +6,7 @@
 use tenure::Bug;
 
 /// Every bug, in the core's declaration order.
-pub const ALL: [Bug; 14] = [
+pub const ALL: [Bug; 15] = [
     Bug::DoubleVote,
     Bug::NoStepDown,
     Bug::IgnoreHigherTerm,
@@ -21,6 +21,7 @@ pub const ALL: [Bug; 14] = [
     Bug::RepeatedVoteRestartsTimer,
     Bug::UncheckedLeadershipStart,
     Bug::NoticeToEveryMember,
+    Bug::ObserverCounted,
 ];
 
 /// The bugs of features the model does not explore (priorities: the model's nodes all have the
@@ -46,6 +47,7 @@ pub fn name(bug: Bug) -> &'static str {
         Bug::UncheckedLeadershipStart => "unchecked-leadership-start",
         Bug::NoticeToEveryMember => "notice-to-every-member",
         Bug::PreemptWithoutTransfer => "preempt-without-transfer",
+        Bug::ObserverCounted => "observer-counted",
     }
 }
 
@@ -61,7 +63,15 @@ pub fn first_scope(bug: Bug) -> &'static str {
         Bug::UncheckedLeadershipStart => "slow-confirm",
         Bug::NoticeToEveryMember => "notice-mixed",
         Bug::PreemptWithoutTransfer => "failover",
+        // The model has no observers: the simulator catches it (`tests/sim/tests/bugs.rs`).
+        Bug::ObserverCounted => "",
     }
+}
+
+/// Whether the model's scopes can reach `bug` at all (`--bug all` checks only those; the others
+/// are the simulator's to catch).
+pub fn model_reaches(bug: Bug) -> bool {
+    !first_scope(bug).is_empty()
 }
 
 /// The bug named `s`.

@@ -56,6 +56,11 @@
 //!   version (a `DeathNotice`, in its death notices or any output), `Hello` apart, to a peer
 //!   whose run it heard from speaks only the oldest version (v0.1.0). Checked where the core
 //!   decides: every send, and every arming of a leader's watchdog.
+//! - **observer** (runs with observers) an observer is never leader or candidate, grants no vote
+//!   and puts nothing on the wire but `Observe`; no member's view ever holds an observer (so none
+//!   counts toward a view size, a quorum or check quorum's evidence). That observers learn the
+//!   leader is L1's: once the cluster is stable, every connected running node follows the leader,
+//!   observers included.
 //! - A crashed leader's watchdog ends the lease of its term at the crash (as a transfer ends it
 //!   at the transfer): the death is what its notices vouch for. A watchdog that sends while its
 //!   node lives ends nothing, so the lease invariant catches it.
@@ -102,8 +107,8 @@ pub const L1_SETTLE_BOUND_ELECTION_TIMEOUTS: u64 = 10;
 
 /// Every invariant name a [`Violation`] can carry (`events`: the node's events disagree with its
 /// role changes).
-pub const INVARIANTS: [&str; 11] =
-    ["S1", "S1-view", "S2", "S3", "S4", "lease", "fencing", "terms", "L1", "events", "gate"];
+pub const INVARIANTS: [&str; 12] =
+    ["S1", "S1-view", "S2", "S3", "S4", "lease", "fencing", "terms", "L1", "events", "gate", "observer"];
 
 /// A broken invariant, with the seed and the last few hundred log lines.
 #[derive(Debug, Clone)]
@@ -162,6 +167,8 @@ pub struct Checker {
     /// S4: since when each node leads (term, since), and its view size with the time it changed.
     leading: BTreeMap<String, (u64, u64)>,
     view: BTreeMap<String, (usize, u64)>,
+    /// The observers of the run (`Sim::add_observer`), for the observer invariant.
+    pub observers: BTreeSet<String>,
 }
 
 impl Default for Checker {
@@ -179,6 +186,7 @@ impl Default for Checker {
             asked: BTreeMap::new(),
             leading: BTreeMap::new(),
             view: BTreeMap::new(),
+            observers: BTreeSet::new(),
         }
     }
 }
@@ -239,6 +247,9 @@ impl Checker {
     /// A datagram the host actually put on the wire at real instant `now`. S2 is checked here,
     /// from the grants sent; S4 notes when each campaign asked for votes.
     pub(crate) fn on_send(&mut self, now: u64, from: &str, to: &str, env: &Envelope) -> Option<(&'static str, String)> {
+        if self.observers.contains(from) && !matches!(env.message, Message::Observe { .. }) {
+            return Some(("observer", format!("observer {from} sent a {} to {to}", env.message.kind())));
+        }
         if let Message::Vote { .. } = env.message {
             self.asked.entry((from.to_string(), env.term)).or_insert(now);
         }
@@ -280,6 +291,25 @@ impl Checker {
         None
     }
 
+    /// The observer invariant over every running node (nothing to check in a run without any).
+    pub(crate) fn observers_after_step(&self, nodes: &[SimNode]) -> Option<(&'static str, String)> {
+        if self.observers.is_empty() {
+            return None;
+        }
+        for n in nodes {
+            let Some(node) = &n.node else { continue };
+            if self.observers.contains(&n.id) {
+                if node.role() != tenure::Role::Observer || node.voted_for().is_some() {
+                    let detail = format!("observer {} is {:?}, voted for {:?}", n.id, node.role(), node.voted_for());
+                    return Some(("observer", detail));
+                }
+            } else if let Some(o) = node.view().into_iter().find(|v| self.observers.contains(v)) {
+                return Some(("observer", format!("{} counts observer {o} in its view of {}", n.id, node.view_size())));
+            }
+        }
+        None
+    }
+
     /// Checks S1–S4 over every node; the first broken invariant is returned.
     pub(crate) fn after_step(&mut self, now: u64, nodes: &[SimNode]) -> Option<(&'static str, String)> {
         for n in nodes {
@@ -292,7 +322,8 @@ impl Checker {
             // S2 (terms; votes are checked on the wire): a node's term never goes back while it
             // runs, nor below its last carried-out `Persist` when it restarts.
             if let Some(&max) = self.max_term.get(id) {
-                if term < max {
+                // An observer's term is no promise: it may go back to the leader it hears.
+                if term < max && !self.observers.contains(id) {
                     return Some(("S2", format!("{id}'s term went back from {max} to {term}")));
                 }
             }

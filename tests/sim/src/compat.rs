@@ -24,3 +24,12 @@ pub fn timing(config: Config, heartbeat_interval: Option<u64>, lease_duration: O
         None => config,
     }
 }
+
+/// The observers a member keeps informed (`Config::observer_peers`); none leaves it unchanged.
+pub fn observer_peers(config: Config, observers: &[String]) -> Config {
+    if observers.is_empty() {
+        config
+    } else {
+        config.observer_peers(observers.iter().cloned())
+    }
+}

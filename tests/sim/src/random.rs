@@ -201,6 +201,9 @@ pub struct RunOptions {
     /// Injected bug (with `notice`): a watchdog sends its notices while its node lives (a stalled
     /// leader taken for dead). The lease invariant must catch it.
     pub watchdog_sends_while_alive: bool,
+    /// Observers `o1`..`oK` of the cluster, listed by every member (0: none). They are never
+    /// faulted themselves; L1 requires them to follow the leader as the members do.
+    pub observers: usize,
 }
 
 impl Default for RunOptions {
@@ -220,6 +223,7 @@ impl Default for RunOptions {
             heartbeat_interval: None,
             lease_duration: None,
             watchdog_sends_while_alive: false,
+            observers: 0,
         }
     }
 }
@@ -242,6 +246,7 @@ pub struct RunResult {
 /// Runs one seed.
 pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
     let ranked = opts.faults.contains(&Fault::Priority);
+    let observers: Vec<String> = (1..=opts.observers).map(|i| format!("o{i}")).collect();
     let tweak = |c: Config| {
         let c = compat::timing(c, opts.heartbeat_interval, opts.lease_duration);
         let c = match ranked {
@@ -251,6 +256,7 @@ pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
             }
             false => c,
         };
+        let c = compat::observer_peers(c, &observers);
         compat::admit_unknown_peers(c.durable(opts.durable).pre_vote(opts.pre_vote), opts.admit_unknown_peers)
     };
     let rho = compat::max_clock_drift_ppm(&tweak(Config::new("n", "sim")));
@@ -260,6 +266,13 @@ pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
             true => Clock::drifting(0, clock_rng.range(0, 1 << 40), adversary::draw_rate(&mut clock_rng, rho)),
             false => Clock::exact(),
         });
+    for o in &observers {
+        let clock = match opts.drift {
+            true => Clock::drifting(0, clock_rng.range(0, 1 << 40), adversary::draw_rate(&mut clock_rng, rho)),
+            false => Clock::exact(),
+        };
+        sim.add_observer(o, opts.nodes.max(1), tweak, clock);
+    }
     if opts.faults.contains(&Fault::Replay) {
         // The recorder keeps every datagram of the run.
         sim.recorder_cap = usize::MAX;
@@ -285,15 +298,16 @@ pub fn run_seed(seed: u64, opts: &RunOptions) -> RunResult {
     RunResult { seed, violation: result.err(), failover_ms, s1_in_scope: sim.checker.s1_in_scope, log }
 }
 
+/// The members (observers apart: the faults and the majorities are the members').
 fn ids(sim: &Sim) -> Vec<String> {
-    sim.nodes.iter().map(|n| n.id.clone()).collect()
+    sim.nodes.iter().filter(|n| !n.config.observer).map(|n| n.id.clone()).collect()
 }
 
 fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Result<(), Violation> {
     let mut rng = Rng::new(sim.seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x000C_4A05);
     let faults: Vec<Fault> = opts.faults.iter().copied().collect();
-    let n = sim.nodes.len();
     let all = ids(sim);
+    let n = all.len();
     let valid = sim.nodes[0].config.validate().expect("valid simulator config");
     let et_max = valid.election_timeout_max;
     let rho = compat::max_clock_drift_ppm(&sim.nodes[0].config);

@@ -114,6 +114,9 @@ impl ConfigJson {
             priority: 0,
             never_lead: false,
             preempt_after: None,
+            // Nor observers: the simulator adds them itself (`Sim::with_observers`).
+            observer: false,
+            observer_peers: Vec::new(),
         })
     }
 }

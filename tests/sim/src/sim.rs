@@ -274,6 +274,14 @@ impl Sim {
         sim
     }
 
+    /// Adds and starts observer `id` of the members `n1`..`n{members}` (`tweak` as for them; the
+    /// members must list it, `Config::observer_peers`), on a host with this clock.
+    pub fn add_observer(&mut self, id: &str, members: usize, tweak: impl Fn(Config) -> Config, clock: Clock) -> usize {
+        let ids: Vec<String> = (1..=members).map(|i| format!("n{i}")).collect();
+        self.checker.observers.insert(id.to_string());
+        self.add_node_with_clock(tweak(Config::new(id, "sim").bootstrap(ids)).observer(true), clock)
+    }
+
     /// Adds and starts a node now. Panics on an invalid configuration (a test bug).
     pub fn add_node(&mut self, config: Config) -> usize {
         self.add_node_with_clock(config, Clock::exact())
@@ -307,7 +315,8 @@ impl Sim {
         self.mixed_versions = true;
         for idx in 0..self.nodes.len() {
             let seed = self.node_seed(idx, self.nodes[idx].incarnation);
-            if let (true, Some(n)) = (Self::old_version(seed), self.nodes[idx].node.as_mut()) {
+            let member = !self.nodes[idx].config.observer;
+            if let (true, true, Some(n)) = (member, Self::old_version(seed), self.nodes[idx].node.as_mut()) {
                 n.limit_wire_version(tenure::wire::MIN_VERSION);
                 self.old_runs.insert(n.incarnation());
             }
@@ -336,7 +345,8 @@ impl Sim {
         for b in &self.nodes[idx].bugs {
             node.inject_bug(*b);
         }
-        if self.mixed_versions && Self::old_version(seed) {
+        // Observers are a version 4 notion: none runs an older version.
+        if self.mixed_versions && !config.observer && Self::old_version(seed) {
             node.limit_wire_version(tenure::wire::MIN_VERSION);
             self.old_runs.insert(node.incarnation());
         }
@@ -759,7 +769,10 @@ impl Sim {
             return;
         }
         let mut ck = std::mem::take(&mut self.checker);
-        let found = ck.after_step(self.now, &self.nodes).or_else(|| ck.lease_after_step(self.now, &self.nodes));
+        let found = ck
+            .after_step(self.now, &self.nodes)
+            .or_else(|| ck.lease_after_step(self.now, &self.nodes))
+            .or_else(|| ck.observers_after_step(&self.nodes));
         self.checker = ck;
         if let Some((invariant, detail)) = found {
             self.fail(invariant, detail);
@@ -924,7 +937,10 @@ impl Sim {
     pub fn converged(&self) -> bool {
         let Some(l) = self.leader() else { return false };
         let lt = self.node(&l).term();
-        self.nodes.iter().filter(|n| n.is_running() && self.connected(&n.id, &l)).all(|n| {
+        // A leader of wire version 3 (v0.1.0's) knows no observers: they need not follow it.
+        let old = self.old_runs.contains(&self.node(&l).incarnation());
+        let counted = |n: &&SimNode| !(old && n.config.observer);
+        self.nodes.iter().filter(|n| n.is_running() && self.connected(&n.id, &l)).filter(counted).all(|n| {
             let node = n.node.as_ref().expect("running");
             node.term() == lt && node.leader() == Some(l.as_str())
         })
@@ -1112,6 +1128,7 @@ pub fn describe_env(env: &Envelope) -> String {
             if *never_lead { ", never_lead" } else { "" },
             if *reply { ", reply" } else { "" }
         ),
+        Message::Observe { seq } => format!("observe(term {t}, seq {seq})"),
     }
 }
 

@@ -46,6 +46,7 @@ pub enum MessageJson {
     Value { seq: u64, value: String },
     ValueAck { seq: u64 },
     Priority { priority: u32, never_lead: bool, reply: bool },
+    Observe { seq: u64 },
 }
 
 impl MessageJson {
@@ -66,6 +67,7 @@ impl MessageJson {
             Message::Priority { priority, never_lead, reply } => {
                 MessageJson::Priority { priority: *priority, never_lead: *never_lead, reply: *reply }
             }
+            Message::Observe { seq } => MessageJson::Observe { seq: *seq },
         }
     }
     fn to_message(&self) -> Option<Message> {
@@ -85,6 +87,7 @@ impl MessageJson {
             MessageJson::Priority { priority, never_lead, reply } => {
                 Message::Priority { priority: *priority, never_lead: *never_lead, reply: *reply }
             }
+            MessageJson::Observe { seq } => Message::Observe { seq: *seq },
         })
     }
 }

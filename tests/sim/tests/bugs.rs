@@ -159,3 +159,12 @@ fn a_preemption_without_a_transfer_is_caught_by_the_lease_invariant() {
     let (seed, inv) = first_caught(Bug::PreemptWithoutTransfer, opts("priority,crash,pause,partition,loss", 5));
     assert!(matches!(inv, "lease" | "S1"), "seed {seed}: caught by {inv}");
 }
+
+/// An observer is never counted: a member that takes an observer's `Observe` for a member's
+/// acknowledgement lets it into its view (and its answers into the quorum).
+#[test]
+fn an_observer_counted_in_a_quorum_is_caught_by_the_observer_invariant() {
+    let base = RunOptions { observers: 2, ..opts("crash,pause,partition,loss", 5) };
+    let (seed, inv) = first_caught(Bug::ObserverCounted, base);
+    assert_eq!(inv, "observer", "seed {seed}: caught by {inv}");
+}

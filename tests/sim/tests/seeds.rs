@@ -90,6 +90,15 @@ fn crash_points_drift_and_false_reports_keep_the_invariants() {
     clean(&variant("crash,drift,falsedown,pause"), 5_300_000..5_300_200);
 }
 
+/// Observers beside a cluster under every fault (and mixed wire versions): no observer ever
+/// leads, votes, sends anything but `Observe` or enters a view, and once the network is stable
+/// every observer follows the leader (L1, checked with the members).
+#[test]
+fn observers_never_count_and_follow_the_leader() {
+    clean(&RunOptions { observers: 2, ..variant("all,notice") }, 5_400_000..5_400_150);
+    clean(&RunOptions { observers: 1, ..variant("versions,notice,crash,pause,partition,loss") }, 5_500_000..5_500_150);
+}
+
 /// The same case without a seed (schedules change with the core): every node is down at the
 /// stable point, and a genuine heartbeat of term 6 is still due a second later. It must arrive
 /// within one one-way latency of the stable point — here at restarted nodes still at term 0 —

@@ -75,6 +75,8 @@ fn config(id: &str) -> NodeConfig {
         priority: None,
         never_lead: None,
         preempt_after: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 

@@ -422,6 +422,8 @@ pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::Durab
         priority: Some(c.priority),
         never_lead: Some(c.never_lead),
         preempt_after: c.preempt_after,
+        observer: Some(c.observer),
+        observer_peers: c.observer_peers.clone(),
     }
 }
 
@@ -437,6 +439,7 @@ pub fn core_role(r: Role) -> tenure::Role {
         Role::Follower => tenure::Role::Follower,
         Role::Candidate => tenure::Role::Candidate,
         Role::Leader => tenure::Role::Leader,
+        Role::Observer => tenure::Role::Observer,
     }
 }
 

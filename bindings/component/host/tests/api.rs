@@ -31,6 +31,8 @@ fn config(id: &str, peers: &[&str]) -> NodeConfig {
         priority: None,
         never_lead: None,
         preempt_after: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 

@@ -44,6 +44,8 @@ fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
         priority: None,
         never_lead: None,
         preempt_after: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 

@@ -66,6 +66,8 @@ fn config(c: &Value, seed: u64, restored: &Value) -> NodeConfig {
         priority: None,
         never_lead: None,
         preempt_after: None,
+        observer: None,
+        observer_peers: Vec::new(),
     }
 }
 

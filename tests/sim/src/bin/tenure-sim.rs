@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tenure-sim --seeds N [--first-seed S] [--nodes K] [--rtt-ms X] [--faults LIST] [--chaos-ms MS]
-//!            [--no-durable] [--no-pre-vote] [--no-drift] [--admit-unknown-peers] [--heartbeat-interval MS] [--lease-duration MS] [--bug NAME]
+//!            [--no-durable] [--no-pre-vote] [--no-drift] [--admit-unknown-peers] [--heartbeat-interval MS] [--lease-duration MS] [--observers K] [--bug NAME]
 //!            [--threads T] [--seed S --verbose]
 //! tenure-sim --demo
 //! ```
@@ -22,7 +22,7 @@ use tenure_sim::sim::{NetConfig, Sim};
 
 const USAGE: &str = "usage: tenure-sim --seeds N [--first-seed S] [--nodes K] [--rtt-ms X] [--faults LIST]
                   [--chaos-ms MS] [--no-durable] [--no-pre-vote] [--no-drift]
-                  [--admit-unknown-peers] [--heartbeat-interval MS] [--lease-duration MS]
+                  [--admit-unknown-peers] [--heartbeat-interval MS] [--lease-duration MS] [--observers K]
                   [--bug NAME] [--threads T]
        tenure-sim --seed S [--verbose | --trace] [same options]   (one seed: print its log)
        tenure-sim --demo                                (a readable 5-node election timeline)
@@ -64,6 +64,7 @@ fn parse_bug(s: &str) -> Result<Bug, String> {
         "unchecked-leadership-start" => Bug::UncheckedLeadershipStart,
         "notice-to-every-member" => Bug::NoticeToEveryMember,
         "preempt-without-transfer" => Bug::PreemptWithoutTransfer,
+        "observer-counted" => Bug::ObserverCounted,
         _ => return Err(format!("unknown bug {s:?}")),
     })
 }
@@ -112,6 +113,7 @@ fn parse() -> Result<Args, String> {
             "--no-pre-vote" => a.opts.pre_vote = false,
             "--no-drift" => a.opts.drift = false,
             "--admit-unknown-peers" => a.opts.admit_unknown_peers = true,
+            "--observers" => a.opts.observers = num(flag, it.next())? as usize,
             "--heartbeat-interval" => a.opts.heartbeat_interval = Some(num(flag, it.next())?),
             "--lease-duration" => a.opts.lease_duration = Some(num(flag, it.next())?),
             "--verbose" => a.verbose = true,
