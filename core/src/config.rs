@@ -125,7 +125,8 @@ pub struct Config {
     /// Run as an observer: learn the leader, its term and its value from the members (given as
     /// `bootstrap`) without ever voting, campaigning, acknowledging or counting toward any
     /// quorum or view size. Its role is [`crate::Role::Observer`] for its whole life. Only the
-    /// members that list it (`observer_peers`) tell it anything.
+    /// members that list it (`observer_peers`) tell it anything. Its `priority` and `never_lead`
+    /// are ignored: it has no rank.
     #[cfg_attr(feature = "serde", serde(default))]
     pub observer: bool,
     /// The observers this member keeps informed (their ids): its leaderships send them

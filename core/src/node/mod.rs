@@ -638,7 +638,12 @@ impl Node {
             last_sender: 0,
             persist_pending: false,
             bugs: 0,
-            ranks: priority::Ranks::configured(config.priority, config.never_lead),
+            // An observer never campaigns and members take nothing but `Observe` from it: a rank
+            // would only be dropped at every member, so it has none.
+            ranks: match config.observer {
+                true => None,
+                false => priority::Ranks::configured(config.priority, config.never_lead),
+            },
         };
         if config.observer {
             // For its whole life: no timer until a leader is heard (then: when to give it up).
