@@ -192,7 +192,7 @@ test('five tenure run processes: election, SIGKILL, SIGSTOP/SIGCONT and SIGTERM 
       t.diagnostic(`SIGSTOP failover: ${times.sigstop_failover_ms} ms; step-down after SIGCONT: ${times.sigcont_step_down_ms} ms`)
     })
 
-    await t.test('SIGTERM of the leader: handover, leaderless under 50 ms', async () => {
+    await t.test('SIGTERM of the leader: handover, leaderless under 100 ms', async () => {
       const old = /** @type {Line} */ (await c.until(() => c.currentLeader(), 3000, 'the current leader'))
       const from = c.lines.length
       c.procs.get(old.id)?.kill('SIGTERM')
@@ -211,7 +211,10 @@ test('five tenure run processes: election, SIGKILL, SIGSTOP/SIGCONT and SIGTERM 
       assert.ok(c.lines.some((l) => l.id === old.id && l.event === 'stopped'))
       times.sigterm_leaderless_ms = next.ts_ms - handedOver.ts_ms
       t.diagnostic(`SIGTERM handover: leaderless for ${times.sigterm_leaderless_ms} ms`)
-      assert.ok(times.sigterm_leaderless_ms < 50, `leaderless for ${times.sigterm_leaderless_ms} ms`)
+      // A handover takes a round trip and a vote (a few ms); an election after the last heartbeat
+      // needs at least election_timeout_min (150 ms) minus a heartbeat interval (50 ms). Under
+      // 100 ms is a handover even on a loaded machine, where 50 ms was missed by a few.
+      assert.ok(times.sigterm_leaderless_ms < 100, `leaderless for ${times.sigterm_leaderless_ms} ms`)
     })
 
     await t.test('the recorded events never show two leaders in one term', () => {
