@@ -145,15 +145,23 @@ pub fn replay_after_crash(sim: &mut Sim, rng: &mut Rng, dead: &str, for_ms: u64)
     }
 }
 
-/// Some hosts falsely report a peer they can still reach as `no_connection`.
-pub fn false_down(sim: &mut Sim, rng: &mut Rng) {
+/// Some hosts falsely report a peer they can still reach as `no_connection`. Returns the
+/// (reporter, peer) pairs reported, which the hosts take back once the network is stable.
+pub fn false_down(sim: &mut Sim, rng: &mut Rng) -> Vec<(String, String)> {
     let ids: Vec<String> = sim.nodes.iter().map(|n| n.id.clone()).collect();
     let peer = ids[rng.below(ids.len())].clone();
+    let mut reported = Vec::new();
     for r in ids.iter().filter(|r| **r != peer) {
         if sim.nodes[sim.idx(r)].node.is_some() && rng.chance(0.5) {
-            let _ = sim.call(r, Input::PeerDown(peer.clone(), PeerDownReason::NoConnection));
+            let ok = sim.call(r, Input::PeerDown(peer.clone(), PeerDownReason::NoConnection)).is_ok();
+            // Only members are taken back: a report about an observer (or by one) is refused.
+            let members = !sim.nodes[sim.idx(r)].config.observer && !sim.nodes[sim.idx(&peer)].config.observer;
+            if ok && members {
+                reported.push((r.clone(), peer.clone()));
+            }
         }
     }
+    reported
 }
 
 /// `peer_down(refused)` reports: about a crashed member (true: its port is closed), or about the

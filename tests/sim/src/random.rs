@@ -314,6 +314,8 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
     let rtt = opts.rtt_ms;
     // Nodes removed by leave/terminated (crashed), to be joined back in the stable phase.
     let mut removed: Vec<String> = Vec::new();
+    // False `no_connection` reports (reporter, peer), taken back in the stable phase.
+    let mut false_reports: Vec<(String, String)> = Vec::new();
 
     // ---- chaos -------------------------------------------------------------------------
     let chaos_end = sim.now + opts.chaos_ms;
@@ -500,7 +502,7 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
                 sim.fake_voters = if rng.chance(0.3) { Vec::new() } else { vec![adversary::FAKE_VOTER.to_string()] }
             }
             Fault::HugeTerm => adversary::huge_term(sim, &mut rng),
-            Fault::FalseDown => adversary::false_down(sim, &mut rng),
+            Fault::FalseDown => false_reports.extend(adversary::false_down(sim, &mut rng)),
             Fault::Refused => adversary::refused(sim, &mut rng),
             // A property of every start and restart (`Sim::mix_versions`), not an event.
             Fault::Versions => {}
@@ -538,6 +540,16 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
         for o in all.iter().filter(|o| *o != r) {
             let _ = sim.call(o, Input::Join(r.clone()));
         }
+    }
+    // Failure detectors are eventually accurate: once the network is stable a host takes back a
+    // `no_connection` report about a peer it reaches again, by declaring it (`join`). Without
+    // that, a live follower reported by another follower leaves that follower's view at its
+    // ghost_ttl: followers of a steady leader send each other nothing, so neither hears the other
+    // again, and once the leader dies the two no longer make a quorum together.
+    false_reports.sort();
+    false_reports.dedup();
+    for (reporter, peer) in &false_reports {
+        let _ = sim.call(reporter, Input::Join(peer.clone()));
     }
     let settle_start = sim.now;
     let ranked = opts.faults.contains(&Fault::Priority);

@@ -41,7 +41,7 @@ clocks: every host's clock drifts within ±ρ (max_clock_drift_ppm) unless --no-
 bugs:   double-vote, no-step-down, ignore-higher-term, quorum-off-by-one, no-prevote-stickiness,
         deposed-forgets-promise, restart-votes-at-once, any-message-is-evidence, unbounded-term,
         stale-heartbeat-refreshes, refused-releases-promise, repeated-vote-restarts-timer,
-        unchecked-leadership-start, notice-to-every-member, preempt-without-transfer, watchdog-sends-while-alive (the
+        unchecked-leadership-start, notice-to-every-member, preempt-without-transfer, observer-counted, watchdog-sends-while-alive (the
         simulated watchdog's, with `notice`)
 
 Prints per-invariant violation counts (`invariants: S1=0 ...`) and, last,
