@@ -1,0 +1,11 @@
+//! Everything the runtime asks of the operating system that differs between Linux, macOS and
+//! Windows: one small interface per mechanism, one implementation per OS chosen at compile time.
+//! The rest of the runtime names the interface only (`os::probe::Refusals`, ...), never an OS.
+//!
+//! | Mechanism | Interface | Linux | macOS | Windows |
+//! |---|---|---|---|---|
+//! | Refused-port probe | [`probe::Refusals`] | the node socket's error queue (`IP_RECVERR`) | a connected probe socket's `ECONNREFUSED` | a connected probe socket's `WSAECONNRESET` |
+//!
+//! What each OS guarantees as a result is in docs/platforms.md ("OS × guarantee").
+
+pub(crate) mod probe;
