@@ -578,7 +578,7 @@ where
     init_logging();
     // Registered before the runtime starts: a SIGTERM right after `started` (or during a slow
     // engine start) is a graceful stop, never the default action. Handled once the handle exists.
-    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
+    let signals = crate::os::signals::StopSignals::new();
     let id = options.id.clone();
     // The leader-only command (`-- CMD ARGS...`, see `docs/command.md`).
     // The supervisor is also the watchdog of the death notice: it runs with or without a command.
@@ -648,7 +648,10 @@ where
                 }
             });
         }
-        Err(e) => eprintln!("{prog}: cannot handle SIGTERM/SIGINT ({e}); they will end the process without a handover"),
+        Err(e) => eprintln!(
+            "{prog}: cannot handle {} ({e}); they will end the process without a handover",
+            crate::os::signals::StopSignals::NAMES
+        ),
     }
     let _ = started_rx.recv(); // Err: the runtime ended (the handler is gone) before `started`
     let (h, r) = (handle.clone(), runner.clone());

@@ -5,7 +5,9 @@
 //! | Mechanism | Interface | Linux | macOS | Windows |
 //! |---|---|---|---|---|
 //! | Refused-port probe | [`probe::Refusals`] | the node socket's error queue (`IP_RECVERR`) | a connected probe socket's `ECONNREFUSED` | a connected probe socket's `WSAECONNRESET` |
+//! | Graceful stop | [`signals::StopSignals`] | SIGTERM, SIGINT | SIGTERM, SIGINT | console control events |
 //!
 //! What each OS guarantees as a result is in docs/platforms.md ("OS × guarantee").
 
 pub(crate) mod probe;
+pub(crate) mod signals;
