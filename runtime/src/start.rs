@@ -155,7 +155,7 @@ where
     // Death notices leave from this node's own address (peers name senders by it): the watchdog
     // sends them on a duplicate of this socket.
     let socket_dup = if death_notices {
-        Some(std::os::fd::AsFd::as_fd(&std_socket).try_clone_to_owned().map_err(io_err("duplicating the socket"))?)
+        Some(crate::notice::duplicate(&std_socket).map_err(io_err("duplicating the socket"))?)
     } else {
         None
     };
