@@ -73,6 +73,8 @@ fn parses_the_shared_command_line() {
     assert!(parse_args(["run", "--admit-unknown-peers=yes"]).unwrap_err().contains("takes no value"));
 }
 
+// Where the command cannot be supervised, `-- CMD` is refused (the next test).
+#[cfg(unix)]
 #[test]
 fn everything_after_dashes_is_the_leader_only_command() {
     let base = ["run", "--id", "a:1", "--peer", "b:1", "--cluster", "c"];
@@ -195,11 +197,18 @@ fn an_option_the_os_cannot_honour_is_refused_by_name() {
         o
     };
     let (no_command, no_proof) = (Err("not supported here"), Err("no proof of death here"));
-    let with_command = run(&["--", "sleep", "9"]);
+    // Set after parsing, which refuses a command on an OS that cannot supervise it.
+    let mut with_command = run(&[]);
+    with_command.command = vec!["sleep".into(), "9".into()];
+    assert_eq!(
+        parse_args(["run", "--id", "127.0.0.1:7001", "--cluster", "c", "--", "sleep", "9"]).is_ok(),
+        crate::os::process::LEADER_COMMAND.is_ok()
+    );
     let e = check_platform(&with_command, no_command, Ok(())).unwrap_err();
     assert!(e.contains("-- CMD") && e.contains("not supported here"), "{e}");
     assert_eq!(check_platform(&with_command, Ok(()), no_proof), Ok(()), "the default notice is not refused");
-    let asked = run(&["--http", "127.0.0.1:0", "--death-notice"]);
+    let mut asked = run(&["--http", "127.0.0.1:0"]);
+    asked.death_notice = true;
     let e = check_platform(&asked, Ok(()), no_proof).unwrap_err();
     assert!(e.contains("--death-notice") && e.contains("no proof of death here"), "{e}");
     assert_eq!(check_platform(&asked, Ok(()), Ok(())), Ok(()));

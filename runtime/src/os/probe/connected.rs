@@ -24,6 +24,10 @@ pub(crate) struct Refusals {
     /// The destination as the run loop names it, and the socket connected to it.
     probe: Option<(SocketAddr, UdpSocket)>,
     refused: Vec<SocketAddr>,
+    /// The probe socket reported a refusal: the next probe goes out on a new one, so that an
+    /// error an OS keeps reporting (Wine's `SO_ERROR` is not cleared by reading it) is never
+    /// taken for the next probe's answer.
+    spent: bool,
 }
 
 impl Refusals {
@@ -38,10 +42,11 @@ impl Refusals {
     /// nothing).
     pub(crate) fn probe_alone(&mut self, registry: &Registry, dest: SocketAddr) -> bool {
         self.read();
-        if self.probe.as_ref().is_none_or(|(d, _)| *d != dest) {
+        if self.spent || self.probe.as_ref().is_none_or(|(d, _)| *d != dest) {
             if let Some((_, mut old)) = self.probe.take() {
                 let _ = registry.deregister(&mut old);
             }
+            self.spent = false;
             match connect(registry, dest) {
                 Ok(socket) => self.probe = Some((dest, socket)),
                 Err(_) => return false,
@@ -50,7 +55,12 @@ impl Refusals {
         let Some((dest, socket)) = &self.probe else { return false };
         match socket.send(&[]) {
             // The refusal of the previous probe, reported on this send (which did not go out).
-            Err(e) if refusal(e.kind()) => self.refused.push(*dest),
+            Err(e) if refusal(e.kind()) => {
+                if !self.refused.contains(dest) {
+                    self.refused.push(*dest);
+                }
+                self.spent = true;
+            }
             // Lost as any datagram may be.
             Ok(_) | Err(_) => {}
         }
@@ -63,22 +73,27 @@ impl Refusals {
         std::mem::take(&mut self.refused)
     }
 
-    /// Reads the probe socket until it would block: each refusal error is one refused probe.
+    /// Reads the probe socket's pending error (`SO_ERROR`: where Wine reports it, its non-blocking
+    /// receive says only "would block") and receives until it would block. A spent socket's
+    /// refusal was reported already.
     fn read(&mut self) {
-        let Some((dest, socket)) = &self.probe else { return };
+        let Some((dest, socket)) = self.probe.as_ref().filter(|_| !self.spent) else { return };
+        let mut refused = matches!(socket.take_error(), Ok(Some(e)) if refusal(e.kind()));
         let mut buf = [0u8; 1];
         for _ in 0..READS {
             match socket.recv(&mut buf) {
                 // A stray datagram (nothing answers a probe): dropped.
                 Ok(_) => {}
-                Err(e) if refusal(e.kind()) => {
-                    if !self.refused.contains(dest) {
-                        self.refused.push(*dest);
-                    }
-                }
+                Err(e) if refusal(e.kind()) => refused = true,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return,
+                Err(_) => break,
             }
+        }
+        if refused {
+            if !self.refused.contains(dest) {
+                self.refused.push(*dest);
+            }
+            self.spent = true;
         }
     }
 }
@@ -128,5 +143,12 @@ mod tests {
         assert!(r.probe_alone(poll.registry(), closed_addr));
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert_eq!(r.refused(&mio_node), vec![closed_addr]);
+        assert_eq!(r.refused(&mio_node), vec![], "reported once");
+        // The leader is back on the same port: its next probe is not refused.
+        let back = std::net::UdpSocket::bind(closed_addr).unwrap();
+        assert!(r.probe_alone(poll.registry(), closed_addr));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(r.refused(&mio_node), vec![], "a new probe socket, no stale error");
+        drop(back);
     }
 }
