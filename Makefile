@@ -86,6 +86,7 @@ help:
 	@echo "  dist            portable wheels, npm packages, browser package and component into dist/"
 	@echo "  test-dist       install dist/'s wheel and npm tarballs without any compiler, run clusters"
 	@echo "  bench           run benchmarks that exist"
+	@echo "  check-cross     the runtime and tenure compile for macOS (arm64, x86_64) and Windows (cargo check)"
 	@echo "  test-netns      fault schedules on real processes in network namespaces (root)"
 	@echo "  test-deploy     deploy/kubernetes: schemas (offline), tenure checks, pods in namespaces (root)"
 	@echo "  jepsen          SEEDS=N randomised seeded fault schedules in network namespaces (root)"
@@ -213,6 +214,15 @@ test-wasm-core: setup
 test-runtime: setup
 	$(CARGO) test -p tenure-runtime
 .PHONY: test-runtime
+
+# The runtime and the `tenure` binary compile for macOS and Windows (runtime/src/os/ holds what
+# differs; docs/platforms.md what each OS guarantees). A check, not a build: linking needs each
+# OS's SDK or a cross linker. Not part of `make test` yet.
+CROSS_TARGETS ?= aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu
+check-cross:
+	rustup target add $(CROSS_TARGETS)
+	set -e; for t in $(CROSS_TARGETS); do $(CARGO) check -p tenure-runtime --bins --target $$t; done
+.PHONY: check-cross
 
 # The simulator's randomised runs (release build; its conformance, bug-injection, scenario-replay
 # and property tests run in test-rust's `cargo test --workspace`). tests/sim/variants.sh shares the

@@ -376,15 +376,45 @@ where
     if o.kill_grace.is_some() && o.command.is_empty() {
         return Err("--kill-grace applies to a leader-only command: add -- CMD ARGS...".into());
     }
+    check_platform(&o, crate::os::process::LEADER_COMMAND, crate::os::process::DEATH_PROOF)?;
     Ok(Command::Run(Box::new(o)))
+}
+
+/// Refuses what this OS cannot honour (`crate::os::process`): a leader-only command where it
+/// cannot be supervised, `--death-notice` where the watchdog cannot be given a proof of this
+/// process's death. The OS's answers are arguments, so that every OS's refusal is tested on any
+/// host.
+fn check_platform(
+    o: &RunOptions,
+    leader_command: Result<(), &str>,
+    death_proof: Result<(), &str>,
+) -> Result<(), String> {
+    if let (false, Err(why)) = (o.command.is_empty(), leader_command) {
+        return Err(format!("a leader-only command (-- CMD ARGS...) is {why}"));
+    }
+    if let (true, Err(why)) = (o.death_notice, death_proof) {
+        return Err(format!("--death-notice cannot be honoured: {why}"));
+    }
+    Ok(())
 }
 
 impl RunOptions {
     /// Whether this node runs a watchdog that sends its leadership's death notices: on by
     /// default; off with `--no-death-notice`, and off with `--http` unless `--death-notice` (a
     /// notice lets another node lead before the lease deadline `/leader` published has passed).
+    /// Off, with a warning, where this OS cannot prove this process's death to a watchdog
+    /// ([`RunOptions::death_notice_unavailable`]).
     pub fn death_notices(&self) -> bool {
+        self.death_notice_wanted() && crate::os::process::DEATH_PROOF.is_ok()
+    }
+
+    fn death_notice_wanted(&self) -> bool {
         !self.no_death_notice && (self.http.is_none() || self.death_notice)
+    }
+
+    /// Why the death notice these options ask for (by default) is off on this OS, if it is.
+    pub fn death_notice_unavailable(&self) -> Option<&'static str> {
+        crate::os::process::DEATH_PROOF.err().filter(|_| self.death_notice_wanted())
     }
 
     /// The runtime configuration these options describe.
@@ -578,7 +608,7 @@ where
     init_logging();
     // Registered before the runtime starts: a SIGTERM right after `started` (or during a slow
     // engine start) is a graceful stop, never the default action. Handled once the handle exists.
-    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]);
+    let signals = crate::os::signals::StopSignals::new();
     let id = options.id.clone();
     // The leader-only command (`-- CMD ARGS...`, see `docs/command.md`).
     // The supervisor is also the watchdog of the death notice: it runs with or without a command.
@@ -648,9 +678,17 @@ where
                 }
             });
         }
-        Err(e) => eprintln!("{prog}: cannot handle SIGTERM/SIGINT ({e}); they will end the process without a handover"),
+        Err(e) => eprintln!(
+            "{prog}: cannot handle {} ({e}); they will end the process without a handover",
+            crate::os::signals::StopSignals::NAMES
+        ),
     }
-    let _ = started_rx.recv(); // Err: the runtime ended (the handler is gone) before `started`
+    // Err: the runtime ended (the handler is gone) before `started`.
+    if let (Ok(()), Some(why)) = (started_rx.recv(), options.death_notice_unavailable()) {
+        let warning =
+            RuntimeEvent::Warning { code: "death_notice_off".into(), message: format!("no death notice: {why}") };
+        emit(&event_line(wall_ms(), handle.id(), &warning));
+    }
     let (h, r) = (handle.clone(), runner.clone());
     let _ = std::thread::Builder::new().name("tenure-stdin".into()).spawn(move || {
         for line in std::io::stdin().lock().lines() {

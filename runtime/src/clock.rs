@@ -1,8 +1,12 @@
 //! The clocks the runtime and its supervisor share: wall-clock milliseconds for event lines, and
-//! absolute `CLOCK_MONOTONIC` nanoseconds for deadlines that cross a process boundary.
+//! absolute `CLOCK_MONOTONIC` nanoseconds for deadlines that cross a process boundary (Unix, where
+//! the supervisor runs).
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+#[cfg(unix)]
+use std::time::{Duration, Instant};
+use std::time::{SystemTime, UNIX_EPOCH};
 
+#[cfg(unix)]
 use nix::time::{clock_gettime, ClockId};
 
 /// Wall-clock milliseconds (for `ts_ms`, so that lines of several processes can be merged).
@@ -11,6 +15,7 @@ pub fn wall_ms() -> u64 {
 }
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds (the clock `Instant` reads on Linux).
+#[cfg(unix)]
 pub(crate) fn monotonic_ns() -> u64 {
     clock_gettime(ClockId::CLOCK_MONOTONIC)
         .map(|t| {
@@ -23,6 +28,7 @@ pub(crate) fn monotonic_ns() -> u64 {
 
 /// An `Instant` as absolute `CLOCK_MONOTONIC` nanoseconds, never later than the true value (the
 /// clock is read before the `Instant` it is compared with).
+#[cfg(unix)]
 pub(crate) fn instant_to_ns(at: Instant) -> u64 {
     let mono = monotonic_ns();
     let now = Instant::now();
@@ -33,6 +39,7 @@ pub(crate) fn instant_to_ns(at: Instant) -> u64 {
 }
 
 /// Absolute `CLOCK_MONOTONIC` nanoseconds as an `Instant`, never later than the true value.
+#[cfg(unix)]
 pub(crate) fn ns_to_instant(ns: u64) -> Instant {
     let now = Instant::now();
     let mono = monotonic_ns();

@@ -61,7 +61,9 @@ pub struct RuntimeConfig {
     /// While this node leads, publish its leadership's death notices (with the peers' addresses)
     /// for a watchdog process that sends them when this process dies (see `docs/command.md`,
     /// "The watchdog"). The command line turns it on and runs the watchdog; a library host that
-    /// runs none leaves it off (the default), and its crashes fail over by the lease.
+    /// runs none leaves it off (the default), and its crashes fail over by the lease. Refused
+    /// ([`RuntimeError::InvalidOption`]) where no watchdog can be given a proof of this process's
+    /// death (macOS and Windows for now: docs/platforms.md).
     pub death_notices: bool,
     /// Kubernetes: while this node leads, its own pod carries the label `KEY=true` (`false`
     /// otherwise), written through the Kubernetes API, so that a Service selecting `KEY: "true"`
@@ -224,6 +226,9 @@ impl RuntimeConfig {
     /// `resolve::same_node`).
     pub fn validate(&self) -> Result<tenure::ValidConfig, RuntimeError> {
         let id = parse_id(&self.node.id)?;
+        if let (true, Err(why)) = (self.death_notices, crate::os::process::DEATH_PROOF) {
+            return Err(RuntimeError::InvalidOption { option: "death_notices", message: why.into() });
+        }
         for p in self.node.bootstrap.iter().chain(&self.node.observer_peers) {
             parse_peer(p)?;
         }

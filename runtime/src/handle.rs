@@ -104,6 +104,9 @@ impl Snapshot {
             self.notify();
         }
     }
+    // Read by the leader-only command's runner, which is not built where the command cannot be
+    // supervised (`crate::os::process`).
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn watch(&self, f: Box<dyn Fn() + Send + Sync>) {
         self.watchers.lock().unwrap_or_else(|p| p.into_inner()).push(f);
     }
@@ -389,6 +392,9 @@ impl Handle {
 
     /// The leader-only command of `term` failed: the same [`crate::FailurePolicy`] as any leader
     /// work (docs/command.md).
+    // Called by the leader-only command's runner, which is not built where the command cannot be
+    // supervised (`crate::os::process`).
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn command_failed(&self, term: u64) -> Result<LeaderWorkVerdict, RuntimeError> {
         self.leader_work_failed(term)
     }

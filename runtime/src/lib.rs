@@ -145,6 +145,7 @@ mod handle;
 mod http;
 pub mod metrics;
 mod notice;
+mod os;
 #[cfg(feature = "kubernetes")]
 mod pod_label;
 mod policy;

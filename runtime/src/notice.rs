@@ -8,7 +8,6 @@
 //! says that no work of this leadership runs, which only this process's death makes true.
 
 use std::net::SocketAddr;
-use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
 /// One leadership's notices, as the watchdog is armed with them.
@@ -25,11 +24,26 @@ pub(crate) struct Armed {
 /// this late with a new member's notice.
 pub(crate) const REFRESH_MS: u64 = 100;
 
+/// A duplicate of the node's socket: a descriptor on Unix, a socket handle on Windows (where no
+/// watchdog runs yet, so none is ever made).
+#[cfg(unix)]
+pub(crate) type SocketDup = std::os::fd::OwnedFd;
+#[cfg(windows)]
+pub(crate) type SocketDup = std::os::windows::io::OwnedSocket;
+
+/// Duplicates the node's socket for the watchdog.
+pub(crate) fn duplicate(socket: &std::net::UdpSocket) -> std::io::Result<SocketDup> {
+    #[cfg(unix)]
+    return std::os::fd::AsFd::as_fd(socket).try_clone_to_owned();
+    #[cfg(windows)]
+    return std::os::windows::io::AsSocket::as_socket(socket).try_clone_to_owned();
+}
+
 /// The published notices (`None`: disarm) and a duplicate of the node's socket while it runs.
 #[derive(Default)]
 pub(crate) struct Published {
     armed: Mutex<Option<Arc<Armed>>>,
-    socket: Mutex<Option<OwnedFd>>,
+    socket: Mutex<Option<SocketDup>>,
 }
 
 impl Published {
@@ -44,18 +58,24 @@ impl Published {
     }
 
     /// The current notices.
+    // Read by the leader-only command's runner, which is not built where the command cannot be
+    // supervised (`crate::os::process`).
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn get(&self) -> Option<Arc<Armed>> {
         self.armed.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Keeps a duplicate of the node's socket for the watchdog (`None`: the runtime ended, and
     /// the socket must not outlive it here).
-    pub(crate) fn set_socket(&self, socket: Option<OwnedFd>) {
+    pub(crate) fn set_socket(&self, socket: Option<SocketDup>) {
         *self.socket.lock().unwrap_or_else(|p| p.into_inner()) = socket;
     }
 
     /// Another duplicate of the node's socket, while the runtime runs.
-    pub(crate) fn socket(&self) -> Option<OwnedFd> {
+    // Read by the leader-only command's runner, which is not built where the command cannot be
+    // supervised (`crate::os::process`).
+    #[cfg_attr(windows, allow(dead_code))]
+    pub(crate) fn socket(&self) -> Option<SocketDup> {
         self.socket.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|s| s.try_clone().ok())
     }
 }

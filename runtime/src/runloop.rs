@@ -103,6 +103,8 @@ pub(crate) struct Net {
     pub(crate) peers: Peers,
     /// `None` when ICMP errors cannot be read.
     pub(crate) prober: Option<Prober>,
+    /// How this OS reports a refused port (`Some` exactly when `prober` is).
+    pub(crate) refusals: Option<crate::os::probe::Refusals>,
     /// The node's heartbeat interval (when to probe a quiet leader).
     pub(crate) heartbeat_interval: u64,
 }
@@ -226,6 +228,9 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             if readable {
                 self.io.readable = self.receive();
             }
+            if self.io.events.iter().any(|e| e.token() == crate::os::probe::PROBE) && !self.stop.ended() {
+                self.icmp_errors();
+            }
             if !self.stop.ended() {
                 self.timers();
             }
@@ -293,7 +298,13 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         let now = self.now();
         let probe = self.net.prober.as_mut().and_then(|p| p.take_due(now, self.net.heartbeat_interval));
         if let Some(leader) = probe {
-            self.send(&leader, &[]);
+            let alone = match (&mut self.net.refusals, self.net.peers.dest(&leader)) {
+                (Some(r), Some(dest)) => r.probe_alone(self.io.poll.registry(), dest),
+                _ => false,
+            };
+            if !alone {
+                self.send(&leader, &[]);
+            }
         }
         if self.engine.poll_timeout().is_some_and(|d| d <= now) {
             self.engine.handle_timeout(now);

@@ -122,7 +122,9 @@ where
     let std_socket = bind_socket(&candidates)?;
     let bound = std_socket.local_addr().map_err(io_err("reading the bound address"))?;
     std_socket.set_nonblocking(true).map_err(io_err("making the socket non-blocking"))?;
-    let icmp = failure_detection && crate::probe::enable_icmp_errors(&std_socket, bound.is_ipv6());
+    let refusals =
+        if failure_detection { crate::os::probe::Refusals::enable(&std_socket, bound.is_ipv6()) } else { None };
+    let icmp = refusals.is_some();
 
     // The sidecar's port, like the UDP one, is taken before anything runs.
     #[cfg(feature = "http")]
@@ -153,7 +155,7 @@ where
     // Death notices leave from this node's own address (peers name senders by it): the watchdog
     // sends them on a duplicate of this socket.
     let socket_dup = if death_notices {
-        Some(std::os::fd::AsFd::as_fd(&std_socket).try_clone_to_owned().map_err(io_err("duplicating the socket"))?)
+        Some(crate::notice::duplicate(&std_socket).map_err(io_err("duplicating the socket"))?)
     } else {
         None
     };
@@ -234,7 +236,7 @@ where
         shared: shared.clone(),
         io: Io::new(poll, socket, rx),
         durable: Durable { file: state, pending: None },
-        net: Net { peers, prober: icmp.then(Prober::default), heartbeat_interval: valid.heartbeat_interval },
+        net: Net { peers, prober: icmp.then(Prober::default), refusals, heartbeat_interval: valid.heartbeat_interval },
         lead: Lead {
             confirm_timeout,
             confirm_pending: None,

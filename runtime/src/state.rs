@@ -12,17 +12,17 @@
 //! the same file, start and vote a second time in a term.
 //!
 //! Writing: `REAL.tmp` is written and fsynced, renamed over `REAL`, then the directory is
-//! fsynced, so a crash leaves either the old or the new pair, never a torn one. `REAL.lock` is
-//! locked exclusively (`flock`) while a [`StateFile`] is open: a second process opening the same
-//! file by any path fails with [`RuntimeError::StateLocked`]. (The lock is on its own file because
-//! the rename replaces `REAL`'s inode at every write.) The lock file is removed when the
+//! fsynced (on Windows the rename is written through instead: `crate::os::state_file`), so a
+//! crash leaves either the old or the new pair, never a torn one. `REAL.lock` is locked
+//! exclusively (`flock`; `LockFileEx` on Windows) while a [`StateFile`] is open: a second process
+//! opening the same file by any path fails with [`RuntimeError::StateLocked`]. (The lock is on
+//! its own file because the rename replaces `REAL`'s inode at every write.) The lock file is removed when the
 //! [`StateFile`] is dropped (a stop, or a start that failed after opening it), so nothing is left
 //! behind; whoever locks it checks afterwards that the path still names the inode it locked, so a
 //! removal racing with a second opener cannot give two processes the lock.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -135,10 +135,9 @@ fn lock(lock_path: &Path) -> Result<Option<File>, std::io::Error> {
             Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
-        let held = file.metadata()?;
-        match std::fs::metadata(lock_path) {
-            Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => return Ok(Some(file)),
-            Ok(_) => continue,
+        match crate::os::state_file::same_file(&file, lock_path) {
+            Ok(true) => return Ok(Some(file)),
+            Ok(false) => continue,
             Err(e) if e.kind() == ErrorKind::NotFound => continue,
             Err(e) => return Err(e),
         }
@@ -212,8 +211,7 @@ impl StateFile {
         f.write_all(encode(state).as_bytes()).map_err(fail)?;
         f.sync_all().map_err(fail)?;
         drop(f);
-        std::fs::rename(&self.tmp, &self.real).map_err(fail)?;
-        File::open(&self.dir).and_then(|d| d.sync_all()).map_err(fail)?;
+        crate::os::state_file::replace(&self.tmp, &self.real, &self.dir).map_err(fail)?;
         Ok(())
     }
 }
@@ -267,6 +265,7 @@ mod tests {
 
     /// A symlinked state file stays a symlink (the real file is written), and the lock is the
     /// real file's: a second opener through another path to it is refused.
+    #[cfg(unix)]
     #[test]
     fn a_symlink_is_followed_and_the_real_file_is_locked() {
         let dir = tempfile::tempdir().unwrap();

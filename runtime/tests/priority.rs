@@ -67,12 +67,7 @@ fn leadership_moves_back_to_the_preferred_member_when_it_returns() {
     assert!(gap <= 50, "leaderless for {gap} ms");
     // And it stays the leader.
     lines.collect(Duration::from_millis(1500));
-    assert!(lines
-        .seen
-        .iter()
-        .filter(|v| v["event"] == "leader")
-        .next_back()
-        .is_some_and(|v| v["id"] == preferred.as_str()));
+    assert!(lines.seen.iter().rfind(|v| v["event"] == "leader").is_some_and(|v| v["id"] == preferred.as_str()));
     assert!(lines.seen.iter().all(|v| !(v["event"] == "leader" && v["id"] == ids[1].as_str())), "the witness led");
     lines.assert_one_leader_per_term();
     // inspect shows the ranks.

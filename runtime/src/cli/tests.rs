@@ -73,6 +73,8 @@ fn parses_the_shared_command_line() {
     assert!(parse_args(["run", "--admit-unknown-peers=yes"]).unwrap_err().contains("takes no value"));
 }
 
+// Where the command cannot be supervised, `-- CMD` is refused (the next test).
+#[cfg(unix)]
 #[test]
 fn everything_after_dashes_is_the_leader_only_command() {
     let base = ["run", "--id", "a:1", "--peer", "b:1", "--cluster", "c"];
@@ -182,4 +184,40 @@ fn control_lines() {
     assert_eq!(parse_control("leave 127.0.0.1:7004"), Ok(Some(Control::Leave("127.0.0.1:7004".into()))));
     assert!(parse_control("join").is_err());
     assert!(parse_control("leave a b").is_err());
+}
+
+/// What an OS cannot honour is refused with the option named, and only when asked for: a command
+/// where it cannot be supervised, `--death-notice` where no watchdog can prove this process's
+/// death; the default death notice is merely off there (with the reason, for the warning).
+#[test]
+fn an_option_the_os_cannot_honour_is_refused_by_name() {
+    let run = |args: &[&str]| {
+        let base = ["run", "--id", "127.0.0.1:7001", "--cluster", "c"];
+        let Ok(Command::Run(o)) = parse_args(base.iter().chain(args)) else { panic!("{args:?}") };
+        o
+    };
+    let (no_command, no_proof) = (Err("not supported here"), Err("no proof of death here"));
+    // Set after parsing, which refuses a command on an OS that cannot supervise it.
+    let mut with_command = run(&[]);
+    with_command.command = vec!["sleep".into(), "9".into()];
+    assert_eq!(
+        parse_args(["run", "--id", "127.0.0.1:7001", "--cluster", "c", "--", "sleep", "9"]).is_ok(),
+        crate::os::process::LEADER_COMMAND.is_ok()
+    );
+    let e = check_platform(&with_command, no_command, Ok(())).unwrap_err();
+    assert!(e.contains("-- CMD") && e.contains("not supported here"), "{e}");
+    assert_eq!(check_platform(&with_command, Ok(()), no_proof), Ok(()), "the default notice is not refused");
+    let mut asked = run(&["--http", "127.0.0.1:0"]);
+    asked.death_notice = true;
+    let e = check_platform(&asked, Ok(()), no_proof).unwrap_err();
+    assert!(e.contains("--death-notice") && e.contains("no proof of death here"), "{e}");
+    assert_eq!(check_platform(&asked, Ok(()), Ok(())), Ok(()));
+    assert_eq!(check_platform(&run(&[]), no_command, no_proof), Ok(()), "nothing asked, nothing refused");
+    // This host's own answer: Linux honours both.
+    if cfg!(target_os = "linux") {
+        assert!(with_command.death_notices() && with_command.death_notice_unavailable().is_none());
+    } else {
+        assert!(!with_command.death_notices() && with_command.death_notice_unavailable().is_some());
+    }
+    assert_eq!(run(&["--no-death-notice"]).death_notice_unavailable(), None, "not wanted: no warning");
 }

@@ -45,10 +45,7 @@ const GUARD_GRACE: Duration = Duration::from_millis(10);
 
 /// Asks the command's guard (pid `guard`) to end the command's whole tree; whether it existed.
 fn end_tree(guard: u32) -> bool {
-    #[cfg(target_os = "linux")]
-    return i32::try_from(guard).is_ok_and(super::guard::ask_to_end_tree);
-    #[cfg(not(target_os = "linux"))]
-    return kill_group(guard);
+    crate::os::process::end_tree_by_guard(guard).unwrap_or_else(|| kill_group(guard))
 }
 
 /// SIGKILLs process group `pgid`; whether it existed.
@@ -230,7 +227,7 @@ impl Runner {
             Ok((ours, child)) => {
                 // The proof of this process's death that the watchdog acts on (see
                 // `super::watchdog`). Without it the watchdog is never armed.
-                st.watching = match super::watchdog::own_pidfd()
+                st.watching = match crate::os::process::own_death_proof()
                     .and_then(|fd| super::watchdog::send_with_fd(&ours, b"watch\n", &fd))
                 {
                     Ok(()) => true,

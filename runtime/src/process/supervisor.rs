@@ -1,5 +1,5 @@
 //! The supervisor: a small process, in a session of its own, that runs the leader-only command
-//! under a [guard](super::guard) and enforces the lease
+//! (on Linux under a guard, see `crate::os::process`) and enforces the lease
 //! deadline, so that a paused (SIGSTOP) or killed (SIGKILL) runtime cannot leave the command
 //! running (see `docs/command.md`).
 //!
@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use super::watchdog::{Death, Watchdog};
 use crate::clock::ns_to_instant;
 
+use crate::os::process::{become_subreaper, command_pid, guard_spawn, kill_orphans};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
@@ -100,65 +101,6 @@ fn status_text(status: ExitStatus) -> String {
         (Some(code), _) => format!("code:{code}"),
         (None, Some(sig)) => format!("signal:{sig}"),
         (None, None) => "code:-1".into(),
-    }
-}
-
-/// Spawns the command under a [guard](super::guard) that ends its whole process tree if this
-/// supervisor dies.
-#[cfg(target_os = "linux")]
-fn guard_spawn(cmd: &mut std::process::Command) {
-    let supervisor = nix::unistd::getpid().as_raw();
-    let end_tree = super::guard::end_tree_signal();
-    // SAFETY: `split` runs only async-signal-safe system calls in the forked child, which is what
-    // `pre_exec` requires; the process group was set before pre_exec closures run.
-    #[allow(unsafe_code)]
-    unsafe {
-        cmd.pre_exec(move || super::guard::split(supervisor, end_tree));
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn guard_spawn(_cmd: &mut std::process::Command) {}
-
-/// The command's pid under the guard `guard`: the guard's only child. The spawn returned after the
-/// command's exec, which the guard forked before, so the child is there (unless it already ended:
-/// then the guard's pid stands for it).
-fn command_pid(guard: u32) -> u32 {
-    #[cfg(target_os = "linux")]
-    if let Some(pid) = std::fs::read_to_string(format!("/proc/{guard}/task/{guard}/children"))
-        .ok()
-        .and_then(|c| c.split_whitespace().next().and_then(|p| p.parse().ok()))
-    {
-        return pid;
-    }
-    guard
-}
-
-/// Makes this process the subreaper of the command's tree, so that what escapes the guard's reach
-/// (a guard killed alone, while the command had daemonised) is handed here and ended by
-/// [`kill_orphans`], not to init.
-fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    let _ = nix::sys::prctl::set_child_subreaper(true);
-}
-
-/// SIGKILLs and reaps every child this supervisor has: called only when no command runs, so every
-/// child is an orphan of a command tree handed to this subreaper.
-fn kill_orphans() {
-    #[cfg(target_os = "linux")]
-    for _ in 0..64 {
-        let mut any = false;
-        for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
-            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for pid in children.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-                any = true;
-                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
-                let _ = nix::sys::wait::waitpid(Pid::from_raw(pid), None);
-            }
-        }
-        if !any {
-            return;
-        }
     }
 }
 

@@ -35,17 +35,6 @@ use super::supervisor::Msg;
 /// this time: the process lives on (a runtime thread ended in it), and nothing is sent.
 pub(crate) const DEATH_PROOF_WAIT: Duration = Duration::from_millis(500);
 
-/// A pidfd of this process (`pidfd_open(getpid())`), to hand to the watchdog.
-pub(crate) fn own_pidfd() -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the descriptor was just created and is owned by no one else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-}
-
 /// Writes `bytes` on `stream` with `fd` attached.
 pub(crate) fn send_with_fd(stream: &UnixStream, bytes: &[u8], fd: &OwnedFd) -> io::Result<()> {
     let fds = [fd.as_raw_fd()];
@@ -85,22 +74,23 @@ pub(crate) fn read_orders(socket: UnixStream, tx: &mpsc::Sender<Msg>) {
     loop {
         let mut cmsg = nix::cmsg_space!([RawFd; 4]);
         let mut iov = [IoSliceMut::new(&mut buf)];
-        let (n, fds) = match recvmsg::<()>(socket.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC) {
-            Ok(msg) => {
-                let mut fds = Vec::new();
-                if let Ok(cmsgs) = msg.cmsgs() {
-                    for c in cmsgs {
-                        if let ControlMessageOwned::ScmRights(raw) = c {
-                            // SAFETY: the kernel installed these descriptors in this process for us.
-                            fds.extend(raw.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+        let (n, fds) =
+            match recvmsg::<()>(socket.as_raw_fd(), &mut iov, Some(&mut cmsg), crate::os::process::RECV_FLAGS) {
+                Ok(msg) => {
+                    let mut fds = Vec::new();
+                    if let Ok(cmsgs) = msg.cmsgs() {
+                        for c in cmsgs {
+                            if let ControlMessageOwned::ScmRights(raw) = c {
+                                // SAFETY: the kernel installed these descriptors in this process for us.
+                                fds.extend(raw.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+                            }
                         }
                     }
+                    (msg.bytes, fds)
                 }
-                (msg.bytes, fds)
-            }
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => break,
-        };
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(_) => break,
+            };
         if n == 0 && fds.is_empty() {
             break;
         }
@@ -112,7 +102,7 @@ pub(crate) fn read_orders(socket: UnixStream, tx: &mpsc::Sender<Msg>) {
                 return;
             }
         }
-        for fd in fds {
+        for fd in fds.into_iter().filter(|_| crate::os::process::keep_received_fds()) {
             if tx.send(Msg::Fd(fd)).is_err() {
                 return;
             }

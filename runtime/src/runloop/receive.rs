@@ -6,7 +6,6 @@ use std::io::ErrorKind;
 use tenure::PeerDownReason;
 
 use super::Loop;
-use crate::probe::refused_destinations;
 use crate::resolve::Family;
 use crate::{Engine, Handler};
 
@@ -120,8 +119,8 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     /// until it is heard from again (the core then hands leadership to it no more; a leader whose
     /// follower died would otherwise pass it one refusal per heartbeat).
     pub(super) fn icmp_errors(&mut self) {
-        let Some(prober) = &self.net.prober else { return };
-        let refused = refused_destinations(&self.io.socket);
+        let (Some(prober), Some(refusals)) = (&self.net.prober, &mut self.net.refusals) else { return };
+        let refused = refusals.refused(&self.io.socket);
         let mut watched: Vec<String> = Vec::new();
         for addr in refused {
             let Some(peer) = self.net.peers.id_of(Family::source(addr)).map(str::to_string) else { continue };
