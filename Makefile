@@ -80,6 +80,7 @@ help:
 	@echo "  quotes          rewrite the numbers the docs quote (<!-- bench:KEY --> spans) from BENCHMARKS.md"
 	@echo "  bench-sizes     measure the artefact sizes again into BENCHMARKS.md (no other bench), then quotes"
 	@echo "  bench-processes the process benchmark again into BENCHMARKS.md (PROCESS_OPTS for run.py), then quotes"
+	@echo "  bench-targets   the priority and value targets on real processes into BENCHMARKS.md (TARGETS_OPTS)"
 	@echo "  wasm-size       twiggy breakdown of the component and the browser build"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
@@ -380,7 +381,16 @@ bench-processes: setup runtimes
 	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py $(PROCESS_OPTS)
 	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --refresh-processes BENCHMARKS.md
 
-.PHONY: quotes bench-sizes bench-processes
+# The priority and value targets alone (benches/processes/targets.py: the preferred member back in
+# the lead, a new value everywhere), its section rewritten in BENCHMARKS.md; TARGETS_OPTS=... passes
+# options to targets.py (--reps N, --runtime KIND, --preempt-after MS).
+bench-targets: setup
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure
+	@mkdir -p "$(BENCH_RESULTS)"
+	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/targets.py $(TARGETS_OPTS)
+	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --refresh-targets BENCHMARKS.md
+
+.PHONY: quotes bench-sizes bench-processes bench-targets
 
 # The three runtimes the mixed-language cluster is made of: `python -m tenure` (extension built into
 # the venv), Node.js `tenure` (addon), and `tenure-wasmtime` (debug profile: it shares the artefacts
@@ -527,8 +537,9 @@ bench: setup
 	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --criterion "$${CARGO_TARGET_DIR:-$(ROOT)/target}/criterion" --out BENCHMARKS.md
 
 # Per-call cost from Python, Node.js and the browser build, the process benchmark (idle CPU/RSS,
-# failover from outside, PySyncObj side by side) and idle CPU per runtime in 3-node clusters
-# (leader and follower; benches/processes/idle.py), as Markdown fragments for benches/report.py.
+# failover from outside, PySyncObj side by side), idle CPU per runtime in 3-node clusters
+# (leader and follower; benches/processes/idle.py) and the priority and value targets
+# (benches/processes/targets.py), as Markdown fragments for benches/report.py.
 .PHONY: bench-hosts
 # The process benchmarks measure release builds (the Python and Node.js runtimes are release
 # builds already; `tests` use the debug tenure-wasmtime).
@@ -545,6 +556,7 @@ bench-hosts: setup runtimes web
 	$(CARGO) build -q --release -p tenure-component-host --bin tenure-wasmtime
 	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/run.py
 	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_WASMTIME="$(BENCH_WASMTIME)" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/idle.py
+	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/targets.py
 
 fuzz: setup setup-fuzz
 	@if [ -z "$(FUZZ_DIR)" ]; then echo "fuzz: no fuzz/Cargo.toml yet, skipping"; exit 0; fi; \

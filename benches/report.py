@@ -330,6 +330,33 @@ def refresh_processes(path: Path, res: Path, root: Path) -> None:
         print(f"bench: warning: {problem}")
 
 
+TARGETS_SECTION = "## Priorities and the proclaimed value: the targets, from the outside"
+
+
+def refresh_targets(path: Path, res: Path) -> None:
+    """Rewrites (or appends), in an existing BENCHMARKS.md, the section of the priority and value
+    targets from `res`'s targets.md (`make bench-targets`), saying when it was measured."""
+    fragment = (res / "targets.md").read_text().strip().splitlines()
+    assert fragment and fragment[0] == TARGETS_SECTION, f"{res / 'targets.md'} is not the targets benchmark's"
+    at = f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"
+    fragment[1:1] = [
+        "",
+        (
+            f"This section was measured again on its own (`make bench-targets`, {at}); the other "
+            "sections are from the run dated above."
+        ),
+    ]
+    lines = path.read_text().splitlines()
+    if TARGETS_SECTION in lines:
+        start = lines.index(TARGETS_SECTION)
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        lines[start:end] = fragment + [""]
+    else:
+        lines += ["", *fragment]
+    path.write_text("\n".join(lines) + "\n")
+    print(f"bench: the targets section rewritten in {path}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", type=Path)
@@ -350,7 +377,18 @@ def main() -> None:
         metavar="BENCHMARKS_MD",
         help="only rewrite the processes section and the headline's process rows from --results",
     )
+    ap.add_argument(
+        "--refresh-targets",
+        type=Path,
+        metavar="BENCHMARKS_MD",
+        help="only rewrite the priority and value targets section from --results",
+    )
     args = ap.parse_args()
+    if args.refresh_targets:
+        if not args.results:
+            ap.error("--refresh-targets needs --results")
+        refresh_targets(args.refresh_targets, args.results)
+        return
     if args.refresh_processes:
         if not args.results:
             ap.error("--refresh-processes needs --results")

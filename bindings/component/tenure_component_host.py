@@ -204,6 +204,10 @@ class ComponentNode:
     def confirm_leader(self, now: int, term: int, granted: bool) -> None:
         _raise_if_error(self._method("confirm-leader", now, term, granted))
 
+    def proclaim(self, now: int, value: str) -> None:
+        """Leader only: changes the value this node proclaims (empty: none)."""
+        _raise_if_error(self._method("proclaim", now, value))
+
     @property
     def role(self) -> str:
         return str(self._method("role"))
@@ -216,6 +220,12 @@ class ComponentNode:
     def leader(self) -> str | None:
         leader: str | None = self._method("leader")
         return leader
+
+    @property
+    def leader_value(self) -> str | None:
+        """The value the leader proclaims, as this node knows it (its own while leading)."""
+        value: str | None = self._method("leader-value")
+        return value
 
     @property
     def voted_for(self) -> str | None:

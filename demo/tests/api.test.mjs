@@ -248,6 +248,7 @@ function apply(node, at, input) {
     case 'leader_failed': return node.leaderHandlerFailed(at, input.term);
     case 'transfer': return node.transferLeadership(at, input.peer);
     case 'broadcast': return node.broadcast(at, unhex(input.hex));
+    case 'proclaim': return node.proclaim(at, input.value);
     default: throw new Error(`unknown input ${input.kind}`);
   }
 }
@@ -270,6 +271,13 @@ for (const file of files) {
       confirmLeader: c.confirm_leader, durable: c.durable,
     };
     if (c.key_hex !== null) options.key = unhex(c.key_hex);
+    // Fields added after the first files; absent (or null) ones keep the defaults.
+    const later = {
+      admit_unknown_peers: 'admitUnknownPeers', max_peers: 'maxPeers', max_clock_drift_ppm: 'maxClockDriftPpm',
+      incarnation: 'incarnation', value: 'value', priority: 'priority', never_lead: 'neverLead',
+      preempt_after: 'preemptAfter', observer: 'observer', observer_peers: 'observerPeers',
+    };
+    for (const [file, js] of Object.entries(later)) if (c[file] !== undefined && c[file] !== null) options[js] = c[file];
     const node = new Node(options, {
       seed, now: s.start_ms, restored: s.restored ? { term: s.restored.term, votedFor: s.restored.voted_for } : null,
     });
@@ -289,6 +297,7 @@ for (const file of files) {
       assert.equal(node.term, s.final.term);
       assert.equal(node.leader ?? null, s.final.leader);
       assert.equal(node.votedFor ?? null, s.final.voted_for);
+      assert.equal(node.leaderValue ?? null, s.final.value ?? null);
     }
   });
 }

@@ -28,6 +28,17 @@ function config(c) {
     confirmLeader: c.confirm_leader,
     durable: c.durable,
     key: c.key_hex === null ? null : Buffer.from(c.key_hex, 'hex'),
+    // Fields added after the first files; absent ones keep the core's defaults.
+    admitUnknownPeers: c.admit_unknown_peers ?? false,
+    ...(c.max_peers === undefined ? {} : { maxPeers: c.max_peers }),
+    ...(c.max_clock_drift_ppm === undefined ? {} : { maxClockDriftPpm: c.max_clock_drift_ppm }),
+    ...(c.incarnation == null ? {} : { incarnation: c.incarnation }),
+    value: c.value ?? null,
+    priority: c.priority ?? 0,
+    neverLead: c.never_lead ?? false,
+    preemptAfter: c.preempt_after ?? null,
+    observer: c.observer ?? false,
+    observerPeers: c.observer_peers ?? [],
   }
 }
 
@@ -82,6 +93,9 @@ function apply(node, at, input) {
       case 'broadcast':
         node.broadcast(at, Buffer.from(input.hex, 'hex'))
         break
+      case 'proclaim':
+        node.proclaim(at, input.value)
+        break
       default:
         throw new Error(`unknown input kind ${input.kind}`)
     }
@@ -109,8 +123,14 @@ for (const file of files) {
     })
     if (s.final) {
       assert.deepEqual(
-        { role: node.role, term: node.term, leader: node.leader, voted_for: node.votedFor },
-        { role: s.final.role, term: s.final.term, leader: s.final.leader, voted_for: s.final.voted_for },
+        { role: node.role, term: node.term, leader: node.leader, voted_for: node.votedFor, value: node.leaderValue },
+        {
+          role: s.final.role,
+          term: s.final.term,
+          leader: s.final.leader,
+          voted_for: s.final.voted_for,
+          value: s.final.value ?? null,
+        },
         `${file}: final state`
       )
     }

@@ -167,6 +167,8 @@ def apply(node: Node, at: int, inp: Dict[str, Any]) -> str:
             node.transfer_leadership(at, inp["peer"])
         elif kind == "broadcast":
             node.broadcast(at, bytes.fromhex(inp["hex"]))
+        elif kind == "proclaim":
+            node.proclaim(at, inp["value"])
         else:
             raise AssertionError(f"unknown input kind {kind!r}")
     except tenure.TenureError as e:
@@ -190,6 +192,17 @@ def replay(path: Path) -> int:
         confirm_leader=c["confirm_leader"],
         durable=c["durable"],
         key=_key(c["key_hex"]),
+        # Fields added after the first files; absent ones keep the defaults.
+        admit_unknown_peers=c.get("admit_unknown_peers", False),
+        max_peers=c.get("max_peers", Config.max_peers),
+        max_clock_drift_ppm=c.get("max_clock_drift_ppm", Config.max_clock_drift_ppm),
+        incarnation=c.get("incarnation"),
+        value=c.get("value"),
+        priority=c.get("priority", 0),
+        never_lead=c.get("never_lead", False),
+        preempt_after=c.get("preempt_after"),
+        observer=c.get("observer", False),
+        observer_peers=tuple(c.get("observer_peers", ())),
     )
     r = s.get("restored")
     restored = None if r is None else DurableState(r["term"], r["voted_for"])
@@ -204,8 +217,14 @@ def replay(path: Path) -> int:
         assert node.poll_timeout() == step["next_deadline"], where
     final = s.get("final")
     if final is not None:
-        got = {"role": node.role.value, "term": node.term, "leader": node.leader, "voted_for": node.voted_for}
-        assert got == {k: final[k] for k in got}, f"{path.name}: final state"
+        got = {
+            "role": node.role.value,
+            "term": node.term,
+            "leader": node.leader,
+            "voted_for": node.voted_for,
+            "value": node.leader_value,
+        }
+        assert got == {k: final.get(k) for k in got}, f"{path.name}: final state"
     return len(s["steps"])
 
 

@@ -79,11 +79,30 @@ def leases(lines: list[Line]) -> list[Lease]:
     return out
 
 
+def handed_over(lines: list[Line], lease: Lease) -> int | None:
+    """When the holder of `lease` gave its leadership up itself, after it reported the lease: its
+    own `follower` line of the lease's term naming no leader. A leader that hands over (a transfer,
+    or a preemption to a member of higher priority) ends its lease there, before it tells the
+    target to campaign, and the voters set their promise to it aside for that campaign
+    (docs/protocol.md); what its leader-only command did after is `command_overlaps`' to judge."""
+    for ln in lines:
+        if (
+            ln.node == lease.node
+            and ln.event == "follower"
+            and ln.ts >= lease.at_ms
+            and int(ln.data.get("term", -1)) == lease.term
+            and ln.data.get("leader") is None
+        ):
+            return ln.ts
+    return None
+
+
 def lease_overlaps(lines: list[Line]) -> list[str]:
     """A node's `leader` line (term T) at a wall time before another node's lease of a term < T
-    surely ended, unless that lease was ended by its holder's death notice first: the watchdog
-    sends one only once the holder's process is dead and its command is gone (docs/protocol.md,
-    "Death notices"), which `command_overlaps` and `notices_from_the_living` check."""
+    surely ended, unless that lease was ended first by its holder's death notice (the watchdog
+    sends one only once the holder's process is dead and its command is gone: docs/protocol.md,
+    "Death notices", which `command_overlaps` and `notices_from_the_living` check) or by its holder
+    handing leadership over (`handed_over`)."""
     found = []
     ls = leases(lines)
     # (node, term) -> when its watchdog said that leadership ended.
@@ -92,6 +111,7 @@ def lease_overlaps(lines: list[Line]) -> list[str]:
         if ln.event == "death_notice":
             key = (ln.node, int(ln.data.get("term", -1)))
             ended.setdefault(key, ln.ts)
+    handed: dict[tuple[str, int, int], int | None] = {}
     for ln in lines:
         if ln.event != "leader":
             continue
@@ -99,6 +119,11 @@ def lease_overlaps(lines: list[Line]) -> list[str]:
         for lease in ls:
             notice = ended.get((lease.node, lease.term))
             if notice is not None and notice <= t:
+                continue
+            key = (lease.node, lease.term, lease.at_ms)
+            if key not in handed:
+                handed[key] = handed_over(lines, lease)
+            if handed[key] is not None and handed[key] <= t:  # type: ignore[operator]
                 continue
             if (
                 lease.node != ln.node

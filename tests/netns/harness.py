@@ -265,6 +265,12 @@ class Node:
     spawn_wall_ms: int = 0
     spawn_mono_ms: int = 0
     stdin_lock: threading.Lock = field(default_factory=threading.Lock)
+    # An observer (`--observer`): it reports the leader but never votes, campaigns or counts, so
+    # every count of members (quorum, convergence, the partitions of `schedules.others`) leaves
+    # it out. Members list it with `--observer-peer`.
+    observer: bool = False
+    # More arguments for `run` (`--priority 10`, say), before the leader-only command.
+    extra: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -284,8 +290,15 @@ class Net:
     """A bridge namespace plus one namespace per node, and the processes in them."""
 
     def __init__(
-        self, kinds: list[str], host_names: bool = False, daemon: bool = False
+        self,
+        kinds: list[str],
+        host_names: bool = False,
+        daemon: bool = False,
+        observer_kinds: list[str] | None = None,
+        extra: dict[str, list[str]] | None = None,
     ) -> None:
+        """`kinds`: the members' runtimes (n1, n2, ...); `observer_kinds`: observers' (o1, ...,
+        after the members on the bridge); `extra`: more `run` arguments by node name."""
         self.run = uuid.uuid4().hex[:6]
         self.prefix = f"{PREFIX}{os.getpid()}-{self.run}"
         self.bridge_ns = f"{self.prefix}-br"
@@ -310,6 +323,23 @@ class Net:
             )
             for i, kind in enumerate(kinds, start=1)
         ]
+        for j, kind in enumerate(observer_kinds or [], start=1):
+            i = len(kinds) + j
+            self.nodes.append(
+                Node(
+                    i,
+                    f"o{j}",
+                    kind,
+                    f"{self.prefix}-o{j}",
+                    f"{SUBNET}.{10 + i}",
+                    host_names=host_names,
+                    observer=True,
+                )
+            )
+        for n in self.nodes:
+            n.extra = list((extra or {}).get(n.name, []))
+        self.members = [n for n in self.nodes if not n.observer]
+        self.observers = [n for n in self.nodes if n.observer]
         self.lines: list[Line] = []
         self.lock = threading.Lock()
         self.closed = False
@@ -394,9 +424,15 @@ class Net:
         ]
         if n.host_names:
             a += ["--bind", f"{n.ip}:{PORT}"]
-        for m in self.nodes:
+        for m in self.members:
             if m is not n:
                 a += ["--peer", m.id]
+        a += n.extra
+        if n.observer:
+            # An observer never leads: no leader-only command (the runtime refuses one).
+            return [*a, "--observer"]
+        for o in self.observers:
+            a += ["--observer-peer", o.id]
         a += [
             "--kill-grace",
             str(KILL_GRACE_MS),
@@ -640,8 +676,8 @@ class Net:
     def quorum_lost_at(self, leader: Node) -> int | None:
         """When `leader` could no longer exchange heartbeats and acks with enough peers for a
         quorum (a link counts as cut from the moment either direction's route was in place)."""
-        peers = [n for n in self.nodes if n is not leader]
-        need = (len(self.nodes) // 2 + 1) - 1
+        peers = [n for n in self.members if n is not leader]
+        need = (len(self.members) // 2 + 1) - 1
         cuts = sorted(
             t
             for t in (
@@ -744,8 +780,8 @@ class Net:
         return [n for n in self.nodes if n.running and n.role == "leader"]
 
     def converged(self) -> Node | None:
-        """The one leader every running node agrees on, or None (call with the lock held)."""
-        live = [n for n in self.nodes if n.running]
+        """The one leader every running member agrees on, or None (call with the lock held)."""
+        live = [n for n in self.members if n.running]
         leaders = [n for n in live if n.role == "leader"]
         if len(leaders) != 1:
             return None
@@ -760,11 +796,11 @@ class Net:
 
     def majority_leader(self) -> Node | None:
         """A running leader that a quorum of all nodes (itself included) follows in its term."""
-        quorum = len(self.nodes) // 2 + 1
+        quorum = len(self.members) // 2 + 1
         for ld in self.leaders():
             followers = [
                 n
-                for n in self.nodes
+                for n in self.members
                 if n.running
                 and n is not ld
                 and n.role == "follower"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import checks
 from harness import (
     CONVERGENCE_BOUND_MS,
+    ELECTION_TIMEOUT_MAX_MS,
     STEP_DOWN_BOUND_MS,
     Line,
     Net,
@@ -96,7 +97,8 @@ def kinds_for_run(n: int = NODES) -> list[str]:
 
 
 def others(net: Net, *exclude: Node) -> list[Node]:
-    return [n for n in net.nodes if n not in exclude]
+    """The members but `exclude` (observers take no side of a partition unless named)."""
+    return [n for n in net.members if n not in exclude]
 
 
 def expect_step_down(
@@ -501,6 +503,181 @@ def refused_sends_past_ghost_ttl(net: Net, rng: random.Random, res: Result) -> N
     )
 
 
+# The preferred member of `priority-preferred-returns` and the runtime's default preempt_after
+# (twice election_timeout_max), which the schedule leaves in place.
+PREFERRED = "n1"
+PREEMPT_AFTER_MS = 2 * ELECTION_TIMEOUT_MAX_MS
+# A leader that preempted to a member does not preempt to it again for this long (the core's
+# PREEMPT_BACKOFF_FACTOR of 8 x preempt_after): the schedule's faults are that far apart, so that
+# an interim leader that already handed over to n1 once may do so again.
+PREEMPT_BACKOFF_MS = 8 * PREEMPT_AFTER_MS
+
+
+def first_line(
+    lines: list[Line], node: str, since: int, pred: Callable[[Line], bool]
+) -> Line | None:
+    for ln in sorted(lines, key=lambda x: x.ts):
+        if ln.node == node and ln.ts >= since and pred(ln):
+            return ln
+    return None
+
+
+def priority_preferred_returns(net: Net, rng: random.Random, res: Result) -> None:
+    """n1 has priority 10, the others the default. It leads (it campaigns first, or is preempted to
+    once it answered steadily for preempt_after); killed and restarted, then cut off and healed,
+    it leads again each time by a transfer from the interim leader, preempt_after after it follows
+    that leader again (the faults are PREEMPT_BACKOFF_MS apart: within that, a leader that handed
+    over to n1 once does not preempt to it again). Measured: from its first follower line naming the interim leader to its
+    leader line, and the leaderless gap of the handover (the interim leader's follower line to
+    n1's leader line)."""
+    pref = net.node(PREFERRED)
+    if not net.wait_for(
+        lambda: pref.role == "leader" and net.converged() is pref,
+        (PREEMPT_AFTER_MS + CONVERGENCE_BOUND_MS) / 1000,
+    ):
+        res.fail(f"{pref.name} (priority 10) never led the cluster at the start")
+        return
+    for i, fault in enumerate(("SIGKILL and restart", "partition and heal")):
+        if i:
+            time.sleep(PREEMPT_BACKOFF_MS / 1000)
+        term0 = pref.term
+        if fault.startswith("SIGKILL"):
+            t = net.kill(pref)
+            expect_new_leader(net, res, t, term0, fault, others(net, pref))
+            time.sleep(0.3)
+            back_at = net.restart(pref)
+        else:
+            t = net.partition([pref], others(net, pref))
+            expect_step_down(net, res, pref, t, fault)
+            expect_new_leader(net, res, t, term0, fault, others(net, pref))
+            time.sleep(0.3)
+            back_at = net.heal()
+        with net.lock:
+            interim = net.majority_leader()
+        if interim is None or interim is pref:
+            res.fail(f"{fault}: no interim leader other than {pref.name}")
+            return
+        if not net.wait_for(
+            lambda: pref.role == "leader" and pref.running,
+            (PREEMPT_AFTER_MS + CONVERGENCE_BOUND_MS) / 1000,
+        ):
+            res.fail(
+                f"{fault}: leadership never returned to {pref.name} (priority 10) "
+                f"within preempt_after + {CONVERGENCE_BOUND_MS} ms"
+            )
+            return
+        lines = net.snapshot()
+        follows = first_line(
+            lines,
+            pref.name,
+            back_at,
+            lambda ln, leader=interim.id: (
+                ln.event == "follower" and ln.data.get("leader") == leader
+            ),
+        )
+        led = first_line(lines, pref.name, back_at, lambda ln: ln.event == "leader")
+        handed = first_line(
+            lines,
+            interim.name,
+            back_at,
+            lambda ln: ln.event == "follower",
+        )
+        if led is None:
+            continue
+        if follows is not None:
+            took = led.ts - follows.ts
+            res.number(fault, "preferred member follows -> leads again", took)
+            # preempt_after of steady answers, then one heartbeat round to notice and a transfer
+            # election, with the scheduling slack of this shared machine.
+            bound = PREEMPT_AFTER_MS + ELECTION_TIMEOUT_MAX_MS + SCHED_TOLERANCE_MS
+            if took > bound:
+                res.fail(
+                    f"{fault}: {pref.name} led {took} ms after it followed {interim.name} again "
+                    f"(bound preempt_after + election_timeout_max = {bound} ms with slack)"
+                )
+        if handed is not None:
+            res.number(fault, "leaderless during the handover", led.ts - handed.ts)
+        net.wait_leader()
+
+
+def observer_sees(
+    lines: list[Line], obs: Node, leader: Node, since: int, value: str | None = None
+) -> Line | None:
+    return first_line(
+        lines,
+        obs.name,
+        since,
+        lambda ln: (
+            ln.event == "follower"
+            and ln.data.get("leader") == leader.id
+            and (value is None or ln.data.get("value") == value)
+        ),
+    )
+
+
+def observer_through_partition(net: Net, rng: random.Random, res: Result) -> None:
+    """An observer (o1: `--observer`, the members as `--peer`; each member lists it with
+    `--observer-peer`) reports the leader and a value it proclaims; the leader is then cut off with
+    one member, the observer staying with the majority, and the observer reports the new leader.
+    It never leads, never votes, and no member counts it (inspect lines)."""
+    obs = net.observers[0]
+    ld = net.wait_leader()
+    if not net.wait_for(lambda: obs.leader == ld.id, 2.0):
+        res.fail(f"observer {obs.name} never reported the leader {ld.name}")
+        return
+    value = f"http://{ld.name}.netns:8080/{rng.randint(0, 9999)}"
+    t = net.note(ld, "proclaim", value=value)
+    net.control(ld, f"proclaim {value}")
+    if not net.wait_for(lambda: observer_sees(net.lines, obs, ld, t, value), 2.0):
+        res.fail(f"observer {obs.name} never reported {ld.name}'s value {value!r}")
+    else:
+        seen = observer_sees(net.snapshot(), obs, ld, t, value)
+        res.number("observer", "a new value reported by the observer", seen.ts - t)  # type: ignore[union-attr]
+    term0 = ld.term
+    mate = rng.choice(others(net, ld))
+    majority = others(net, ld, mate)
+    t = net.partition([ld, mate], [*majority, obs])
+    expect_step_down(net, res, ld, t, "observer through a partition")
+    expect_new_leader(net, res, t, term0, "observer through a partition", majority)
+    with net.lock:
+        new = net.majority_leader()
+    if new is None:
+        return
+    if not net.wait_for(lambda: obs.leader == new.id, CONVERGENCE_BOUND_MS / 1000):
+        res.fail(f"observer {obs.name} never reported the new leader {new.name}")
+        return
+    lines = net.snapshot()
+    elected = first_line(lines, new.name, t, lambda ln: ln.event == "leader")
+    seen = observer_sees(lines, obs, new, t)
+    if elected is not None and seen is not None:
+        res.number(
+            "observer", "new leader reported by the observer", seen.ts - elected.ts
+        )
+    time.sleep(0.3)
+    lines = net.snapshot()
+    seen_obs = [ln for ln in lines if ln.node == obs.name and ln.event == "inspect"]
+    if not seen_obs:
+        res.fail(
+            f"observer {obs.name} printed no inspect line: the role check saw nothing"
+        )
+    for ln in lines:
+        if ln.node == obs.name and ln.event in ("leader", "command_started"):
+            res.fail(f"observer {obs.name} printed {ln.event} at {ln.ts}")
+        if ln.event != "inspect":
+            continue
+        d = ln.data.get("state") or {}
+        if ln.node == obs.name and (d.get("state") != "observer" or d.get("voted_for")):
+            res.fail(
+                f"observer {obs.name} inspect at {ln.ts}: state {d.get('state')}, voted_for {d.get('voted_for')}"
+            )
+        if ln.node != obs.name and (
+            obs.id in (d.get("peers") or []) or obs.id in (d.get("votes_granted") or [])
+        ):
+            res.fail(
+                f"{ln.node} counted observer {obs.name} at {ln.ts} (peers or votes)"
+            )
+
+
 SCHEDULES: dict[str, Callable[[Net, random.Random, Result], None]] = {
     "minority-isolated-leader": minority_isolated_leader,
     "majority-partition": majority_partition,
@@ -519,6 +696,8 @@ SCHEDULES: dict[str, Callable[[Net, random.Random, Result], None]] = {
     "sigkill-leader-and-watchdog": sigkill_leader_and_watchdog,
     "sigkill-watchdog-then-leader": sigkill_watchdog_then_leader,
     "setsid-command": setsid_command,
+    "priority-preferred-returns": priority_preferred_returns,
+    "observer-through-partition": observer_through_partition,
 }
 # Schedules that fail today because of a bug outside the tests (tests/netns/README.md).
 KNOWN_BUGS: set[str] = (
@@ -526,6 +705,10 @@ KNOWN_BUGS: set[str] = (
 )  # refused-sends-past-ghost-ttl was fixed in the runtime (send failures no longer report no_connection)
 HOST_NAMES = {"restart-new-address"}
 DAEMONS = {"setsid-command"}
+# Observers a schedule runs beside the members (each of the first member's runtime).
+OBSERVERS = {"observer-through-partition": 1}
+# More `run` arguments by node name.
+EXTRA_ARGS = {"priority-preferred-returns": {PREFERRED: ["--priority", "10"]}}
 
 
 # ----- random schedules -------------------------------------------------------------------------
@@ -603,7 +786,13 @@ def run(name: str, kinds: list[str], seed: int = 0) -> Result:
     res = Result(name, seed, kinds)
     schedule = random_schedule if name == "random" else SCHEDULES[name]
     started = time.monotonic()
-    net = Net(kinds, host_names=name in HOST_NAMES, daemon=name in DAEMONS)
+    net = Net(
+        kinds,
+        host_names=name in HOST_NAMES,
+        daemon=name in DAEMONS,
+        observer_kinds=kinds[:1] * OBSERVERS.get(name, 0),
+        extra=EXTRA_ARGS.get(name),
+    )
     stop_poll = threading.Event()
     try:
         net.start_all()

@@ -44,6 +44,21 @@ def test_a_leader_elected_inside_another_lease_is_reported() -> None:
     assert len(checks.lease_overlaps(lines)) == 1
 
 
+def test_a_lease_handed_over_ends_at_the_step_down() -> None:
+    # a reports a lease until at least 10_200, hands over at 10_050 (its own follower line of the
+    # term, no leader), and b leads at 10_060: no overlap. Without the step-down, or with a
+    # step-down after b's line, or naming a leader (it followed someone: no handover), there is.
+    lease = inspect("a", 10_000, 2, 1_200, 9_000, 50_000)
+    b = line("b", 10_060, "leader", term=3)
+    stepped = line("a", 10_050, "follower", term=2, leader=None)
+    assert checks.lease_overlaps([lease, stepped, b]) == []
+    assert len(checks.lease_overlaps([lease, b])) == 1
+    late = line("a", 10_070, "follower", term=2, leader=None)
+    assert len(checks.lease_overlaps([lease, late, b])) == 1
+    followed = line("a", 10_050, "follower", term=3, leader="b")
+    assert len(checks.lease_overlaps([lease, followed, b])) == 1
+
+
 def test_a_leader_elected_after_the_lease_is_fine() -> None:
     lines = [
         inspect("a", 10_000, 2, 1_050, 9_000, 50_000),

@@ -24,6 +24,21 @@ def compiled() -> tuple:
     return engine, Component.from_file(engine, str(path))
 
 
+# Config fields the files gained after the first ones, passed through under their own names.
+_LATER_FIELDS = (
+    "admit_unknown_peers",
+    "max_peers",
+    "max_clock_drift_ppm",
+    "incarnation",
+    "value",
+    "priority",
+    "never_lead",
+    "preempt_after",
+    "observer",
+    "observer_peers",
+)
+
+
 def _output(o: tuple) -> Any:
     kind = o[0]
     if kind == "send":
@@ -63,6 +78,8 @@ def _apply(node: ComponentNode, at: int, inp: dict[str, Any]) -> str:
             node.transfer_leadership(at, inp["peer"])
         elif kind == "broadcast":
             node.broadcast(at, bytes.fromhex(inp["hex"]))
+        elif kind == "proclaim":
+            node.proclaim(at, inp["value"])
         else:
             raise AssertionError(f"unknown input kind {kind}")
     except TenureError as e:
@@ -97,6 +114,8 @@ def test_scenario_replays_byte_for_byte(compiled: tuple, path: Path) -> None:
         ghost_ttl=c["ghost_ttl"],
         pre_vote=c["pre_vote"],
         confirm_leader=c["confirm_leader"],
+        # Fields added after the first files; absent ones keep the component's defaults.
+        **{k: c[k] for k in _LATER_FIELDS if c.get(k) is not None},
     )
     node.take_outputs()
     for i, step in enumerate(s["steps"]):
@@ -109,6 +128,6 @@ def test_scenario_replays_byte_for_byte(compiled: tuple, path: Path) -> None:
         assert node.poll_timeout == step["next_deadline"], where
     final = s.get("final")
     if final is not None:
-        assert (node.role, node.term, node.leader, node.voted_for) == (
-            final["role"], final["term"], final["leader"], final["voted_for"]
+        assert (node.role, node.term, node.leader, node.voted_for, node.leader_value) == (
+            final["role"], final["term"], final["leader"], final["voted_for"], final.get("value")
         )

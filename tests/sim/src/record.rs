@@ -71,6 +71,13 @@ pub fn all() -> Vec<Scenario> {
         authenticated(),
         durable_restart(),
         api_errors(),
+        value_proclaimed(),
+        value_followed(),
+        priority_preempt(),
+        priority_witness(),
+        observer_follows(),
+        observer_informed(),
+        death_notice_failover(),
     ];
     v.sort_by(|a, b| a.name.cmp(&b.name));
     v
@@ -498,5 +505,155 @@ fn api_errors() -> Scenario {
         f,
         "api-errors",
         "host calls the node refuses, each with its stable error code; the node's state is unchanged",
+    )
+}
+
+/// Three members, each configured with a value of its own: the leader proclaims a new one, then
+/// one too long. Returns the simulation, the leader and a follower.
+fn value_sim() -> (Sim, String, String) {
+    let mut s = sim(33, 3, |c| {
+        let v = format!("http://{}.scn:8080", c.id);
+        c.value(v)
+    });
+    let l = leader(&mut s, 1000);
+    run(&mut s, 120);
+    s.call(&l, Input::Proclaim("http://moved.scn:9090".into())).expect("the leader proclaims");
+    run(&mut s, 60);
+    let long = "x".repeat(tenure::MAX_VALUE_LEN + 1);
+    assert_eq!(s.call(&l, Input::Proclaim(long)), Err("value_too_long"));
+    run(&mut s, 60);
+    for n in &s.nodes {
+        assert_eq!(n.node.as_ref().and_then(|n| n.leader_value()), Some("http://moved.scn:9090"), "{}", n.id);
+    }
+    let f = other(&s, &[&l]);
+    (s, l, f)
+}
+
+fn value_proclaimed() -> Scenario {
+    let (s, l, _) = value_sim();
+    take(
+        &s,
+        &l,
+        "value-proclaimed",
+        "the leader sends its configured value until each follower acknowledges it, proclaims a new one (sent at once, acknowledged), and refuses one too long (value_too_long)",
+    )
+}
+
+fn value_followed() -> Scenario {
+    let (s, _, f) = value_sim();
+    take(
+        &s,
+        &f,
+        "value-followed",
+        "a follower learns the leader's value, acknowledges it, and reports each change as news of the leader (became_follower)",
+    )
+}
+
+/// n1 of default priority, n2 a witness and n3 of priority 10, started late: n1 (the only one that
+/// may campaign) leads, then hands leadership to n3 by a transfer once n3 has answered it steadily
+/// for `preempt_after`. Then n3 crashes and n1 leads again; the witness only ever votes.
+fn priority_sim() -> Sim {
+    let mut s = Sim::new(34, NetConfig::rtt(RTT));
+    s.record = true;
+    let ids = ["n1", "n2", "n3"];
+    let config = |id: &str| Config::new(id, "scn").bootstrap(ids).durable(true).preempt_after(300);
+    s.add_node(config("n1"));
+    s.add_node(config("n2").never_lead(true));
+    assert_eq!(leader(&mut s, 1000), "n1");
+    run(&mut s, 100);
+    s.add_node(config("n3").priority(10));
+    let until = s.now + 1500;
+    s.run_until_cond(until, |s| s.leader().as_deref() == Some("n3")).unwrap_or_else(|v| panic!("{v}"));
+    assert_eq!(s.leader().as_deref(), Some("n3"), "preempted to the member of higher priority");
+    run(&mut s, 100);
+    s.crash("n3");
+    let until = s.now + 1500;
+    s.run_until_cond(until, |s| s.leader().as_deref() == Some("n1")).unwrap_or_else(|v| panic!("{v}"));
+    run(&mut s, 60);
+    assert_ne!(s.role("n2"), Some(Role::Candidate));
+    s
+}
+
+fn priority_preempt() -> Scenario {
+    take(
+        &priority_sim(),
+        "n1",
+        "priority-preempt",
+        "a leader of default priority learns its peers' ranks (Priority), hands leadership to the member of priority 10 by a transfer once it answered steadily for preempt_after, and leads again when that member crashes",
+    )
+}
+
+fn priority_witness() -> Scenario {
+    take(
+        &priority_sim(),
+        "n2",
+        "priority-witness",
+        "a witness (never_lead) tells its rank, votes and acknowledges, and never campaigns, not even when the leader it follows crashes",
+    )
+}
+
+/// Three members listing observer o1: o1 learns the leader, its term and its value from the
+/// heartbeats (answering each with Observe), the new value, and after the leader crashes, the
+/// next leader.
+fn observer_sim() -> (Sim, String) {
+    let mut s = Sim::new(35, NetConfig::rtt(RTT));
+    s.record = true;
+    let ids = ["n1", "n2", "n3"];
+    for id in ids {
+        let v = format!("http://{id}.scn:8080");
+        s.add_node(Config::new(id, "scn").bootstrap(ids).durable(true).value(v).observer_peers(["o1"]));
+    }
+    s.checker.observers.insert("o1".to_string());
+    s.add_node(Config::new("o1", "scn").bootstrap(ids).observer(true));
+    let l = leader(&mut s, 1000);
+    run(&mut s, 120);
+    assert_eq!(s.node("o1").leader(), Some(l.as_str()));
+    s.call(&l, Input::Proclaim("http://moved.scn:9090".into())).expect("the leader proclaims");
+    run(&mut s, 60);
+    assert_eq!(s.node("o1").leader_value(), Some("http://moved.scn:9090"));
+    s.crash(&l);
+    let until = s.now + 1500;
+    s.run_until_cond(until, |s| s.leader().is_some_and(|n| n != l)).unwrap_or_else(|v| panic!("{v}"));
+    run(&mut s, 120);
+    let l2 = s.leader().expect("a new leader");
+    assert_eq!(s.node("o1").leader(), Some(l2.as_str()), "the observer follows the new leader");
+    assert_eq!(s.node("o1").leader_value(), Some(format!("http://{l2}.scn:8080").as_str()));
+    assert!(s.node("o1").is_observer());
+    (s, l)
+}
+
+fn observer_follows() -> Scenario {
+    let (s, _) = observer_sim();
+    take(
+        &s,
+        "o1",
+        "observer-follows",
+        "an observer learns the leader and its term from heartbeats (answering each with Observe), the leader's value and a new one, and after the leader crashes the next leader and its value; it never votes",
+    )
+}
+
+fn observer_informed() -> Scenario {
+    let (s, l) = observer_sim();
+    take(
+        &s,
+        &l,
+        "observer-informed",
+        "a leader that lists an observer sends it its heartbeats and its value, and its Observe answers change no term, vote or quorum",
+    )
+}
+
+fn death_notice_failover() -> Scenario {
+    let mut s = sim(36, 3, |c| c);
+    s.watchdogs = true;
+    let l = leader(&mut s, 1000);
+    run(&mut s, 70);
+    s.crash(&l);
+    let l2 = leader(&mut s, 1000);
+    run(&mut s, 60);
+    take(
+        &s,
+        &l2,
+        "death-notice-failover",
+        "the leader's watchdog sends its death notice when it dies: this follower releases its promise to it and campaigns at once",
     )
 }

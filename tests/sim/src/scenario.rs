@@ -52,6 +52,20 @@ pub struct ConfigJson {
     pub max_clock_drift_ppm: u32,
     #[serde(default)]
     pub incarnation: Option<u64>,
+    /// What the node proclaims whenever it leads (`null`: none).
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub priority: u32,
+    #[serde(default)]
+    pub never_lead: bool,
+    /// `null`: derived from the election timeout.
+    #[serde(default)]
+    pub preempt_after: Option<u64>,
+    #[serde(default)]
+    pub observer: bool,
+    #[serde(default)]
+    pub observer_peers: Vec<String>,
 }
 
 fn default_max_peers() -> u32 {
@@ -82,6 +96,12 @@ impl ConfigJson {
             max_peers: c.max_peers,
             max_clock_drift_ppm: c.max_clock_drift_ppm,
             incarnation: c.incarnation,
+            value: c.value.clone(),
+            priority: c.priority,
+            never_lead: c.never_lead,
+            preempt_after: c.preempt_after,
+            observer: c.observer,
+            observer_peers: c.observer_peers.clone(),
         }
     }
     /// To a core configuration.
@@ -108,15 +128,12 @@ impl ConfigJson {
             max_peers: self.max_peers,
             max_clock_drift_ppm: self.max_clock_drift_ppm,
             incarnation: self.incarnation,
-            // Scenario files carry no proclaimed value yet.
-            value: None,
-            // Nor ranks: their nodes have the default rank.
-            priority: 0,
-            never_lead: false,
-            preempt_after: None,
-            // Nor observers: the simulator adds them itself (`Sim::with_observers`).
-            observer: false,
-            observer_peers: Vec::new(),
+            value: self.value.clone(),
+            priority: self.priority,
+            never_lead: self.never_lead,
+            preempt_after: self.preempt_after,
+            observer: self.observer,
+            observer_peers: self.observer_peers.clone(),
         })
     }
 }
@@ -156,6 +173,7 @@ pub enum InputJson {
     LeaderFailed { term: u64 },
     Transfer { peer: String },
     Broadcast { hex: String },
+    Proclaim { value: String },
 }
 
 /// An output, as written in a file.
@@ -186,6 +204,10 @@ pub struct FinalJson {
     pub term: u64,
     pub leader: Option<String>,
     pub voted_for: Option<String>,
+    /// `leader_value()`: the value of the leader this node knows (absent in files recorded before
+    /// values existed, which is read as `null`).
+    #[serde(default)]
+    pub value: Option<String>,
 }
 
 impl FinalJson {
@@ -196,6 +218,7 @@ impl FinalJson {
             term: node.term(),
             leader: node.leader().map(str::to_string),
             voted_for: node.voted_for().map(str::to_string),
+            value: node.leader_value().map(str::to_string),
         }
     }
 }
@@ -221,6 +244,8 @@ pub enum Input {
     Transfer(String),
     /// `broadcast(now, payload)`.
     Broadcast(Vec<u8>),
+    /// `proclaim(now, value)`.
+    Proclaim(String),
 }
 
 impl Input {
@@ -236,6 +261,7 @@ impl Input {
             Input::LeaderFailed(t) => InputJson::LeaderFailed { term: *t },
             Input::Transfer(p) => InputJson::Transfer { peer: p.clone() },
             Input::Broadcast(b) => InputJson::Broadcast { hex: hex(b) },
+            Input::Proclaim(v) => InputJson::Proclaim { value: v.clone() },
         }
     }
     /// From the file form.
@@ -254,6 +280,7 @@ impl Input {
             InputJson::LeaderFailed { term } => Input::LeaderFailed(*term),
             InputJson::Transfer { peer } => Input::Transfer(peer.clone()),
             InputJson::Broadcast { hex } => Input::Broadcast(bytes(hex)?),
+            InputJson::Proclaim { value } => Input::Proclaim(value.clone()),
         })
     }
 }
@@ -278,6 +305,7 @@ pub fn apply_input(node: &mut Node, now: u64, input: &Input) -> Result<(), &'sta
         Input::LeaderFailed(t) => node.leader_handler_failed(now, *t).map_err(|e| e.code()),
         Input::Transfer(p) => node.transfer_leadership(now, p).map_err(|e| e.code()),
         Input::Broadcast(b) => node.broadcast(now, b).map_err(|e| e.code()),
+        Input::Proclaim(v) => node.proclaim(now, v).map_err(|e| e.code()),
     }
 }
 

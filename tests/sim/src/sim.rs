@@ -1101,6 +1101,7 @@ impl std::fmt::Debug for ShortInput<'_> {
             Input::LeaderFailed(t) => write!(f, "leader_handler_failed(term {t})"),
             Input::Transfer(p) => write!(f, "transfer_leadership({p})"),
             Input::Broadcast(b) => write!(f, "broadcast({} bytes)", b.len()),
+            Input::Proclaim(v) => write!(f, "proclaim({} bytes)", v.len()),
         }
     }
 }

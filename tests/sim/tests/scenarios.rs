@@ -63,6 +63,10 @@ fn scenarios_cover_every_input_output_event_message_and_code() {
         if key.is_some() {
             seen.insert("key".to_string());
         }
+        seen.insert(format!("role:{}", s.final_state.role));
+        if s.final_state.value.is_some() {
+            seen.insert("value".to_string());
+        }
         for st in &s.steps {
             seen.insert(format!("result:{}", st.result));
             let kind = serde_json::to_value(&st.input).unwrap()["kind"].as_str().unwrap().to_string();
@@ -97,15 +101,44 @@ fn scenarios_cover_every_input_output_event_message_and_code() {
             }
         }
     }
-    let kinds =
-        ["pre_vote", "pre_vote_reply", "vote", "vote_reply", "heartbeat", "heartbeat_ack", "timeout_now", "app"];
+    let kinds = [
+        "pre_vote",
+        "pre_vote_reply",
+        "vote",
+        "vote_reply",
+        "heartbeat",
+        "heartbeat_ack",
+        "timeout_now",
+        "app",
+        "hello",
+        "value",
+        "value_ack",
+        "priority",
+        "observe",
+    ];
     let mut want: Vec<String> =
         vec!["restored".into(), "key".into(), "persist".into(), "event:became_follower:none".into()];
     for k in kinds {
         want.push(format!("send:{k}"));
         want.push(format!("recv:{k}"));
     }
-    for i in ["timeout", "message", "join", "leave", "peer_down", "confirm", "leader_failed", "transfer", "broadcast"] {
+    // A node never sends a death notice itself: its watchdog does, from the bytes the node armed
+    // it with (`Node::death_notices`).
+    want.push("recv:death_notice".into());
+    want.push("role:observer".into());
+    want.push("value".into());
+    for i in [
+        "timeout",
+        "message",
+        "join",
+        "leave",
+        "peer_down",
+        "confirm",
+        "leader_failed",
+        "transfer",
+        "broadcast",
+        "proclaim",
+    ] {
         want.push(format!("input:{i}"));
     }
     for r in ["terminated", "no_connection"] {
@@ -131,6 +164,7 @@ fn scenarios_cover_every_input_output_event_message_and_code() {
         "payload_too_large",
         "no_pending_confirm",
         "not_leader_in_term",
+        "value_too_long",
     ] {
         want.push(format!("result:{c}"));
     }

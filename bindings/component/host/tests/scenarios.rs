@@ -62,12 +62,15 @@ fn config(c: &Value, seed: u64, restored: &Value) -> NodeConfig {
         max_peers: c["max_peers"].as_u64().map(|n| n as u32),
         max_clock_drift_ppm: c["max_clock_drift_ppm"].as_u64().map(|n| n as u32),
         incarnation: c["incarnation"].as_u64(),
-        value: None,
-        priority: None,
-        never_lead: None,
-        preempt_after: None,
-        observer: None,
-        observer_peers: Vec::new(),
+        value: c["value"].as_str().map(str::to_string),
+        priority: c["priority"].as_u64().map(|n| n as u32),
+        never_lead: c["never_lead"].as_bool(),
+        preempt_after: c["preempt_after"].as_u64(),
+        observer: c["observer"].as_bool(),
+        observer_peers: c["observer_peers"]
+            .as_array()
+            .map(|a| a.iter().map(|p| p.as_str().expect("observer id").to_string()).collect())
+            .unwrap_or_default(),
     }
 }
 
@@ -136,6 +139,7 @@ fn replay(loader: &Loader<Recorder>, path: &PathBuf) {
             "leader_failed" => code(node.leader_handler_failed(at, u64_field(input, "term")).expect("no trap")),
             "transfer" => code(node.transfer_leadership(at, &str_field(input, "peer")).expect("no trap")),
             "broadcast" => code(node.broadcast(at, &unhex(&str_field(input, "hex"))).expect("no trap")),
+            "proclaim" => code(node.proclaim(at, &str_field(input, "value")).expect("no trap")),
             other => panic!("{name}: unknown input kind {other}"),
         };
         let ctx = format!("{name} step {i} ({kind} at {at})");
@@ -156,6 +160,7 @@ fn replay(loader: &Loader<Recorder>, path: &PathBuf) {
         assert_eq!(node.term().unwrap(), u64_field(f, "term"), "{name}: final term");
         assert_eq!(node.leader().unwrap().as_deref(), f["leader"].as_str(), "{name}: final leader");
         assert_eq!(node.voted_for().unwrap().as_deref(), f["voted_for"].as_str(), "{name}: final voted_for");
+        assert_eq!(node.leader_value().unwrap().as_deref(), f["value"].as_str(), "{name}: final value");
     }
 }
 

@@ -42,6 +42,7 @@ function apply(node, at, inp) {
       case 'leader_failed': node.leaderHandlerFailed(at, BigInt(inp.term)); break;
       case 'transfer': node.transferLeadership(at, inp.peer); break;
       case 'broadcast': node.broadcast(at, bytes(inp.hex)); break;
+      case 'proclaim': node.proclaim(at, inp.value); break;
       default: throw new Error(`unknown input kind ${inp.kind}`);
     }
   } catch (e) {
@@ -78,6 +79,17 @@ for (const file of files) {
         confirmLeader: c.confirm_leader,
         durable: c.durable,
         key: c.key_hex ? bytes(c.key_hex) : undefined,
+        // Fields added after the first files; absent ones keep the component's defaults.
+        admitUnknownPeers: c.admit_unknown_peers ?? undefined,
+        maxPeers: c.max_peers ?? undefined,
+        maxClockDriftPpm: c.max_clock_drift_ppm ?? undefined,
+        incarnation: big(c.incarnation ?? null),
+        value: c.value ?? undefined,
+        priority: c.priority ?? undefined,
+        neverLead: c.never_lead ?? undefined,
+        preemptAfter: big(c.preempt_after ?? null),
+        observer: c.observer ?? undefined,
+        observerPeers: c.observer_peers ?? [],
         seed,
         restored: s.restored
           ? { term: BigInt(s.restored.term), votedFor: s.restored.voted_for ?? undefined }
@@ -97,8 +109,8 @@ for (const file of files) {
     });
     if (s.final) {
       assert.deepEqual(
-        [node.role(), Number(node.term()), str(node.leader()), str(node.votedFor())],
-        [s.final.role, s.final.term, s.final.leader, s.final.voted_for],
+        [node.role(), Number(node.term()), str(node.leader()), str(node.votedFor()), str(node.leaderValue())],
+        [s.final.role, s.final.term, s.final.leader, s.final.voted_for, s.final.value ?? null],
       );
     }
   });
