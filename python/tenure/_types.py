@@ -179,7 +179,7 @@ class Config:
     """The value this node proclaims whenever it leads (at most 256 bytes of UTF-8, such as its
     service URL; ``None`` or empty: none): every member reports it as ``leader_value``."""
     priority: int = 0
-    """This node's priority (0 to 2^32 − 1): among healthy members a higher one campaigns first,
+    """This node's priority (0 to 2**32 - 1): among healthy members a higher one campaigns first,
     and a leader hands leadership to a member of higher priority that answered it steadily for
     ``preempt_after``. 0 everywhere: no preference."""
     never_lead: bool = False
