@@ -599,9 +599,18 @@ fn drive(sim: &mut Sim, opts: &RunOptions, failover_ms: &mut Option<u64>) -> Res
             sim.fail(
                 "L1",
                 format!(
-                    "no single converged leader{} within {bound} ms of the network becoming stable (leaders: {:?})",
+                    "no single converged leader{} within {bound} ms of the network becoming stable (leaders: {:?}{})",
                     if ranked { " of the highest priority" } else { "" },
-                    sim.leaders()
+                    sim.leaders(),
+                    match ranked {
+                        // What each leader knows of the others' ranks: (id, priority, witness).
+                        true => sim
+                            .leaders()
+                            .iter()
+                            .map(|l| format!("; {l} knows {:?}", sim.node(l).known_priorities()))
+                            .collect::<String>(),
+                        false => String::new(),
+                    }
                 ),
             );
             return Err(sim.violation().cloned().expect("just failed"));
