@@ -50,7 +50,11 @@ core="$guest_dir/wasm32-unknown-unknown/wasm-release/tenure_component.wasm"
 # --duplicate-function-elimination --merge-similar-functions (first, before -Oz inlines the small
 # ones away) fold the copies that generics leave (one `IdMap` method per value type, one `Vec`
 # growth per element type): functions equal up to constants become one taking those constants.
-wasm_opt_flags=(--duplicate-function-elimination --merge-similar-functions -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+# --ignore-implicit-traps lets wasm-opt drop or move a load, division or remainder whose result
+# goes unused, as if it could not trap. Exact for Rust: its loads read live allocations (LLVM
+# already treats them as unable to trap), and it checks divisors before dividing (a zero or
+# overflowing division panics explicitly, by `unreachable`, which stays). Explicit traps are kept.
+wasm_opt_flags=(--ignore-implicit-traps --duplicate-function-elimination --merge-similar-functions -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue --low-memory-unused
   --flatten --rereloop -Oz --monomorphize -Oz --reorder-functions)
 
