@@ -282,47 +282,33 @@ impl GuestNode for NodeResource {
                     .to_string(),
             });
         }
-        let mut c = tenure::Config::new(config.id, config.cluster).bootstrap(config.bootstrap);
-        if let Some(n) = config.min_cluster_size {
-            c.min_cluster_size = n;
-        }
-        c.election_timeout_min = config.election_timeout_min;
-        c.election_timeout_max = config.election_timeout_max;
-        if let Some(h) = config.heartbeat_interval {
-            c.heartbeat_interval = h;
-        }
-        c.lease_duration = config.lease_duration;
-        if let Some(g) = config.ghost_ttl {
-            c.ghost_ttl = g;
-        }
-        if let Some(p) = config.pre_vote {
-            c.pre_vote = p;
-        }
-        if let Some(g) = config.confirm_leader {
-            c.confirm_leader = g;
-        }
-        c.durable = config.durable;
-        c.key = config.key;
-        if let Some(a) = config.admit_unknown_peers {
-            c.admit_unknown_peers = a;
-        }
-        if let Some(m) = config.max_peers {
-            c.max_peers = m;
-        }
-        if let Some(r) = config.max_clock_drift_ppm {
-            c.max_clock_drift_ppm = r;
-        }
-        c.incarnation = config.incarnation;
-        c.value = config.value;
-        if let Some(p) = config.priority {
-            c.priority = p;
-        }
-        if let Some(w) = config.never_lead {
-            c.never_lead = w;
-        }
-        c.preempt_after = config.preempt_after;
-        c.observer = config.observer.unwrap_or(false);
-        c.observer_peers = config.observer_peers;
+        // Every field at once, the WIT's absent options as `Config::new`'s defaults: assigning
+        // over `Config::new`'s fields would drop each default first (code for nothing).
+        let c = tenure::Config {
+            id: config.id,
+            cluster: config.cluster,
+            bootstrap: config.bootstrap,
+            min_cluster_size: config.min_cluster_size.unwrap_or(tenure::DEFAULT_MIN_CLUSTER_SIZE),
+            election_timeout_min: config.election_timeout_min,
+            election_timeout_max: config.election_timeout_max,
+            heartbeat_interval: config.heartbeat_interval.unwrap_or(tenure::DEFAULT_HEARTBEAT_INTERVAL),
+            lease_duration: config.lease_duration,
+            ghost_ttl: config.ghost_ttl.unwrap_or(tenure::DEFAULT_GHOST_TTL),
+            pre_vote: config.pre_vote.unwrap_or(true),
+            confirm_leader: config.confirm_leader.unwrap_or(true),
+            durable: config.durable,
+            key: config.key,
+            admit_unknown_peers: config.admit_unknown_peers.unwrap_or(false),
+            max_peers: config.max_peers.unwrap_or(tenure::DEFAULT_MAX_PEERS),
+            max_clock_drift_ppm: config.max_clock_drift_ppm.unwrap_or(tenure::DEFAULT_MAX_CLOCK_DRIFT_PPM),
+            incarnation: config.incarnation,
+            value: config.value,
+            priority: config.priority.unwrap_or(0),
+            never_lead: config.never_lead.unwrap_or(false),
+            preempt_after: config.preempt_after,
+            observer: config.observer.unwrap_or(false),
+            observer_peers: config.observer_peers,
+        };
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
         let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };
