@@ -22,7 +22,7 @@ use core::cell::{Cell, RefCell};
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use ::tenure::{
-    ConfigError, ConfigWarning, DropReason, DurableState, Error, Event, Node as Core, Output, PeerDownReason, Role,
+    ConfigError, ConfigWarning, DropReason, DurableState, Error, Event, Node as Core, OutputRef, PeerDownReason, Role,
 };
 
 mod bindings {
@@ -102,6 +102,9 @@ pub struct NodeResource {
     core: RefCell<Core>,
     /// The deadline last passed to `set-wakeup`.
     wakeup: Cell<Option<u64>>,
+    /// A send's bytes then its peer id, while `send` runs: one buffer for every send, not a
+    /// `String` and a `Vec` allocated and freed for each.
+    sent: Cell<Vec<u8>>,
 }
 
 fn role(r: Role) -> wit::Role {
@@ -225,13 +228,31 @@ impl NodeResource {
     fn drain(&self, now: u64) {
         loop {
             // The borrow ends before the host import runs.
-            let Some(output) = self.core.borrow_mut().poll_output() else { break };
+            let mut core = self.core.borrow_mut();
+            let Some(output) = core.poll_output_ref() else { break };
             match output {
-                Output::Send { to, bytes } => host::send(&to, &bytes),
-                Output::Persist(state) => {
+                OutputRef::Send { to, bytes } => {
+                    // Copied out of the core's buffer into the instance's own (taken out of its
+                    // cell while the host runs: a re-entrant call finds an empty one).
+                    let mut sent = self.sent.take();
+                    sent.clear();
+                    sent.extend_from_slice(bytes);
+                    sent.extend_from_slice(to.as_bytes());
+                    let at = bytes.len();
+                    drop(core);
+                    let (bytes, to) = sent.split_at(at);
+                    // SAFETY: the bytes of a `&str`, copied whole.
+                    host::send(unsafe { core::str::from_utf8_unchecked(to) }, bytes);
+                    self.sent.set(sent);
+                }
+                OutputRef::Persist(state) => {
+                    drop(core);
                     host::persist(&wit::DurableState { term: state.term, voted_for: state.voted_for })
                 }
-                Output::Event(event) => self.event(now, event),
+                OutputRef::Event(event) => {
+                    drop(core);
+                    self.event(now, event)
+                }
             }
         }
         let next = self.core.borrow().poll_timeout();
@@ -311,7 +332,7 @@ impl GuestNode for NodeResource {
         };
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
-        let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };
+        let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None), sent: Cell::new(Vec::new()) };
         NODE_LIVE.store(true, Ordering::Relaxed);
         node.drain(now);
         Ok(node)
