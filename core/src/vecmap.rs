@@ -201,6 +201,14 @@ impl<V> IdMap<V> {
     pub(crate) fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
+    /// By index on wasm32, where `zip`'s random-access machinery is a few hundred bytes per value
+    /// type; zipped elsewhere (no bounds check per entry).
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        let keys = &self.keys;
+        self.values.iter().enumerate().map(move |(i, v)| (keys.name(i).unwrap_or_default(), v))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
         let names = &self.keys.names;
         self.keys.keys.iter().map(move |k| name(names, *k)).zip(&self.values)
