@@ -142,15 +142,15 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
 /// Configuration errors and warnings carry numbers and field names only (never an id), so every
 /// `_` in them is part of a field name. Byte by byte: `str::replace` would link string search.
 fn kebab_fields(message: String) -> String {
-    kebab_bytes(message, |_| true)
+    kebab_bytes(message, 0, usize::MAX)
 }
 
-/// `message` with the `_` of every byte `within(index)` accepts made a `-` (both ASCII, so the
-/// text stays UTF-8).
-fn kebab_bytes(message: String, within: impl Fn(usize) -> bool) -> String {
+/// `message` with the `_` of every byte from `start` up to `end` made a `-` (both ASCII, so the
+/// text stays UTF-8). Bounds rather than a predicate: one copy of the loop, not one per caller.
+fn kebab_bytes(message: String, start: usize, end: usize) -> String {
     let mut bytes = message.into_bytes();
     for (i, b) in bytes.iter_mut().enumerate() {
-        if *b == b'_' && within(i) {
+        if *b == b'_' && (start..end).contains(&i) {
             *b = b'-';
         }
     }
@@ -164,7 +164,7 @@ fn kebab_bytes(message: String, within: impl Fn(usize) -> bool) -> String {
 fn kebab_field(message: String, field: &str) -> String {
     let at = message.as_bytes().windows(field.len()).position(|w| w == field.as_bytes());
     match at {
-        Some(at) => kebab_bytes(message, |i| (at..at + field.len()).contains(&i)),
+        Some(at) => kebab_bytes(message, at, at + field.len()),
         None => message,
     }
 }
