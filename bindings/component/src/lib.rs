@@ -437,7 +437,11 @@ impl GuestNode for NodeResource {
 
     fn warnings(&self) -> Vec<wit::ConfigWarning> {
         let core = self.core.borrow();
-        core.warnings().iter().map(warning).collect()
+        let mut out = Vec::new();
+        for w in core.warnings() {
+            out.push(warning(w));
+        }
+        out
     }
 
     fn inspect(&self) -> wit::Inspect {
