@@ -615,7 +615,9 @@ impl Node {
                 let mut names = String::with_capacity(config.id.len() + config.cluster.len());
                 names.push_str(&config.id);
                 names.push_str(&config.cluster);
-                names.into_boxed_str()
+                // Copied rather than `into_boxed_str`, whose shrinking code only this and
+                // `voted_for` below would link (once per node, at its start).
+                Box::from(names.as_str())
             },
             timing,
             pre_vote: config.pre_vote,
@@ -630,7 +632,7 @@ impl Node {
             rng: Rng::new(seed),
             role: Role::Unclustered,
             term: restored.term,
-            voted_for: restored.voted_for.map(String::into_boxed_str),
+            voted_for: restored.voted_for.as_deref().map(Box::from),
             term_changed_at: now,
             leader: None,
             leader_heartbeat: None,
