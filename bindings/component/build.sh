@@ -3,8 +3,8 @@
 # crate's build script (bindings/component/host/build.rs) both run.
 #
 #   cargo (wasm32-unknown-unknown, profile wasm-release)  the guest's core module
-#   wasm-opt -Oz --converge, --flatten --rereloop -Oz, --monomorphize -Oz, --reorder-functions
-#     (--low-memory-unused): binaryen, from npm
+#   wasm-opt --merge-similar-functions -Oz --converge, --flatten --rereloop -Oz, --monomorphize -Oz,
+#     --reorder-functions (--low-memory-unused): binaryen, from npm
 #   wasm-tools component new                              wraps it as a component (WIT in wit/)
 #   wasm-tools strip --all                                drops the name sections (debug names only)
 #   short-names.awk                                       short internal names (core exports/imports,
@@ -47,7 +47,14 @@ core="$guest_dir/wasm32-unknown-unknown/wasm-release/tenure_component.wasm"
 # the data at 1 MiB), only reached by a stack already overflowing.
 # --reorder-functions (last) numbers the most called functions first, so that more `call`s fit
 # their function index in one LEB128 byte (-Oz does not reorder).
-wasm_opt_flags=(-Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+# --duplicate-function-elimination --merge-similar-functions (first, before -Oz inlines the small
+# ones away) fold the copies that generics leave (one `IdMap` method per value type, one `Vec`
+# growth per element type): functions equal up to constants become one taking those constants.
+# --ignore-implicit-traps lets wasm-opt drop or move a load, division or remainder whose result
+# goes unused, as if it could not trap. Exact for Rust: its loads read live allocations (LLVM
+# already treats them as unable to trap), and it checks divisors before dividing (a zero or
+# overflowing division panics explicitly, by `unreachable`, which stays). Explicit traps are kept.
+wasm_opt_flags=(--ignore-implicit-traps --duplicate-function-elimination --merge-similar-functions -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
   --enable-mutable-globals --enable-reference-types --enable-multivalue --low-memory-unused
   --flatten --rereloop -Oz --monomorphize -Oz --reorder-functions)
 

@@ -8,11 +8,15 @@ use alloc::string::String;
 pub(crate) struct Text(String);
 
 impl Text {
+    // `new` and `s` are called, not inlined, in the WebAssembly builds: a call is a few bytes at
+    // each of the messages' many pieces, an inlined copy a few dozen.
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub(crate) fn new(first: &str) -> Text {
         Text(String::from(first))
     }
 
     /// Appends a piece of text.
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub(crate) fn s(mut self, piece: &str) -> Text {
         self.0.push_str(piece);
         self

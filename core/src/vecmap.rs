@@ -1,9 +1,10 @@
 //! Small sorted-vector map and set keyed by node id.
 //!
-//! A node tracks a handful of peers; a sorted `Vec` keeps each entry in one allocation-free slot
-//! (a B-tree node is sized for 11 entries) and, compiled to WebAssembly, avoids a separate copy
-//! of the B-tree code for every value type. Lookups are binary searches, iteration is in id
-//! order, exactly like the `BTreeMap` it replaces.
+//! A node tracks a handful of peers; sorted `Vec`s (the keys, and beside them the values) keep
+//! each entry without an allocation of its own (a B-tree node is sized for 11 entries) and,
+//! compiled to WebAssembly, avoid a separate copy of the B-tree code for every value type.
+//! Lookups are binary searches over the keys alone, iteration is in id order, exactly like the
+//! `BTreeMap` it replaces.
 //!
 //! The ids themselves live in one buffer per map, not one allocation per key: a key is an 8-byte
 //! [`Name`] (offset and length). The buffer starts with a fixed prefix given at construction (the
@@ -27,39 +28,26 @@ fn name(names: &str, n: Name) -> &str {
     names.get(start..start.saturating_add(n.len as usize)).unwrap_or("")
 }
 
-/// A map from id to `V`, sorted by id.
-#[derive(Debug, Clone)]
-pub(crate) struct IdMap<V> {
+/// The keys of an [`IdMap`]: the id bytes and the sorted [`Name`]s. Everything that touches only
+/// ids (search, interning, compaction) lives here, compiled once: in `IdMap<V>` it would be copied
+/// into the WebAssembly builds once per value type.
+#[derive(Debug, Clone, Default)]
+struct Keys {
     /// The fixed prefix, then the appended ids.
     names: String,
     /// Length of the fixed prefix.
     fixed: u32,
-    entries: Vec<(Name, V)>,
+    /// Sorted by id; `IdMap::values` holds the value of each at the same index.
+    keys: Vec<Name>,
 }
 
-impl<V> Default for IdMap<V> {
-    fn default() -> Self {
-        IdMap { names: String::new(), fixed: 0, entries: Vec::new() }
-    }
-}
-
-impl<V> IdMap<V> {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-    /// A map whose keys share the bytes of `prefix` (ids separated by single spaces), which
-    /// [`IdMap::prefix`] returns unchanged for as long as the map lives.
-    pub(crate) fn with_prefix(prefix: String) -> Self {
-        let fixed = u32::try_from(prefix.len()).unwrap_or(u32::MAX);
-        IdMap { names: prefix, fixed, entries: Vec::new() }
-    }
+impl Keys {
     /// The prefix given to [`IdMap::with_prefix`].
-    pub(crate) fn prefix(&self) -> &str {
+    fn prefix(&self) -> &str {
         self.names.get(..self.fixed as usize).unwrap_or("")
     }
-    /// The ids of the prefix (empty ones included), each with its offset. Split by byte: a
-    /// `str::split(' ')` links a char searcher (~0.6 KB of WebAssembly) for no gain.
-    pub(crate) fn prefix_ids(&self) -> impl Iterator<Item = (usize, &str)> {
+    /// See [`IdMap::prefix_ids`].
+    fn prefix_ids(&self) -> impl Iterator<Item = (usize, &str)> {
         let prefix = self.prefix();
         let mut at = 0usize;
         prefix.as_bytes().split(|&b| b == b' ').map(move |token| {
@@ -70,130 +58,175 @@ impl<V> IdMap<V> {
             (start, prefix.get(start..end).unwrap_or_default())
         })
     }
+    fn name(&self, i: usize) -> Option<&str> {
+        self.keys.get(i).map(|k| name(&self.names, *k))
+    }
     fn find(&self, id: &str) -> Result<usize, usize> {
         let names = &self.names;
-        self.entries.binary_search_by(|(k, _)| name(names, *k).cmp(id))
+        self.keys.binary_search_by(|k| name(names, *k).cmp(id))
     }
-    pub(crate) fn get(&self, id: &str) -> Option<&V> {
-        self.find(id).ok().and_then(|i| self.entries.get(i)).map(|(_, v)| v)
-    }
-    pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut V> {
-        match self.find(id) {
-            Ok(i) => self.entries.get_mut(i).map(|(_, v)| v),
-            Err(_) => None,
-        }
-    }
-    /// Where `id`'s entry is, trying the entry at `hint` first (see [`IdMap::get_hinted_mut`]); the
-    /// result is the index for [`IdMap::at_mut`] and [`IdMap::get_at_or_find`] while the map is
-    /// unchanged, and the hint for [`IdMap::get_hinted_mut`]: one search at most serves every access
-    /// to a peer while one message is handled.
-    pub(crate) fn index_of_hinted(&self, hint: Option<usize>, id: &str) -> Option<usize> {
-        self.hit(hint, id).or_else(|| self.find(id).ok())
-    }
-    /// Whether the entry at `hint` has key `id` (one comparison instead of a search).
+    /// Whether the key at `hint` is `id` (one comparison instead of a search).
     fn hit(&self, hint: Option<usize>, id: &str) -> Option<usize> {
         let i = hint?;
-        let (k, _) = self.entries.get(i)?;
-        (name(&self.names, *k) == id).then_some(i)
+        (self.name(i)? == id).then_some(i)
     }
-    /// [`IdMap::get_mut`], trying the entry at `hint` first (the map may have changed since the
-    /// hint was taken: it is checked, and a miss falls back to the search).
-    pub(crate) fn get_hinted_mut(&mut self, hint: Option<usize>, id: &str) -> Option<&mut V> {
-        let i = self.hit(hint, id).or_else(|| self.find(id).ok())?;
-        self.entries.get_mut(i).map(|(_, v)| v)
+    fn hinted(&self, hint: Option<usize>, id: &str) -> Option<usize> {
+        self.hit(hint, id).or_else(|| self.find(id).ok())
     }
-    /// The value at `index` (from [`IdMap::index_of_hinted`], with the map unchanged since), and
-    /// its key: the caller that just found the entry need not compare the id again.
-    pub(crate) fn at_mut(&mut self, index: usize) -> Option<(&str, &mut V)> {
-        let names = &self.names;
-        self.entries.get_mut(index).map(|(k, v)| (name(names, *k), v))
-    }
-    /// `id`'s value: the one at `index` when given (from [`IdMap::index_of_hinted`], with the map
-    /// unchanged since: not compared again), else searched for.
-    pub(crate) fn get_at_or_find(&self, index: Option<usize>, id: &str) -> Option<&V> {
-        let i = match index {
-            Some(i) => i,
-            None => self.find(id).ok()?,
-        };
-        let (k, v) = self.entries.get(i)?;
-        debug_assert_eq!(name(&self.names, *k), id, "a stale index");
-        Some(v)
-    }
-    pub(crate) fn contains_key(&self, id: &str) -> bool {
-        self.find(id).is_ok()
-    }
-    /// Inserts or replaces; returns whether the id was new.
-    pub(crate) fn insert(&mut self, id: &str, v: V) -> bool {
-        match self.find(id) {
-            Ok(i) => {
-                if let Some(e) = self.entries.get_mut(i) {
-                    e.1 = v;
-                }
-                false
-            }
-            Err(i) => {
-                let key = self.intern(id);
-                self.entries.insert(i, (key, v));
-                true
-            }
-        }
-    }
-    /// The [`Name`] of `id` (not yet a key): its place in the prefix, or else appended.
-    fn intern(&mut self, id: &str) -> Name {
+    /// Adds `id` (not yet a key) at `i`, its sorted place: its place in the prefix, or else
+    /// appended.
+    fn insert(&mut self, i: usize, id: &str) {
         let len = u32::try_from(id.len()).unwrap_or(u32::MAX);
-        if let Some((at, _)) = self.prefix_ids().find(|(_, token)| *token == id) {
-            return Name { at: u32::try_from(at).unwrap_or(u32::MAX), len };
-        }
-        self.names.reserve_exact(id.len());
-        let at = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        self.names.push_str(id);
-        Name { at, len }
+        let shared = self.prefix_ids().find(|(_, token)| *token == id).map(|(at, _)| at);
+        let at = shared.unwrap_or_else(|| {
+            self.names.reserve_exact(id.len());
+            let at = self.names.len();
+            self.names.push_str(id);
+            at
+        });
+        self.keys.insert(i, Name { at: u32::try_from(at).unwrap_or(u32::MAX), len });
     }
-    pub(crate) fn remove(&mut self, id: &str) -> Option<V> {
-        let i = self.find(id).ok()?;
-        let (_, v) = self.entries.remove(i);
+    fn remove(&mut self, i: usize) {
+        self.keys.remove(i);
         self.compact();
-        Some(v)
     }
     /// Rebuilds the appended part once removed ids fill more than half of it.
     fn compact(&mut self) {
         let fixed = self.fixed;
         let appended = self.names.len().saturating_sub(fixed as usize);
-        let live: usize = self.entries.iter().filter(|(k, _)| k.at >= fixed).map(|(k, _)| k.len as usize).sum();
+        let live: usize = self.keys.iter().filter(|k| k.at >= fixed).map(|k| k.len as usize).sum();
         if live.saturating_mul(2) >= appended {
             return;
         }
         let mut names = String::with_capacity((fixed as usize).saturating_add(live));
         names.push_str(self.prefix());
-        for (k, _) in self.entries.iter_mut().filter(|(k, _)| k.at >= fixed) {
+        for k in self.keys.iter_mut().filter(|k| k.at >= fixed) {
             let at = u32::try_from(names.len()).unwrap_or(u32::MAX);
             names.push_str(name(&self.names, *k));
             k.at = at;
         }
         self.names = names;
     }
+}
+
+/// A map from id to `V`, sorted by id.
+#[derive(Debug, Clone)]
+pub(crate) struct IdMap<V> {
+    keys: Keys,
+    /// The value of `keys.keys[i]` at `i`.
+    values: Vec<V>,
+}
+
+impl<V> Default for IdMap<V> {
+    fn default() -> Self {
+        IdMap { keys: Keys::default(), values: Vec::new() }
+    }
+}
+
+impl<V> IdMap<V> {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+    /// A map whose keys share the bytes of `prefix` (ids separated by single spaces), which
+    /// [`IdMap::prefix_ids`] lists unchanged for as long as the map lives.
+    pub(crate) fn with_prefix(prefix: String) -> Self {
+        let fixed = u32::try_from(prefix.len()).unwrap_or(u32::MAX);
+        IdMap { keys: Keys { names: prefix, fixed, keys: Vec::new() }, values: Vec::new() }
+    }
+    /// The ids of the prefix (empty ones included), each with its offset. Split by byte: a
+    /// `str::split(' ')` links a char searcher (~0.6 KB of WebAssembly) for no gain.
+    pub(crate) fn prefix_ids(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.keys.prefix_ids()
+    }
+    pub(crate) fn get(&self, id: &str) -> Option<&V> {
+        self.values.get(self.keys.find(id).ok()?)
+    }
+    pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut V> {
+        self.values.get_mut(self.keys.find(id).ok()?)
+    }
+    /// Where `id`'s entry is, trying the entry at `hint` first (see [`IdMap::get_hinted_mut`]); the
+    /// result is the index for [`IdMap::at_mut`] and [`IdMap::get_at_or_find`] while the map is
+    /// unchanged, and the hint for [`IdMap::get_hinted_mut`]: one search at most serves every access
+    /// to a peer while one message is handled.
+    pub(crate) fn index_of_hinted(&self, hint: Option<usize>, id: &str) -> Option<usize> {
+        self.keys.hinted(hint, id)
+    }
+    /// [`IdMap::get_mut`], trying the entry at `hint` first (the map may have changed since the
+    /// hint was taken: it is checked, and a miss falls back to the search).
+    pub(crate) fn get_hinted_mut(&mut self, hint: Option<usize>, id: &str) -> Option<&mut V> {
+        self.values.get_mut(self.keys.hinted(hint, id)?)
+    }
+    /// The value at `index` (from [`IdMap::index_of_hinted`], with the map unchanged since), and
+    /// its key: the caller that just found the entry need not compare the id again.
+    pub(crate) fn at_mut(&mut self, index: usize) -> Option<(&str, &mut V)> {
+        Some((self.keys.name(index)?, self.values.get_mut(index)?))
+    }
+    /// `id`'s value: the one at `index` when given (from [`IdMap::index_of_hinted`], with the map
+    /// unchanged since: not compared again), else searched for.
+    pub(crate) fn get_at_or_find(&self, index: Option<usize>, id: &str) -> Option<&V> {
+        let i = match index {
+            Some(i) => i,
+            None => self.keys.find(id).ok()?,
+        };
+        debug_assert_eq!(self.keys.name(i), Some(id), "a stale index");
+        self.values.get(i)
+    }
+    pub(crate) fn contains_key(&self, id: &str) -> bool {
+        self.keys.find(id).is_ok()
+    }
+    /// Inserts or replaces; returns whether the id was new.
+    pub(crate) fn insert(&mut self, id: &str, v: V) -> bool {
+        match self.keys.find(id) {
+            Ok(i) => {
+                if let Some(e) = self.values.get_mut(i) {
+                    *e = v;
+                }
+                false
+            }
+            Err(i) => {
+                self.keys.insert(i, id);
+                self.values.insert(i, v);
+                true
+            }
+        }
+    }
+    pub(crate) fn remove(&mut self, id: &str) -> Option<V> {
+        let i = self.keys.find(id).ok()?;
+        self.keys.remove(i);
+        Some(self.values.remove(i))
+    }
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.values.len()
     }
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.values.is_empty()
     }
+    /// By index on wasm32, where `zip`'s random-access machinery is a few hundred bytes per value
+    /// type; zipped elsewhere (no bounds check per entry).
+    #[cfg(target_arch = "wasm32")]
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
-        let names = &self.names;
-        self.entries.iter().map(move |(k, v)| (name(names, *k), v))
+        let keys = &self.keys;
+        self.values.iter().enumerate().map(move |(i, v)| (keys.name(i).unwrap_or_default(), v))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        let names = &self.keys.names;
+        self.keys.keys.iter().map(move |k| name(names, *k)).zip(&self.values)
     }
     pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
-        self.iter().map(|(k, _)| k)
+        let names = &self.keys.names;
+        self.keys.keys.iter().map(move |k| name(names, *k))
     }
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        self.entries.iter().map(|(_, v)| v)
+        self.values.iter()
     }
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
-        self.entries.iter_mut().map(|(_, v)| v)
+        self.values.iter_mut()
     }
     /// Reserves room for exactly `n` more entries (a bootstrap list of known length).
     pub(crate) fn reserve_exact(&mut self, n: usize) {
-        self.entries.reserve_exact(n);
+        self.keys.keys.reserve_exact(n);
+        self.values.reserve_exact(n);
     }
 }
 
@@ -256,17 +289,17 @@ mod tests {
             assert!(m.insert(id, 0));
         }
         // Every key points into the prefix: nothing was appended.
-        assert_eq!(m.names.len(), 7);
+        assert_eq!(m.keys.names.len(), 7);
         for round in 0..50u32 {
             let id = alloc::format!("x{round}");
             assert!(m.insert(&id, round));
             assert_eq!(m.remove(&id), Some(round));
-            assert!(m.names.len() <= 7 + 2 * 4, "removed ids are compacted away");
+            assert!(m.keys.names.len() <= 7 + 2 * 4, "removed ids are compacted away");
         }
         assert!(m.insert("z", 9) && m.insert("d", 8));
         assert_eq!(m.remove("b"), Some(0));
         assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "c", "d", "z"]);
         assert_eq!(m.get("z"), Some(&9));
-        assert_eq!(m.prefix(), "c a b a");
+        assert_eq!(m.keys.prefix(), "c a b a");
     }
 }

@@ -22,7 +22,7 @@ use core::cell::{Cell, RefCell};
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use ::tenure::{
-    ConfigError, ConfigWarning, DropReason, DurableState, Error, Event, Node as Core, Output, PeerDownReason, Role,
+    ConfigError, ConfigWarning, DropReason, DurableState, Error, Event, Node as Core, OutputRef, PeerDownReason, Role,
 };
 
 mod bindings {
@@ -102,6 +102,9 @@ pub struct NodeResource {
     core: RefCell<Core>,
     /// The deadline last passed to `set-wakeup`.
     wakeup: Cell<Option<u64>>,
+    /// A send's bytes then its peer id, while `send` runs: one buffer for every send, not a
+    /// `String` and a `Vec` allocated and freed for each.
+    sent: Cell<Vec<u8>>,
 }
 
 fn role(r: Role) -> wit::Role {
@@ -139,15 +142,15 @@ fn config_error(e: ConfigError) -> wit::ConfigError {
 /// Configuration errors and warnings carry numbers and field names only (never an id), so every
 /// `_` in them is part of a field name. Byte by byte: `str::replace` would link string search.
 fn kebab_fields(message: String) -> String {
-    kebab_bytes(message, |_| true)
+    kebab_bytes(message, 0, usize::MAX)
 }
 
-/// `message` with the `_` of every byte `within(index)` accepts made a `-` (both ASCII, so the
-/// text stays UTF-8).
-fn kebab_bytes(message: String, within: impl Fn(usize) -> bool) -> String {
+/// `message` with the `_` of every byte from `start` up to `end` made a `-` (both ASCII, so the
+/// text stays UTF-8). Bounds rather than a predicate: one copy of the loop, not one per caller.
+fn kebab_bytes(message: String, start: usize, end: usize) -> String {
     let mut bytes = message.into_bytes();
     for (i, b) in bytes.iter_mut().enumerate() {
-        if *b == b'_' && within(i) {
+        if *b == b'_' && (start..end).contains(&i) {
             *b = b'-';
         }
     }
@@ -161,7 +164,7 @@ fn kebab_bytes(message: String, within: impl Fn(usize) -> bool) -> String {
 fn kebab_field(message: String, field: &str) -> String {
     let at = message.as_bytes().windows(field.len()).position(|w| w == field.as_bytes());
     match at {
-        Some(at) => kebab_bytes(message, |i| (at..at + field.len()).contains(&i)),
+        Some(at) => kebab_bytes(message, at, at + field.len()),
         None => message,
     }
 }
@@ -225,13 +228,31 @@ impl NodeResource {
     fn drain(&self, now: u64) {
         loop {
             // The borrow ends before the host import runs.
-            let Some(output) = self.core.borrow_mut().poll_output() else { break };
+            let mut core = self.core.borrow_mut();
+            let Some(output) = core.poll_output_ref() else { break };
             match output {
-                Output::Send { to, bytes } => host::send(&to, &bytes),
-                Output::Persist(state) => {
+                OutputRef::Send { to, bytes } => {
+                    // Copied out of the core's buffer into the instance's own (taken out of its
+                    // cell while the host runs: a re-entrant call finds an empty one).
+                    let mut sent = self.sent.take();
+                    sent.clear();
+                    sent.extend_from_slice(bytes);
+                    sent.extend_from_slice(to.as_bytes());
+                    let at = bytes.len();
+                    drop(core);
+                    let (bytes, to) = sent.split_at(at);
+                    // SAFETY: the bytes of a `&str`, copied whole.
+                    host::send(unsafe { core::str::from_utf8_unchecked(to) }, bytes);
+                    self.sent.set(sent);
+                }
+                OutputRef::Persist(state) => {
+                    drop(core);
                     host::persist(&wit::DurableState { term: state.term, voted_for: state.voted_for })
                 }
-                Output::Event(event) => self.event(now, event),
+                OutputRef::Event(event) => {
+                    drop(core);
+                    self.event(now, event)
+                }
             }
         }
         let next = self.core.borrow().poll_timeout();
@@ -282,50 +303,36 @@ impl GuestNode for NodeResource {
                     .to_string(),
             });
         }
-        let mut c = tenure::Config::new(config.id, config.cluster).bootstrap(config.bootstrap);
-        if let Some(n) = config.min_cluster_size {
-            c.min_cluster_size = n;
-        }
-        c.election_timeout_min = config.election_timeout_min;
-        c.election_timeout_max = config.election_timeout_max;
-        if let Some(h) = config.heartbeat_interval {
-            c.heartbeat_interval = h;
-        }
-        c.lease_duration = config.lease_duration;
-        if let Some(g) = config.ghost_ttl {
-            c.ghost_ttl = g;
-        }
-        if let Some(p) = config.pre_vote {
-            c.pre_vote = p;
-        }
-        if let Some(g) = config.confirm_leader {
-            c.confirm_leader = g;
-        }
-        c.durable = config.durable;
-        c.key = config.key;
-        if let Some(a) = config.admit_unknown_peers {
-            c.admit_unknown_peers = a;
-        }
-        if let Some(m) = config.max_peers {
-            c.max_peers = m;
-        }
-        if let Some(r) = config.max_clock_drift_ppm {
-            c.max_clock_drift_ppm = r;
-        }
-        c.incarnation = config.incarnation;
-        c.value = config.value;
-        if let Some(p) = config.priority {
-            c.priority = p;
-        }
-        if let Some(w) = config.never_lead {
-            c.never_lead = w;
-        }
-        c.preempt_after = config.preempt_after;
-        c.observer = config.observer.unwrap_or(false);
-        c.observer_peers = config.observer_peers;
+        // Every field at once, the WIT's absent options as `Config::new`'s defaults: assigning
+        // over `Config::new`'s fields would drop each default first (code for nothing).
+        let c = tenure::Config {
+            id: config.id,
+            cluster: config.cluster,
+            bootstrap: config.bootstrap,
+            min_cluster_size: config.min_cluster_size.unwrap_or(tenure::DEFAULT_MIN_CLUSTER_SIZE),
+            election_timeout_min: config.election_timeout_min,
+            election_timeout_max: config.election_timeout_max,
+            heartbeat_interval: config.heartbeat_interval.unwrap_or(tenure::DEFAULT_HEARTBEAT_INTERVAL),
+            lease_duration: config.lease_duration,
+            ghost_ttl: config.ghost_ttl.unwrap_or(tenure::DEFAULT_GHOST_TTL),
+            pre_vote: config.pre_vote.unwrap_or(true),
+            confirm_leader: config.confirm_leader.unwrap_or(true),
+            durable: config.durable,
+            key: config.key,
+            admit_unknown_peers: config.admit_unknown_peers.unwrap_or(false),
+            max_peers: config.max_peers.unwrap_or(tenure::DEFAULT_MAX_PEERS),
+            max_clock_drift_ppm: config.max_clock_drift_ppm.unwrap_or(tenure::DEFAULT_MAX_CLOCK_DRIFT_PPM),
+            incarnation: config.incarnation,
+            value: config.value,
+            priority: config.priority.unwrap_or(0),
+            never_lead: config.never_lead.unwrap_or(false),
+            preempt_after: config.preempt_after,
+            observer: config.observer.unwrap_or(false),
+            observer_peers: config.observer_peers,
+        };
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
         let core = Core::new(c, config.seed, restored, now).map_err(config_error)?;
-        let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None) };
+        let node = NodeResource { core: RefCell::new(core), wakeup: Cell::new(None), sent: Cell::new(Vec::new()) };
         NODE_LIVE.store(true, Ordering::Relaxed);
         node.drain(now);
         Ok(node)
@@ -430,7 +437,11 @@ impl GuestNode for NodeResource {
 
     fn warnings(&self) -> Vec<wit::ConfigWarning> {
         let core = self.core.borrow();
-        core.warnings().iter().map(warning).collect()
+        let mut out = Vec::new();
+        for w in core.warnings() {
+            out.push(warning(w));
+        }
+        out
     }
 
     fn inspect(&self) -> wit::Inspect {

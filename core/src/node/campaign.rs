@@ -54,7 +54,7 @@ impl Node {
         }
         let peers = self.peer_ids(0);
         for p in peers {
-            self.send_with_term(&p, term, Message::PreVote);
+            self.send_with_term(&p, term, &Message::PreVote);
         }
         self.check_campaign(now);
     }
@@ -82,7 +82,7 @@ impl Node {
         self.reset_election_timer(now);
         let peers = self.peer_ids(0);
         for p in peers {
-            self.send(&p, Message::Vote { transfer });
+            self.send(&p, &Message::Vote { transfer });
         }
         self.check_campaign(now);
     }

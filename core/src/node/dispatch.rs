@@ -38,7 +38,7 @@ impl Node {
             Message::PreVote => {
                 let granted = term > self.term && !self.sticky(now) && !self.promised(now);
                 let reply_term = if granted { term } else { self.term };
-                self.send_with_term(from, reply_term, Message::PreVoteReply { granted });
+                self.send_with_term(from, reply_term, &Message::PreVoteReply { granted });
             }
             Message::PreVoteReply { granted } => {
                 if let Some(c) = &mut self.campaign {
@@ -72,7 +72,7 @@ impl Node {
                         self.reset_election_timer(now);
                     }
                 }
-                self.send(from, Message::VoteReply { granted });
+                self.send(from, &Message::VoteReply { granted });
             }
             Message::VoteReply { granted } => {
                 if let Some(c) = &mut self.campaign {
@@ -94,7 +94,7 @@ impl Node {
             Message::Heartbeat { sent_at } => {
                 if term < self.term {
                     // Tell the stale leader about the newer term.
-                    self.send(from, Message::HeartbeatAck { echo: sent_at });
+                    self.send(from, &Message::HeartbeatAck { echo: sent_at });
                     return;
                 }
                 // Kept per term and sender, not per known leader: a follower that gave up on a dead
@@ -122,7 +122,7 @@ impl Node {
                     Some((l, s)) if **l == *from => *s = sent_at.max(*s),
                     slot => *slot = Some((Box::from(from), sent_at)),
                 }
-                self.send(from, Message::HeartbeatAck { echo: sent_at });
+                self.send(from, &Message::HeartbeatAck { echo: sent_at });
                 if self.ranks.is_some() {
                     self.retell_ranks(now);
                 }

@@ -425,7 +425,7 @@ impl Node {
             return Err(Error::NotLeader);
         }
         self.check_member(peer)?;
-        self.send(peer, Message::TimeoutNow);
+        self.send(peer, &Message::TimeoutNow);
         self.leader = None;
         self.times.set(LEADER_CONTACT, None);
         // The lease ends here: this node stops leading before the target campaigns.
@@ -445,8 +445,9 @@ impl Node {
         let seq = self.app_seq;
         self.app_seq = self.app_seq.wrapping_add(1);
         let peers = self.peer_ids(0);
+        let message = Message::App { seq, payload: payload.to_vec() };
         for p in peers {
-            self.send(&p, Message::App { seq, payload: payload.to_vec() });
+            self.send(&p, &message);
         }
         Ok(())
     }

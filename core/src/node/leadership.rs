@@ -44,7 +44,7 @@ impl Node {
         }
         let targets = self.peer_ids(if probe { 0 } else { ANSWERED });
         for p in targets {
-            self.send(&p, Message::Heartbeat { sent_at: now });
+            self.send(&p, &Message::Heartbeat { sent_at: now });
         }
         if self.observers.is_some() {
             // Every round to every listed observer: they never answer in a way that counts, so

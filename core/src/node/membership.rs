@@ -46,7 +46,7 @@ impl Node {
 
     /// Tells `to` which wire version this node speaks (`reply`: answering its `Hello`).
     pub(super) fn greet(&mut self, to: &str, reply: bool) {
-        self.send(to, Message::Hello { version: wire::VERSION, reply });
+        self.send(to, &Message::Hello { version: wire::VERSION, reply });
     }
 
     /// Drops what was delivered from `peer` (it is neither a member nor a removed peer any more).

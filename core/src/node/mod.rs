@@ -588,8 +588,18 @@ impl Node {
             }
         }
         // The bootstrap list as given (for `inspect`), joined by single spaces (ids hold no
-        // whitespace): the peers' keys share its bytes.
-        let mut peers = IdMap::with_prefix(config.bootstrap.join(" "));
+        // whitespace): the peers' keys share its bytes. Joined by hand, as `names` below: `join`
+        // and `concat` each link a copy of the standard library's generic joiner (~0.5 KB of
+        // WebAssembly apiece).
+        let len = config.bootstrap.iter().map(|p| p.len() + 1).sum::<usize>().saturating_sub(1);
+        let mut prefix = String::with_capacity(len);
+        for (i, p) in config.bootstrap.iter().enumerate() {
+            if i > 0 {
+                prefix.push(' ');
+            }
+            prefix.push_str(p);
+        }
+        let mut peers = IdMap::with_prefix(prefix);
         peers.reserve_exact(config.bootstrap.iter().filter(|p| **p != config.id).count());
         // Drawn from a stream of its own so that the election timers' draws do not move.
         let incarnation = config.incarnation.unwrap_or_else(|| Rng::new(seed ^ 0x1AC4_2A71_0000_0001).next_u64());
@@ -601,7 +611,14 @@ impl Node {
         let boot_promise = now.saturating_add(timing.lease_duration);
         let mut node = Node {
             id_len: u8::try_from(config.id.len()).unwrap_or(u8::MAX),
-            names: [config.id.as_str(), config.cluster.as_str()].concat().into_boxed_str(),
+            names: {
+                let mut names = String::with_capacity(config.id.len() + config.cluster.len());
+                names.push_str(&config.id);
+                names.push_str(&config.cluster);
+                // Copied rather than `into_boxed_str`, whose shrinking code only this and
+                // `voted_for` below would link (once per node, at its start).
+                Box::from(names.as_str())
+            },
             timing,
             pre_vote: config.pre_vote,
             confirm_gate: config.confirm_leader,
@@ -615,7 +632,7 @@ impl Node {
             rng: Rng::new(seed),
             role: Role::Unclustered,
             term: restored.term,
-            voted_for: restored.voted_for.map(String::into_boxed_str),
+            voted_for: restored.voted_for.as_deref().map(Box::from),
             term_changed_at: now,
             leader: None,
             leader_heartbeat: None,

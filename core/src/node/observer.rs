@@ -90,7 +90,7 @@ impl Node {
             return Ok(());
         };
         let message = Message::Value { seq: v.seq, value: String::from(v.shown.as_deref().unwrap_or("")) };
-        self.send(from, message);
+        self.send(from, &message);
         Ok(())
     }
 
@@ -106,7 +106,7 @@ impl Node {
             targets.push(String::from(k));
         }
         for t in targets {
-            self.send(&t, message.clone());
+            self.send(&t, message);
         }
     }
 
@@ -149,7 +149,7 @@ impl Node {
             self.push_event(Event::BecameFollower { term: self.term, leader: Some(String::from(from)) });
         }
         let seq = self.values.as_deref().filter(|v| v.term == self.term && *v.leader == *from).map_or(0, |v| v.seq);
-        self.send(from, Message::Observe { seq });
+        self.send(from, &Message::Observe { seq });
     }
 
     /// Observer side, at `poll_timeout`: a leader silent for `election_timeout_max` is no longer

@@ -21,7 +21,6 @@
 //! not in a field that would make every node 8 bytes larger.
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -81,9 +80,11 @@ pub(super) struct Outbox {
     /// then the records, in queue order.
     buf: Vec<u8>,
     /// The persists and events, in queue order; `None` when there are none. Boxed on purpose:
-    /// 8 bytes in every node instead of a `VecDeque`'s 32, for outputs most rounds do not have.
+    /// 8 bytes in every node instead of a `Vec`'s 24, for outputs most rounds do not have. A
+    /// `Vec` taken from the front, not a `VecDeque`: it holds a few outputs at a time (one
+    /// input's transitions), and the ring buffer's code is most of a kilobyte of WebAssembly.
     #[allow(clippy::box_collection)]
-    other: Option<Box<VecDeque<Other>>>,
+    other: Option<Box<Vec<Other>>>,
 }
 
 fn put_varint(out: &mut Vec<u8>, mut v: usize) {
@@ -202,7 +203,7 @@ impl Outbox {
 
     pub(super) fn push_other(&mut self, o: Other) {
         self.start_record(1);
-        self.other.get_or_insert_with(Box::default).push_back(o);
+        self.other.get_or_insert_with(Box::default).push(o);
         self.buf.push(OTHER);
     }
 
@@ -228,7 +229,7 @@ impl Outbox {
             return Some(OutputRef::Send { to, bytes });
         }
         let queue = self.other.as_mut()?;
-        let o = queue.pop_front();
+        let o = (!queue.is_empty()).then(|| queue.remove(0));
         if queue.is_empty() {
             // Rare outputs: no room kept for them.
             self.other = None;

@@ -40,15 +40,15 @@ impl Node {
         self.outbox.push_other(Other::Event(e));
     }
 
-    pub(super) fn send(&mut self, to: &str, message: Message) {
+    pub(super) fn send(&mut self, to: &str, message: &Message) {
         self.send_with_term(to, self.term, message);
     }
 
     /// Queues `message` for `to`, encoded into the output buffer (no allocation of its own); a
     /// pending `Persist` goes first, unless the message cannot be encoded (then nothing is queued).
-    pub(super) fn send_with_term(&mut self, to: &str, term: u64, message: Message) {
+    pub(super) fn send_with_term(&mut self, to: &str, term: u64, message: &Message) {
         let (from, cluster) = split_names(&self.names, self.id_len);
-        let env = EnvelopeRef { cluster, from, term, incarnation: self.incarnation, message: &message };
+        let env = EnvelopeRef { cluster, from, term, incarnation: self.incarnation, message };
         if self.persist_pending {
             if wire::encoded_len(&env, self.mac.is_some()).is_err() {
                 return;
@@ -56,7 +56,7 @@ impl Node {
             self.flush_persist();
         }
         let (from, cluster) = split_names(&self.names, self.id_len);
-        let env = EnvelopeRef { cluster, from, term, incarnation: self.incarnation, message: &message };
+        let env = EnvelopeRef { cluster, from, term, incarnation: self.incarnation, message };
         // An `Err` queued nothing: the message is one no receiver would accept.
         let _ = self.outbox.push_send(to, &env, self.mac.as_deref().map(|m| &m.send));
     }

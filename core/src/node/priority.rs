@@ -115,7 +115,7 @@ impl Node {
         if let Some(r) = self.ranks.as_deref_mut().and_then(|r| r.entry(to)) {
             r.told_at = Some(now);
         }
-        self.send(to, Message::Priority { priority, never_lead, reply });
+        self.send(to, &Message::Priority { priority, never_lead, reply });
     }
 
     /// A run of `peer` said, for the first time, that it speaks wire version 4: it is told this
@@ -281,7 +281,7 @@ impl Node {
         }
         if self.bug(Bug::PreemptWithoutTransfer) {
             // Tells the member to campaign but goes on leading, its lease running.
-            self.send(&target, Message::TimeoutNow);
+            self.send(&target, &Message::TimeoutNow);
             return false;
         }
         self.transfer_leadership(now, &target).is_ok()

@@ -261,6 +261,8 @@ impl Node {
     pub fn inspect(&self) -> Inspect {
         let mut i = self.inspect_unnamed();
         i.state = self.role.as_str().to_string();
+        i.leader_value = self.leader_value().map(String::from);
+        i.peer_priorities = self.known_priorities();
         // The reasons iterate by name (`BY_NAME`): the list comes out in key order without sorting.
         i.dropped_by_reason = Vec::with_capacity(BY_NAME.len());
         for r in BY_NAME {
@@ -272,7 +274,10 @@ impl Node {
     /// [`Node::inspect`] without its two fields of names: `state` and `dropped_by_reason` are
     /// left empty. For a host that reports the role and the drop counters in its own types
     /// ([`Node::role`], [`Node::dropped`] over [`DropReason::ALL`]), as the WebAssembly component
-    /// does: it then carries neither the names nor the code that builds them.
+    /// does: it then carries neither the names nor the code that builds them. `leader_value` and
+    /// `peer_priorities` are left empty too: a host that reports them asks
+    /// [`Node::leader_value`] and [`Node::known_priorities`] (the component's `inspect` has
+    /// neither, and builds neither).
     pub fn inspect_unnamed(&self) -> Inspect {
         // Plain loops rather than `collect`: each `collect` over a different adapter chain is a
         // copy of the collecting code in the WebAssembly builds.
@@ -313,7 +318,7 @@ impl Node {
             state: String::new(),
             is_leader: self.is_leader(),
             leader: self.leader.as_deref().map(String::from),
-            leader_value: self.leader_value().map(String::from),
+            leader_value: None,
             term: self.term,
             voted_for: self.voted_for.as_deref().map(String::from),
             term_changed_at: self.term_changed_at,
@@ -344,7 +349,7 @@ impl Node {
             peer_acked_at,
             priority: self.priority(),
             never_lead: self.never_lead(),
-            peer_priorities: self.known_priorities(),
+            peer_priorities: Vec::new(),
         }
     }
 }
@@ -415,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn inspect_unnamed_is_inspect_without_the_role_and_reason_names() {
+    fn inspect_unnamed_is_inspect_without_the_names_the_value_and_the_ranks() {
         let config = crate::Config::new("a", "c").bootstrap(["b", "c"]);
         let mut n = Node::new(config, 1, None, 0).unwrap();
         assert_eq!(n.handle_message(0, "b", b"junk"), Err(DropReason::Malformed));
@@ -425,7 +430,9 @@ mod tests {
         assert_eq!(full.dropped_by_reason.len(), DropReason::ALL.len());
         let mut bare = n.inspect_unnamed();
         assert!(bare.state.is_empty() && bare.dropped_by_reason.is_empty());
+        assert!(bare.leader_value.is_none() && bare.peer_priorities.is_empty());
         (bare.state, bare.dropped_by_reason) = (full.state.clone(), full.dropped_by_reason.clone());
+        (bare.leader_value, bare.peer_priorities) = (full.leader_value.clone(), full.peer_priorities.clone());
         assert_eq!(bare, full);
     }
 

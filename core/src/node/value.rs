@@ -124,7 +124,7 @@ impl Node {
             }
         }
         for p in targets {
-            self.send(&p, message.clone());
+            self.send(&p, &message);
         }
     }
 
@@ -138,7 +138,7 @@ impl Node {
             return;
         }
         let message = Message::Value { seq: v.seq, value: String::from(v.shown.as_deref().unwrap_or("")) };
-        self.send(to, message);
+        self.send(to, &message);
     }
 
     /// A `Value` from `from` in `term`: kept when `from` is the leader this node follows in its
@@ -162,7 +162,7 @@ impl Node {
         }
         if !observer {
             // An observer acknowledges nothing: its answer to the next heartbeat names what it holds.
-            self.send(from, Message::ValueAck { seq });
+            self.send(from, &Message::ValueAck { seq });
         }
         if self.leader_value() != before.as_deref() {
             self.push_event(Event::BecameFollower { term: self.term, leader: Some(String::from(from)) });
