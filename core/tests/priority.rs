@@ -325,3 +325,35 @@ fn a_preemption_without_a_transfer_is_caught() {
     assert!(!two_leaders(false), "a transfer left two leaders");
     assert!(two_leaders(true), "the bug went unnoticed: never two leaders at once");
 }
+
+#[test]
+fn a_member_that_knows_an_earlier_runs_rank_asks_the_new_run_for_its_own() {
+    let mut h = ranked(3, |id| if id == "n3" { 5 } else { 0 }, |_| false);
+    run_checked(&mut h, 3_000);
+    assert_eq!(h.nodes["n1"].peer_priority("n3"), Some((5, false)));
+    let is_priority = |h: &Harness, to: &str, b: &[u8]| {
+        h.nodes[to].decode_message(b).is_ok_and(|e| matches!(e.message, Message::Priority { reply: false, .. }))
+    };
+    // A Priority of n3's first run to n1, as a recorder on the wire keeps it.
+    let old = h.wire.iter().find(|(_, from, to, b)| from == "n3" && to == "n1" && is_priority(&h, to, b)).unwrap();
+    let old = old.3.clone();
+    // n3 restarts with the same rank. The late copy of its first run's Priority reaches n1 before
+    // anything of the new run: n1 answers it, and the new run takes that answer for an answer to
+    // its own Priority, every one of which is lost for two seconds. n1 then hears the new run
+    // (its greeting), so the rank it knows is the earlier run's.
+    let config = Config::new("n3", "test").bootstrap(ids(3)).priority(5);
+    let now = h.now;
+    h.nodes.insert("n3".into(), Node::new(config, 999, None, now).unwrap());
+    h.in_flight.push((now, "n3".into(), "n1".into(), old));
+    while h.now < now + 2_000 {
+        let keep = std::mem::take(&mut h.in_flight)
+            .into_iter()
+            .filter(|(t, from, to, b)| !(*t > now && from == "n3" && to == "n1" && is_priority(&h, to, b)))
+            .collect();
+        h.in_flight = keep;
+        h.run_until(h.now + 1);
+    }
+    // n1 asks the new run, whose answer carries its rank.
+    run_for(&mut h, 2_000);
+    assert_eq!(h.nodes["n1"].peer_priority("n3"), Some((5, false)));
+}

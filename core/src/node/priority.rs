@@ -5,7 +5,8 @@
 //! message, to each member that said it speaks wire version 4 (at once when that member's run says
 //! so, and again every `election_timeout_min` while that run has not answered with a `Priority`
 //! marked `reply`). A member of wire version 3, and a member that said nothing, has priority 0 and
-//! may lead. Nothing is sent in a cluster where every member has the default pair: its bytes are
+//! may lead. A member that knows a rank from an earlier run of a peer asks the new run for its
+//! own (a `Priority` of its own rank, which the new run answers with its rank). Nothing is sent in a cluster where every member has the default pair: its bytes are
 //! those of a cluster without priorities.
 //!
 //! What a member knows of the others' priorities orders its campaigns (higher first, then the
@@ -129,11 +130,18 @@ impl Node {
     /// Tells this node's rank again to each member that speaks version 4 and whose current run
     /// has not answered it, at most once per `election_timeout_min` each (a lost `Priority`, or
     /// a lost answer). Run with each heartbeat round as leader and each heartbeat accepted as
-    /// follower; nothing when the rank is the default.
+    /// follower; nothing when the rank is the default, except to ask (below).
+    ///
+    /// Also asks each member whose rank this node learned from an earlier run of that member:
+    /// the answer to this node's `Priority` carries the new run's rank. That run may never tell
+    /// it by itself: an answer this node gave to a late datagram of the earlier run reads, at the
+    /// new run, as an answer to its own `Priority`. Even a node of the default rank asks, so a
+    /// cluster where every member has the default rank still sends nothing.
     pub(super) fn retell_ranks(&mut self, now: u64) {
-        if self.own_rank_is_default() || self.wire_cap < 4 {
+        if self.wire_cap < 4 {
             return;
         }
+        let own_default = self.own_rank_is_default();
         let retry = self.timing.election_timeout_min;
         let mut due = Vec::new();
         if let Some(ranks) = self.ranks.as_deref() {
@@ -143,8 +151,9 @@ impl Node {
                 }
                 let r = ranks.peers.get(id);
                 let told = r.is_some_and(|r| r.told.is_some() && r.told == p.incarnation());
+                let stale = r.is_some_and(|r| r.learned.is_some() && r.learned != p.incarnation());
                 let recent = r.and_then(|r| r.told_at).is_some_and(|t| now < t.saturating_add(retry));
-                if !told && !recent {
+                if ((!own_default && !told) || stale) && !recent {
                     due.push(String::from(id));
                 }
             }

@@ -144,3 +144,16 @@ fn a_false_no_connection_report_taken_back_keeps_two_followers_a_quorum() {
         panic!("{v}");
     }
 }
+
+/// With priorities in a cluster of mixed versions, a late datagram of a restarted member's earlier
+/// run made another member answer it; the new run took that answer for an answer to its own
+/// `Priority` and never told its rank again, so the leader never preempted to it (L1, seed
+/// 2600002479 of the priority-mixed-versions variant in a 1,000,000-seed soak). A member that
+/// knows a rank from an earlier run now asks the new run.
+#[test]
+fn a_rank_learned_from_an_earlier_run_is_asked_of_the_new_run() {
+    let faults = "priority,versions,crash,pause,partition,loss,dup,reorder,transfer,replay";
+    if let Some(v) = run_seed(2_600_002_479, &variant(faults)).violation {
+        panic!("{v}");
+    }
+}
