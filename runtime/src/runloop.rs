@@ -180,6 +180,8 @@ pub(crate) struct QuorumWatch {
     pub(crate) every: u64,
     /// `None`: a leader is known.
     pub(crate) leaderless_since: Option<u64>,
+    /// Since when this node leads (`None`: it does not).
+    pub(crate) leading_since: Option<u64>,
     /// How long a member may go unheard before it counts as silent.
     pub(crate) silent_after: u64,
 }

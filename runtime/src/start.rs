@@ -256,6 +256,7 @@ where
                 next: 0,
                 every: valid.heartbeat_interval,
                 leaderless_since: None,
+                leading_since: None,
                 silent_after: crate::quorum::silent_after(valid.election_timeout_max),
             },
         },

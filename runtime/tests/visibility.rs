@@ -123,3 +123,43 @@ fn one_of_three_running_says_it_waits_for_a_quorum() {
     assert_eq!(m.silent_peers.len(), 2);
     h.stop();
 }
+
+/// Silence counts from a leadership's start: a follower hears nothing from the other followers,
+/// so a member that becomes leader long after it last heard one must not name it silent at once;
+/// one that stays unheard is named once the window has passed within the leadership.
+#[test]
+fn a_new_leader_names_a_member_silent_only_after_the_window_within_its_leadership() {
+    let all = ids(3);
+    let (tx, rx) = channel();
+    let handles: Vec<Handle> = all
+        .iter()
+        .map(|id| {
+            let (id2, tx) = (id.clone(), tx.clone());
+            spawn(config(id, &all), native, move |e| {
+                let _ = tx.send((id2.clone(), e));
+            })
+            .unwrap()
+        })
+        .collect();
+    until(Duration::from_secs(10), || handles.iter().any(|h| h.is_leader() && h.lease_deadline().is_some()));
+    // Longer than the silence window (twice election_timeout_max: 600 ms at the defaults) of
+    // following a steady leader.
+    std::thread::sleep(Duration::from_millis(1500));
+    let leader = handles.iter().find(|h| h.is_leader()).unwrap();
+    let mut followers = handles.iter().filter(|h| !h.is_leader());
+    let (target, other) = (followers.next().unwrap(), followers.next().unwrap());
+    // The other follower stops: the new leader never hears it again.
+    other.stop();
+    while rx.try_recv().is_ok() {}
+    leader.transfer(Some(target.id())).unwrap();
+    until(Duration::from_secs(5), || target.is_leader());
+    let started = Instant::now();
+    let message = warning(&rx, target.id(), "silent_peers", Duration::from_secs(5));
+    // Not at the leadership's first assessment (which named it within tens of ms), but the
+    // window into it (less the round trip before `is_leader`).
+    assert!(started.elapsed() >= Duration::from_millis(450), "named silent after {:?}", started.elapsed());
+    assert!(message.contains(other.id()), "{message}");
+    for h in &handles {
+        h.stop();
+    }
+}

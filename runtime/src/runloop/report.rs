@@ -77,7 +77,17 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             }
             false => Some(*watch.leaderless_since.get_or_insert(now)),
         };
-        let silent = role == Role::Leader && !v.silent.is_empty();
+        // Silence counts from this leadership's start: as a follower this node hears nothing
+        // from the other followers, so a new leader would otherwise name every one of them
+        // silent before their first acknowledgement (a round trip into its leadership).
+        let leading = match role {
+            Role::Leader => Some(*watch.leading_since.get_or_insert(now)),
+            _ => {
+                watch.leading_since = None;
+                None
+            }
+        };
+        let silent = leading.is_some_and(|s| now.saturating_sub(s) >= window) && !v.silent.is_empty();
         let stuck = since.is_some_and(|s| now.saturating_sub(s) >= window)
             && v.slack.is_some_and(|s| s < 0)
             && role != Role::Unclustered;
