@@ -219,3 +219,4 @@ export type WarningCode =
   | 'waiting_for_quorum'
   | 'duplicate_peer'
   | 'death_notice_off'
+  | 'transfer_dropped'

@@ -79,7 +79,7 @@ const ERROR_CLASSES = Object.freeze([
 ])
 const EVENT_KINDS = Object.freeze(["started","leader","confirm_leader","follower","peer_joined","peer_left","message","warning","fatal","stopped"])
 const DROP_REASONS = Object.freeze(["oversized","malformed","unknown_version","wrong_cluster","bad_mac","sender_mismatch","from_self","removed_peer","unknown_peer","view_full","implausible_term","replay","notice_mismatch"])
-const WARNING_CODES = Object.freeze(["small_min_cluster_size","slow_heartbeat","view_too_small","peer_unreachable","unresolved_name","confirm_timeout","leader_work_failed","socket_error","handover_timeout","failure_detection_off","bad_control_line","command_failed","command_backoff","no_transfer_target","peer_refused","app_unhealthy","app_recovered","pod_label_failed","pod_label_recovered","silent_peers","waiting_for_quorum","duplicate_peer","death_notice_off"])
+const WARNING_CODES = Object.freeze(["small_min_cluster_size","slow_heartbeat","view_too_small","peer_unreachable","unresolved_name","confirm_timeout","leader_work_failed","socket_error","handover_timeout","failure_detection_off","bad_control_line","command_failed","command_backoff","no_transfer_target","peer_refused","app_unhealthy","app_recovered","pod_label_failed","pod_label_recovered","silent_peers","waiting_for_quorum","duplicate_peer","death_notice_off","transfer_dropped"])
 /** name, type, help, labels of every `tenure_*` family, in exposition order */
 const METRIC_FAMILIES = Object.freeze([
   Object.freeze({ name: "tenure_is_leader", type: "gauge", help: "1 while this node leads, else 0.", labels: Object.freeze([]) }),

@@ -190,6 +190,7 @@ WARNING_CODES: Tuple[str, ...] = (
     "waiting_for_quorum",
     "duplicate_peer",
     "death_notice_off",
+    "transfer_dropped",
 )
 """Warning codes (besides `dropped_<reason>` for each drop reason and the core's
 configuration warnings)."""

@@ -122,6 +122,14 @@ pub trait Handler: Send + 'static {
         let _ = term;
         Confirm::Grant
     }
+    /// Whether leader-only work this handler started still runs after leadership ended. While it
+    /// does, a leadership transfer the engine decided on its own (a preemption) waits: its
+    /// `TimeoutNow` leaves only once the work is gone, so the next leader's work cannot start
+    /// beside it. A transfer the application asks for stops the work first itself. Default: no
+    /// such work (`false`).
+    fn leader_work_running(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(RuntimeEvent) + Send + 'static> Handler for F {
@@ -136,6 +144,9 @@ impl Handler for Box<dyn Handler> {
     }
     fn confirm_leader(&mut self, term: u64) -> Confirm {
         (**self).confirm_leader(term)
+    }
+    fn leader_work_running(&self) -> bool {
+        (**self).leader_work_running()
     }
 }
 

@@ -48,6 +48,7 @@ use crate::warn::Warner;
 use crate::{Engine, Handler, RuntimeError, RuntimeEvent};
 
 mod control;
+mod handover;
 mod output;
 mod receive;
 mod report;
@@ -129,6 +130,10 @@ pub(crate) struct Lead {
     /// Publishing death notices for a watchdog (`None`: off).
     pub(crate) notices: Option<NoticeRefresh>,
     pub(crate) failures: FailureCounter,
+    /// A preemption's transfer waiting for the leader work to stop (`handover.rs`).
+    pub(crate) held: Option<handover::HeldTransfer>,
+    /// How long it may wait at most (`election_timeout_max`).
+    pub(crate) hold_limit: u64,
 }
 
 /// When the published death notices are recomputed: on a new term, and every
@@ -288,6 +293,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
             self.lead.confirm_pending.map(|(_, d)| d),
             self.stop.deadline,
             self.net.next_deadline(),
+            self.held_transfer_deadline(),
         ]
         .into_iter()
         .flatten()
@@ -327,6 +333,7 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         if self.net.peers.next_deadline().is_some_and(|d| d <= now) {
             self.net.peers.lookup_due(now);
         }
+        self.serve_held_transfer(now);
         self.after_round();
     }
 

@@ -243,6 +243,8 @@ where
             leader_pending: None,
             notices: death_notices.then_some(crate::runloop::NoticeRefresh { next: 0, term: 0 }),
             failures: FailureCounter::new(failure_policy, Duration::from_millis(valid.election_timeout_max)),
+            held: None,
+            hold_limit: valid.election_timeout_max,
         },
         stop: Stop::new(handover_timeout),
         report: Report {
@@ -305,5 +307,8 @@ impl<H: Handler> Handler for Observed<H> {
     }
     fn confirm_leader(&mut self, term: u64) -> Confirm {
         self.inner.confirm_leader(term)
+    }
+    fn leader_work_running(&self) -> bool {
+        self.inner.leader_work_running()
     }
 }

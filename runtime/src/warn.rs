@@ -34,6 +34,7 @@ pub const WARNING_CODES: &[&str] = &[
     "waiting_for_quorum",
     "duplicate_peer",
     "death_notice_off",
+    "transfer_dropped",
 ];
 
 /// The minimum time between two warnings with the same code and subject.

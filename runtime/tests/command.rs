@@ -415,6 +415,108 @@ fn the_overlap_check_catches_a_supervisor_without_the_deadline_kill() {
     assert!(overlap > SLACK_MS as i64, "the injected bug went unnoticed: overlap {overlap} ms ({pair})");
 }
 
+/// The election timeout of the preemption tests: a lease span of 294 ms, so that a command that
+/// outlives a step-down until its lease-deadline SIGKILL overlaps the next leader's by far more
+/// than the slack when the transfer does not wait for it.
+const ELECTION_MIN_MS: &str = "300";
+const PREEMPTION_LEASE_SPAN_MS: u64 = 294;
+
+/// A leader whose command ignores SIGTERM (the ticker with `ignore-term`: only the lease-deadline
+/// SIGKILL ends it), or exits at once on it (`sleep`, when `exit_on_term`), is preempted by a
+/// member of higher priority that joins later. Returns the largest overlap of two commands' lives
+/// (ms: from the tickers' own timestamps, or for `sleep` from the runtimes' `command_stopped` and
+/// `command_started` lines) and how long after the stand-in's step-down the preferred member led.
+fn preemption(env: &[(&str, &str)], exit_on_term: bool) -> ((i64, String), u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = ticker(dir.path());
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let ids = ids(3);
+    let preferred = ids[2].clone();
+    let mut lines = Lines::default();
+    let (s, o) = (script.to_str().unwrap().to_string(), out.to_str().unwrap().to_string());
+    let command: Vec<&str> = if exit_on_term { vec!["sleep", "1000"] } else { vec!["sh", &s, &o, "ignore-term"] };
+    let start = |id: &String, lines: &Lines| {
+        let priority = if *id == preferred { "5" } else { "0" };
+        let extra = [
+            "--priority",
+            priority,
+            "--preempt-after",
+            "300",
+            "--election-timeout-min",
+            ELECTION_MIN_MS,
+            "--election-timeout-max",
+            "600",
+            "--kill-grace",
+            "1000",
+            "--",
+        ];
+        let mut cmd = run_cmd(id, &ids, &extra);
+        cmd.args(&command);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        start_cmd(id, cmd, lines)
+    };
+    let mut procs: Vec<Proc> = ids[..2].iter().map(|id| start(id, &lines)).collect();
+    let first = lines.wait(LIMIT, is("command_started"));
+    let standin = first["id"].as_str().unwrap().to_string();
+    let term = first["term"].as_u64();
+    lines.collect(Duration::from_millis(200));
+    procs.push(start(&preferred, &lines));
+    let p = preferred.clone();
+    let led = lines.wait(LIMIT, move |v| v["event"] == "leader" && v["id"] == p.as_str() && v["term"].as_u64() > term);
+    let stepped =
+        lines.wait(LIMIT, |v| v["event"] == "follower" && v["id"] == standin.as_str() && v["term"].as_u64() == term);
+    let stopped = lines.wait(LIMIT, |v| v["event"] == "command_stopped" && v["id"] == standin.as_str());
+    let p = preferred.clone();
+    let started = lines.wait(LIMIT, move |v| v["event"] == "command_started" && v["id"] == p.as_str());
+    lines.collect(Duration::from_millis(200));
+    lines.assert_one_leader_per_term();
+    for p in &procs {
+        p.signal(15);
+    }
+    for p in &mut procs {
+        p.wait_exit(LIMIT);
+    }
+    let overlap = if exit_on_term {
+        (ms(&stopped) as i64 - ms(&started) as i64, format!("{stopped} and {started}"))
+    } else {
+        max_overlap(&lives(&out))
+    };
+    (overlap, ms(&led).saturating_sub(ms(&stepped)))
+}
+
+#[test]
+fn a_preemption_hands_over_only_once_the_command_is_gone() {
+    let ((overlap, pair), gap) = preemption(&[], false);
+    eprintln!("preempted: the preferred member led {gap} ms after the stand-in stepped down; largest overlap {overlap} ms ({pair})");
+    // The command ignores SIGTERM: it ends at the lease deadline's SIGKILL, when the promise the
+    // voters made lapses too, so the held transfer races an ordinary election there (which
+    // another member may win, and later preempt to the preferred one in turn): no bound on the
+    // gap here, only that the commands never overlap.
+    assert!(overlap <= SLACK_MS as i64, "two commands ran together for {overlap} ms: {pair}");
+}
+
+#[test]
+fn a_preemption_of_a_command_that_exits_on_sigterm_hands_over_long_before_the_lease_lapses() {
+    let ((overlap, pair), gap) = preemption(&[], true);
+    eprintln!(
+        "preempted: the preferred member led {gap} ms after the stand-in stepped down; overlap {overlap} ms ({pair})"
+    );
+    assert!(overlap <= 0, "the next command started {overlap} ms before this one was reported stopped: {pair}");
+    // Typically a few ms to a few tens on a loaded machine (the stop order, the command's exit and
+    // its report each cross a thread or a process); the lease path would take the whole span.
+    assert!(gap < PREEMPTION_LEASE_SPAN_MS / 2, "leaderless for {gap} ms: the transfer waited for the lease");
+}
+
+#[test]
+fn the_overlap_check_catches_a_preemption_that_does_not_wait_for_the_command() {
+    let ((overlap, pair), gap) = preemption(&[("TENURE_TEST_NO_TRANSFER_HOLD", "1")], false);
+    eprintln!("with the hold disabled: led {gap} ms after the step-down, overlap {overlap} ms ({pair})");
+    assert!(overlap > SLACK_MS as i64, "the injected bug went unnoticed: overlap {overlap} ms ({pair})");
+}
+
 #[test]
 fn a_bad_command_line_is_refused() {
     let out = Command::new(BIN)

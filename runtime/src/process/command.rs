@@ -111,6 +111,14 @@ struct State {
     armed: Option<Arc<crate::notice::Armed>>,
 }
 
+impl State {
+    /// A command runs, or is being stopped and the supervisor has not reported its end. One the
+    /// runtime ended itself is gone, whatever a stopped supervisor reports later.
+    fn command_alive(&self) -> bool {
+        self.active.as_ref().is_some_and(|a| a.backstop_ns.is_none()) && self.supervisor.is_some()
+    }
+}
+
 struct Inner {
     spec: CommandSpec,
     id: String,
@@ -586,6 +594,12 @@ impl Runner {
         self.inner.changed.notify_all();
     }
 
+    /// Whether a command runs (or is being stopped and has not been seen to end). A command the
+    /// runtime ended itself, past the deadline, counts as gone, as in [`Runner::hold`].
+    pub(crate) fn running(&self) -> bool {
+        self.lock().command_alive()
+    }
+
     /// Stops the command before a voluntary handover and waits until it is gone (at most the
     /// grace and a margin). Starts nothing until [`Runner::release`].
     pub(crate) fn hold(&self) {
@@ -624,8 +638,7 @@ impl Runner {
     fn wait_idle<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         self.wake();
         let limit = Instant::now() + Duration::from_millis(self.inner.spec.kill_grace) + Duration::from_millis(500);
-        // A command the runtime ended itself is gone, whatever a stopped supervisor reports later.
-        while st.active.as_ref().is_some_and(|a| a.backstop_ns.is_none()) && st.supervisor.is_some() {
+        while st.command_alive() {
             let left = limit.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -650,6 +663,9 @@ impl<F: FnMut(RuntimeEvent) + Send + 'static> Handler for WithCommand<F> {
         if let (true, Some(r)) = (wake, &self.runner) {
             r.wake();
         }
+    }
+    fn leader_work_running(&self) -> bool {
+        self.runner.as_ref().is_some_and(Runner::running)
     }
 }
 

@@ -22,7 +22,10 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 Polled::Persist(s) => self.durable.pending = Some(s),
                 Polled::Send => {
                     if self.flush_persist() {
-                        self.send(&to, &bytes);
+                        let now = self.now();
+                        if !self.hold_transfer(&to, &bytes, now) {
+                            self.send(&to, &bytes);
+                        }
                     }
                 }
                 Polled::Event(e) => {
