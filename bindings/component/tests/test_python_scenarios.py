@@ -4,6 +4,7 @@ package: the same outputs, byte for byte, as every other host."""
 from __future__ import annotations
 
 import json
+import runpy
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +25,20 @@ def compiled() -> tuple:
     return engine, Component.from_file(engine, str(path))
 
 
-# Config fields the files gained after the first ones, passed through under their own names.
-_LATER_FIELDS = (
-    "admit_unknown_peers",
-    "max_peers",
-    "max_clock_drift_ppm",
-    "incarnation",
-    "value",
-    "priority",
-    "never_lead",
-    "preempt_after",
-    "observer",
-    "observer_peers",
-)
+# Config fields the files gained after the first ones, passed through under their own names: the
+# core's options (the generated table every host reads) less those passed explicitly below.
+_TABLES = runpy.run_path(str(Path(__file__).resolve().parents[3] / "python" / "tenure" / "_tables.py"))
+_EXPLICIT = {
+    "min_cluster_size",
+    "election_timeout_min",
+    "election_timeout_max",
+    "heartbeat_interval",
+    "lease_duration",
+    "ghost_ttl",
+    "pre_vote",
+    "key",
+}
+_LATER_FIELDS = tuple(o for o in _TABLES["CONFIG_OPTIONS"] if o not in _EXPLICIT)
 
 
 def _output(o: tuple) -> Any:
