@@ -16,6 +16,10 @@ pub const DEFAULT_HEARTBEAT_INTERVAL: u64 = 50;
 pub const DEFAULT_GHOST_TTL: u64 = 5000;
 /// Default floor below which no leader exists.
 pub const DEFAULT_MIN_CLUSTER_SIZE: u32 = 3;
+/// Whether a node runs the pre-vote round before campaigning, by default.
+pub const DEFAULT_PRE_VOTE: bool = true;
+/// Whether a node that won an election asks its host before leading, by default.
+pub const DEFAULT_CONFIRM_LEADER: bool = true;
 /// Longest accepted node id or cluster id, in bytes.
 pub const MAX_ID_LEN: usize = 255;
 /// Default bound ρ on clock-rate differences, in parts per million (1 %): the lease deadline
@@ -174,8 +178,8 @@ impl Config {
             heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
             lease_duration: None,
             ghost_ttl: DEFAULT_GHOST_TTL,
-            pre_vote: true,
-            confirm_leader: true,
+            pre_vote: DEFAULT_PRE_VOTE,
+            confirm_leader: DEFAULT_CONFIRM_LEADER,
             durable: false,
             key: None,
             admit_unknown_peers: false,

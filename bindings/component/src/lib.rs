@@ -303,8 +303,9 @@ impl GuestNode for NodeResource {
                     .to_string(),
             });
         }
-        // Every field at once, the WIT's absent options as `Config::new`'s defaults: assigning
-        // over `Config::new`'s fields would drop each default first (code for nothing).
+        // Every field at once, the WIT's absent options as `Config::new`'s defaults (the core's
+        // constants; an absent switch or priority is off, its type's default): assigning over
+        // `Config::new`'s fields would drop each default first (code for nothing).
         let c = tenure::Config {
             id: config.id,
             cluster: config.cluster,
@@ -315,19 +316,19 @@ impl GuestNode for NodeResource {
             heartbeat_interval: config.heartbeat_interval.unwrap_or(tenure::DEFAULT_HEARTBEAT_INTERVAL),
             lease_duration: config.lease_duration,
             ghost_ttl: config.ghost_ttl.unwrap_or(tenure::DEFAULT_GHOST_TTL),
-            pre_vote: config.pre_vote.unwrap_or(true),
-            confirm_leader: config.confirm_leader.unwrap_or(true),
+            pre_vote: config.pre_vote.unwrap_or(tenure::DEFAULT_PRE_VOTE),
+            confirm_leader: config.confirm_leader.unwrap_or(tenure::DEFAULT_CONFIRM_LEADER),
             durable: config.durable,
             key: config.key,
-            admit_unknown_peers: config.admit_unknown_peers.unwrap_or(false),
+            admit_unknown_peers: config.admit_unknown_peers.unwrap_or_default(),
             max_peers: config.max_peers.unwrap_or(tenure::DEFAULT_MAX_PEERS),
             max_clock_drift_ppm: config.max_clock_drift_ppm.unwrap_or(tenure::DEFAULT_MAX_CLOCK_DRIFT_PPM),
             incarnation: config.incarnation,
             value: config.value,
-            priority: config.priority.unwrap_or(0),
-            never_lead: config.never_lead.unwrap_or(false),
+            priority: config.priority.unwrap_or_default(),
+            never_lead: config.never_lead.unwrap_or_default(),
             preempt_after: config.preempt_after,
-            observer: config.observer.unwrap_or(false),
+            observer: config.observer.unwrap_or_default(),
             observer_peers: config.observer_peers,
         };
         let restored = config.restored.map(|s| DurableState { term: s.term, voted_for: s.voted_for });
