@@ -2,15 +2,13 @@
 //! node still running, not to the one stopped a moment before (which cost an election timeout of
 //! leaderlessness: the stopped target never campaigned).
 
+mod common;
+
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
-use tenure_runtime::{native, spawn, Handle, RuntimeConfig, RuntimeEvent};
-
-fn ids(n: usize) -> Vec<String> {
-    let sockets: Vec<_> = (0..n).map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
-    sockets.iter().map(|s| format!("127.0.0.1:{}", s.local_addr().unwrap().port())).collect()
-}
+use common::{loopback_ids as ids, spawn_all};
+use tenure_runtime::{RuntimeConfig, RuntimeEvent};
 
 #[test]
 fn the_leader_hands_over_to_the_node_still_running() {
@@ -18,23 +16,17 @@ fn the_leader_hands_over_to_the_node_still_running() {
         let all = ids(3);
         let (tx, rx) = channel();
         // min_cluster_size 2: two nodes are still a cluster after the first stop.
-        let handles: Vec<Handle> = all
-            .iter()
-            .map(|id| {
-                let (id2, tx) = (id.clone(), tx.clone());
-                // Slow heartbeats: no round falls between choosing the victim and the two stops,
-                // so the victim is the peer the leader heard from last when it stops.
-                let node = tenure::Config::new(id.as_str(), "rolling")
-                    .bootstrap(all.iter().cloned())
-                    .min_cluster_size(2)
-                    .heartbeat_interval(200)
-                    .election_timeout_min(1000);
-                spawn(RuntimeConfig::new(node).log(false), native, move |e| {
-                    let _ = tx.send((id2.clone(), Instant::now(), e));
-                })
-                .unwrap()
-            })
-            .collect();
+        // Slow heartbeats: no round falls between choosing the victim and the two stops, so the
+        // victim is the peer the leader heard from last when it stops.
+        let configs = all.iter().map(|id| {
+            let node = tenure::Config::new(id.as_str(), "rolling")
+                .bootstrap(all.iter().cloned())
+                .min_cluster_size(2)
+                .heartbeat_interval(200)
+                .election_timeout_min(1000);
+            RuntimeConfig::new(node).log(false)
+        });
+        let handles = spawn_all(configs, &tx);
         let deadline = Instant::now() + Duration::from_secs(10);
         while !handles.iter().any(|h| h.is_leader() && h.lease_deadline().is_some()) {
             assert!(Instant::now() < deadline, "no leader");

@@ -1,26 +1,24 @@
 //! Dead members are visible: per-peer ages and the quorum's slack in the metrics, a warning
 //! naming silent members on the leader, and "waiting for a quorum" on a node that cannot elect.
 
+mod common;
+
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use tenure_runtime::{native, spawn, Handle, RuntimeConfig, RuntimeEvent};
-
-fn ids(n: usize) -> Vec<String> {
-    let sockets: Vec<_> = (0..n).map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
-    sockets.iter().map(|s| format!("127.0.0.1:{}", s.local_addr().unwrap().port())).collect()
-}
+use common::{loopback_ids as ids, spawn_all, Tagged};
+use tenure_runtime::{Handle, RuntimeConfig, RuntimeEvent};
 
 fn config(id: &str, all: &[String]) -> RuntimeConfig {
     RuntimeConfig::new(tenure::Config::new(id, "visibility").bootstrap(all.iter().cloned())).log(false)
 }
 
-fn warning(rx: &Receiver<(String, RuntimeEvent)>, from: &str, code: &str, limit: Duration) -> String {
+fn warning(rx: &Receiver<Tagged>, from: &str, code: &str, limit: Duration) -> String {
     let deadline = Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok((id, RuntimeEvent::Warning { code: c, message })) if id == from && c == code => return message,
+            Ok((id, _, RuntimeEvent::Warning { code: c, message })) if id == from && c == code => return message,
             Ok(_) => {}
             Err(_) => panic!("no {code} warning from {from}"),
         }
@@ -48,16 +46,7 @@ fn until(limit: Duration, mut cond: impl FnMut() -> bool) {
 fn a_stopped_follower_is_named_and_counted_by_the_leader() {
     let all = ids(3);
     let (tx, rx) = channel();
-    let handles: Vec<Handle> = all
-        .iter()
-        .map(|id| {
-            let (id2, tx) = (id.clone(), tx.clone());
-            spawn(config(id, &all).http("127.0.0.1:0"), native, move |e| {
-                let _ = tx.send((id2.clone(), e));
-            })
-            .unwrap()
-        })
-        .collect();
+    let handles = spawn_all(all.iter().map(|id| config(id, &all).http("127.0.0.1:0")), &tx);
     until(Duration::from_secs(10), || handles.iter().any(|h| h.is_leader() && h.lease_deadline().is_some()));
     let leader = handles.iter().find(|h| h.is_leader()).unwrap();
     until(Duration::from_secs(5), || leader.metrics().quorum_slack == Some(1));
@@ -107,11 +96,7 @@ fn a_stopped_follower_is_named_and_counted_by_the_leader() {
 fn one_of_three_running_says_it_waits_for_a_quorum() {
     let all = ids(3);
     let (tx, rx) = channel();
-    let id = all[0].clone();
-    let h = spawn(config(&id, &all), native, move |e| {
-        let _ = tx.send((id.clone(), e));
-    })
-    .unwrap();
+    let h = spawn_all([config(&all[0], &all)], &tx).remove(0);
     let started = Instant::now();
     let message = warning(&rx, &all[0], "waiting_for_quorum", Duration::from_secs(5));
     // Two election timeouts (the silence window) after start, not 8 s.
@@ -131,16 +116,7 @@ fn one_of_three_running_says_it_waits_for_a_quorum() {
 fn a_new_leader_names_a_member_silent_only_after_the_window_within_its_leadership() {
     let all = ids(3);
     let (tx, rx) = channel();
-    let handles: Vec<Handle> = all
-        .iter()
-        .map(|id| {
-            let (id2, tx) = (id.clone(), tx.clone());
-            spawn(config(id, &all), native, move |e| {
-                let _ = tx.send((id2.clone(), e));
-            })
-            .unwrap()
-        })
-        .collect();
+    let handles = spawn_all(all.iter().map(|id| config(id, &all)), &tx);
     until(Duration::from_secs(10), || handles.iter().any(|h| h.is_leader() && h.lease_deadline().is_some()));
     // Longer than the silence window (twice election_timeout_max: 600 ms at the defaults) of
     // following a steady leader.

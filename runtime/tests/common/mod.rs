@@ -66,6 +66,32 @@ pub fn free_ports(n: usize) -> Vec<u16> {
     sockets.iter().map(|s| s.local_addr().unwrap().port()).collect()
 }
 
+/// `n` ids `127.0.0.1:PORT` with ports free when asked.
+pub fn loopback_ids(n: usize) -> Vec<String> {
+    free_ports(n).into_iter().map(|p| format!("127.0.0.1:{p}")).collect()
+}
+
+/// One event of an in-process cluster: the node's id, when it arrived, the event.
+pub type Tagged = (String, Instant, tenure_runtime::RuntimeEvent);
+
+/// Spawns an in-process runtime (the native engine) per configuration; every event goes to `tx`
+/// tagged with its node's id and arrival instant.
+pub fn spawn_all(
+    configs: impl IntoIterator<Item = tenure_runtime::RuntimeConfig>,
+    tx: &Sender<Tagged>,
+) -> Vec<tenure_runtime::Handle> {
+    configs
+        .into_iter()
+        .map(|c| {
+            let (id, tx) = (c.node.id.clone(), tx.clone());
+            tenure_runtime::spawn(c, tenure_runtime::native, move |e| {
+                let _ = tx.send((id.clone(), Instant::now(), e));
+            })
+            .unwrap()
+        })
+        .collect()
+}
+
 /// Every JSON line of every process, in arrival order.
 pub struct Lines {
     pub tx: Sender<Value>,
