@@ -9,7 +9,9 @@ User code never runs on the runtime thread: callbacks are queued and run by a se
 order; a plain (sync) callback runs in a worker thread, so even a blocking one cannot stall
 heartbeats. Leader-only work (:meth:`Elector.while_leader`, :meth:`Elector.leadership`) is handed a lease
 only once it is valid (the runtime delivers ``leader`` when a quorum has acknowledged this
-leadership) and is cancelled the moment leadership is lost.
+leadership) and is cancelled the moment leadership is lost. Until it has returned, a handover this
+node makes (a preemption by a member of higher priority, :meth:`Elector.transfer_leadership`)
+waits: the next leader cannot start its work beside work still running here.
 
 Leader-work failure policy (:class:`FailurePolicy`, counted and decided by the runtime, the same
 for :class:`tenure.SyncElector`, the Node.js package and ``tenure run -- CMD``): leader-only work
@@ -234,6 +236,9 @@ class Elector(_Facade):
         self._callbacks: Optional[asyncio.Queue[Optional[Tuple[str, Callable[..., Any], Tuple[Any, ...]]]]] = None
         self._dispatcher: Optional[asyncio.Task[None]] = None
         self._tasks: Set[asyncio.Task[Any]] = set()
+        # Leader work running now (while_leader tasks, leadership() blocks), told to the runtime
+        # as a flag: a transfer's TimeoutNow waits while it is set after a step-down.
+        self._running_work = 0
         self._work: Set[LeaderWork] = set()
         self._lease: Optional[Lease] = None
         self._leader_event: Optional[asyncio.Event] = None
@@ -440,6 +445,7 @@ class Elector(_Facade):
 
         watcher = asyncio.get_running_loop().create_task(lease.wait_lost())
         watcher.add_done_callback(lambda t: None if t.cancelled() else on_lost())
+        self._work_began()
         try:
             yield lease
         except asyncio.CancelledError:
@@ -451,6 +457,7 @@ class Elector(_Facade):
             raise
         finally:
             watcher.cancel()
+            self._work_ended()
 
     # ----- internals: events from the runtime thread -----------------------------------------------
 
@@ -522,6 +529,18 @@ class Elector(_Facade):
                     return
 
         work.task = self._spawn(run())
+        self._work_began()
+        work.task.add_done_callback(lambda _: self._work_ended())
+
+    def _work_began(self) -> None:
+        self._running_work += 1
+        if self._running_work == 1 and self._rt is not None:
+            self._rt.set_leader_work_running(True)
+
+    def _work_ended(self) -> None:
+        self._running_work -= 1
+        if self._running_work == 0 and self._rt is not None:
+            self._rt.set_leader_work_running(False)
 
     def _accepting_work(self) -> bool:
         return self._state == "running"

@@ -420,3 +420,56 @@ def test_an_observer_elector_reports_the_leader_and_its_value_and_never_leads() 
             Elector(ids[0], ids[1:], cluster="pytest", observer_peers=["nope"])
 
     run(main())
+
+
+def _handover_with_slow_cleanup(transfer: Callable[[Elector], None]) -> Tuple[float, float, float]:
+    """Three electors whose while_leader work takes 60 ms to clean up after it is cancelled; the
+    leader hands over (``transfer``). Returns when the first leader's work returned, when the
+    next leader's work started, and how long the handover took until then."""
+    starts: dict[int, float] = {}
+    ends: dict[int, float] = {}
+    cleanup_s = 0.06
+
+    async def work(lease: Lease) -> None:
+        starts[lease.term] = time.monotonic()
+        try:
+            await asyncio.sleep(30)
+        finally:
+            # Cleanup that outlives the cancellation (flushing, closing a connection).
+            await asyncio.shield(asyncio.sleep(cleanup_s))
+            ends[lease.term] = time.monotonic()
+
+    async def main() -> Tuple[float, float, float]:
+        els = cluster()
+        try:
+            for e in els:
+                e.while_leader(work)
+                await e.start()
+            await wait_for(lambda: len(leaders(els)) == 1)
+            old = leaders(els)[0]
+            term = old.term
+            await wait_for(lambda: term in starts)
+            await asyncio.sleep(0.2)
+            t0 = time.monotonic()
+            transfer(old)
+            await wait_for(lambda: any(t > term for t in starts) and term in ends, 5)
+            nxt = min(t for t in starts if t > term)
+            return ends[term], starts[nxt], starts[nxt] - t0
+        finally:
+            await stop_all(els)
+
+    return run(main())
+
+
+def test_a_transfer_waits_until_the_leaders_work_has_returned() -> None:
+    ended, started, took = _handover_with_slow_cleanup(lambda e: e.transfer_leadership())
+    early_ms = (ended - started) * 1000
+    assert ended <= started, f"the next leader's work started {early_ms:.0f} ms before this one returned"
+    # It waited for the 60 ms cleanup, not much more.
+    assert took < 1.0, took
+
+
+def test_the_overlap_check_catches_a_transfer_that_does_not_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENURE_TEST_NO_TRANSFER_HOLD", "1")
+    ended, started, _ = _handover_with_slow_cleanup(lambda e: e.transfer_leadership())
+    assert ended > started, "the injected bug went unnoticed"

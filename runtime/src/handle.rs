@@ -138,6 +138,9 @@ pub(crate) struct Shared {
     pub(crate) on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
     /// This leadership's death notices and the socket they leave from, for a watchdog.
     pub(crate) notices: crate::notice::Published,
+    /// The application says leader work it runs in this process is still running
+    /// ([`Handle::set_leader_work_running`]).
+    pub(crate) leader_work: AtomicBool,
 }
 
 /// A running runtime. Every method may be called from any thread. Dropping the last handle does
@@ -384,6 +387,16 @@ impl Handle {
     pub fn leader_work_failed(&self, term: u64) -> Result<LeaderWorkVerdict, RuntimeError> {
         self.request(|r| Command::LeaderWorkFailed(term, false, r), LeaderWorkVerdict::Queued)
     }
+    /// Whether leader work the application runs in this process is still running: `true` when
+    /// it starts, `false` once it has returned after leadership ended (cancellation included).
+    /// While it runs after a step-down, a transfer's `TimeoutNow` waits for it (a preemption, or
+    /// [`Handle::transfer`]), so the next leader cannot start its work beside this one (the
+    /// same as [`crate::Handler::leader_work_running`], for hosts whose work is not the handler's).
+    /// A bool, not a count: the host tracks its own pieces of work. Never blocks.
+    pub fn set_leader_work_running(&self, running: bool) {
+        self.shared.leader_work.store(running, Ordering::Release);
+    }
+
     /// The whole leadership of `term` failed (an `on_leader` callback raised): steps down at once,
     /// counted like [`Handle::leader_work_failed`]'s step-downs (never [`LeaderWorkVerdict::Retry`]).
     pub fn leadership_failed(&self, term: u64) -> Result<LeaderWorkVerdict, RuntimeError> {

@@ -187,6 +187,7 @@ where
         http_addr,
         on_end: Mutex::new(Vec::new()),
         notices: Default::default(),
+        leader_work: std::sync::atomic::AtomicBool::new(false),
     });
     shared.notices.set_socket(socket_dup);
     let config_warnings = valid

@@ -295,6 +295,10 @@ impl PyRuntime {
     fn confirm_leader(&self, py: Python<'_>, term: u64, granted: bool) -> PyResult<()> {
         self.call(py, |h| h.confirm_leader(term, granted))
     }
+    /// `Handle::set_leader_work_running`: whether the elector's leader work is still running.
+    fn set_leader_work_running(&self, running: bool) {
+        self.handle.set_leader_work_running(running);
+    }
     /// Reports a failure of leader work to the runtime's failure policy. Returns the delay in
     /// milliseconds before running it again in this leadership, or `None` (stepped down,
     /// stopping, or queued from the runtime thread).

@@ -5,11 +5,15 @@
 //! campaigns at once and the voters grant it inside the promise they made to this node, so it can
 //! lead a round trip later. A transfer the application asks for stops its leader work first
 //! (`transfer` on the command line holds the command until it is gone); a preemption cannot ask,
-//! so the `TimeoutNow` waits here instead, until [`crate::Handler::leader_work_running`] says the
-//! work is gone. Nothing else waits: while it is held this node is already a follower, and if the
+//! so the `TimeoutNow` waits here instead, until [`crate::Handler::leader_work_running`] and
+//! [`crate::Handle::set_leader_work_running`] say the work is gone (the second also holds a
+//! transfer asked for while in-process work still runs: a library's leader task is cancelled by
+//! the step-down itself). Nothing else waits: while it is held this node is already a follower, and if the
 //! work outlives the promise the voters made (the command is killed at that lease deadline at the
 //! latest) an ordinary election elects the next leader, which the held transfer then no longer
 //! serves.
+
+use std::sync::atomic::Ordering;
 
 use tenure::wire::{decode, Auth, Message};
 use tenure::Role;
@@ -40,11 +44,17 @@ pub(crate) struct HeldTransfer {
 }
 
 impl<E: Engine, H: Handler> Loop<E, H> {
+    /// The handler's leader work (the command), or the application's in-process work
+    /// ([`crate::Handle::set_leader_work_running`]).
+    fn leader_work_running(&self) -> bool {
+        self.shared.leader_work.load(Ordering::Acquire) || self.handler.leader_work_running()
+    }
+
     /// Whether the datagram `bytes` to `to`, just drained, is a transfer that must wait for the
     /// leader work: kept, and `true`. Cold: decoded only while this node does not lead and its
     /// work still runs, which is the instant after a step-down.
     pub(super) fn hold_transfer(&mut self, to: &str, bytes: &[u8], now: u64) -> bool {
-        if !self.handler.leader_work_running() || self.engine.role() == Role::Leader || hold_disabled() {
+        if !self.leader_work_running() || self.engine.role() == Role::Leader || hold_disabled() {
             return false;
         }
         let auth = self.report.key.as_deref().map(|key| Auth { key, receiver: to });
@@ -75,12 +85,12 @@ impl<E: Engine, H: Handler> Loop<E, H> {
     /// hold limit (the promise the voters made has lapsed long before; an ordinary election
     /// takes over).
     pub(super) fn serve_held_transfer(&mut self, now: u64) {
-        let Some(h) = self.lead.held.as_mut() else { return };
+        let Some(h) = self.lead.held.as_ref() else { return };
         if now < h.next {
             return;
         }
-        let running = self.handler.leader_work_running();
-        if running && now < h.until {
+        let running = self.leader_work_running();
+        if let Some(h) = self.lead.held.as_mut().filter(|h| running && now < h.until) {
             h.next = now.saturating_add(RECHECK_MS);
             return;
         }
