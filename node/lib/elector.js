@@ -121,6 +121,8 @@ class Elector extends EventEmitter {
   /** @type {Error | null} */ #fatal = null
   /** @type {Set<(lease: Lease) => unknown>} */ #workers = new Set()
   #throwAtClose = false
+  /** Leader work running now (see `#workBegan`). */
+  #runningWork = 0
   /** How often a waiting lease asks the runtime again: half a heartbeat interval. */
   #pollMs = DEFAULTS.heartbeat_interval / 2
 
@@ -386,7 +388,10 @@ class Elector extends EventEmitter {
     }
     try {
       const r = /** @type {any} */ (fn.call(this, info))
-      if (r !== null && typeof r === 'object' && typeof r.then === 'function') r.then(undefined, failed)
+      if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
+        this.#workBegan()
+        r.then(undefined, failed).finally(() => this.#workEnded())
+      }
     } catch (err) {
       failed(err)
     }
@@ -404,6 +409,7 @@ class Elector extends EventEmitter {
    */
   #runWorker(fn, l) {
     const lease = new Lease(this, l.term, l.controller.signal, this.#pollMs)
+    this.#workBegan()
     const run = async () => {
       while (!lease.signal.aborted) {
         try {
@@ -418,7 +424,29 @@ class Elector extends EventEmitter {
         }
       }
     }
-    void run()
+    void run().finally(() => this.#workEnded())
+  }
+
+  /**
+   * Leader work running now (`whileLeader` functions, `'leader'` listeners' promises), told to
+   * the runtime as a flag: a transfer's TimeoutNow waits while it is set after a step-down, so
+   * the next leader cannot start its work beside this node's.
+   */
+  #workBegan() {
+    if (++this.#runningWork === 1) this.#setWorkRunning(true)
+  }
+
+  #workEnded() {
+    if (--this.#runningWork === 0) this.#setWorkRunning(false)
+  }
+
+  /** @param {boolean} running */
+  #setWorkRunning(running) {
+    try {
+      this.#rt?.setLeaderWorkRunning(running)
+    } catch {
+      // The runtime is gone: nothing is held any more.
+    }
   }
 
   /**

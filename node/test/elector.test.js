@@ -423,3 +423,56 @@ test('the process exits by itself after stop()', { timeout: 15000 }, async () =>
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout.trim(), 'stopped')
 })
+
+/**
+ * Three electors whose whileLeader work takes 60 ms to clean up after its signal aborts; the
+ * leader hands over with transferLeadership(). Returns when the first leader's work returned,
+ * when the next leader's began, and how long after the transfer that was.
+ */
+async function handoverWithSlowCleanup() {
+  /** @type {Map<number, number>} */ const starts = new Map()
+  /** @type {Map<number, number>} */ const ends = new Map()
+  const { electors } = await cluster(3)
+  for (const e of electors) {
+    e.whileLeader(async (lease) => {
+      starts.set(lease.term, performance.now())
+      try {
+        await timers.setTimeout(30_000, undefined, { signal: lease.signal })
+      } finally {
+        // Cleanup that outlives the abort (flushing, closing a connection).
+        await timers.setTimeout(60)
+        ends.set(lease.term, performance.now())
+      }
+    })
+  }
+  try {
+    await Promise.all(electors.map((e) => e.start()))
+    const old = await waitFor(() => electors.find((e) => e.isLeader), 3000, 'a leader')
+    const term = old.term
+    await waitFor(() => starts.has(term), 2000, 'the work to start')
+    await timers.setTimeout(200)
+    const t0 = performance.now()
+    old.transferLeadership()
+    const next = await waitFor(() => [...starts.keys()].find((t) => t > term), 5000, "the next leader's work")
+    await waitFor(() => ends.has(term), 2000, "the first leader's work to return")
+    return { ended: /** @type {number} */ (ends.get(term)), started: /** @type {number} */ (starts.get(next)), took: /** @type {number} */ (starts.get(next)) - t0 }
+  } finally {
+    await stopAll(electors)
+  }
+}
+
+test("a transfer waits until the leader's work has returned", async () => {
+  const { ended, started, took } = await handoverWithSlowCleanup()
+  assert.ok(ended <= started, `the next leader's work started ${Math.round(ended - started)} ms before this one returned`)
+  assert.ok(took < 1000, `${took} ms`)
+})
+
+test('the overlap check catches a transfer that does not wait', async () => {
+  process.env.TENURE_TEST_NO_TRANSFER_HOLD = '1'
+  try {
+    const { ended, started } = await handoverWithSlowCleanup()
+    assert.ok(ended > started, 'the injected bug went unnoticed')
+  } finally {
+    delete process.env.TENURE_TEST_NO_TRANSFER_HOLD
+  }
+})

@@ -309,6 +309,14 @@ impl NativeRuntime {
         let granted = boolean(&env, &granted, "granted")?;
         self.handle.confirm_leader(term, granted).map_err(|e| runtime_error(&env, &e))
     }
+    /// Whether the elector's leader work is still running (`Handle::set_leader_work_running`):
+    /// a transfer's `TimeoutNow` waits for it after a step-down.
+    #[napi(catch_unwind, ts_args_type = "running: boolean")]
+    pub fn set_leader_work_running(&self, env: Env, running: Unknown) -> Result<()> {
+        let running = boolean(&env, &running, "running")?;
+        self.handle.set_leader_work_running(running);
+        Ok(())
+    }
     /// Reports a failure of the leader work of `term` to the runtime's failure policy. Returns the
     /// delay in ms before running it again in this leadership, or `null` (stepped down, or
     /// stopping: a `fatal` event with `leader_work_failed` follows).
