@@ -117,6 +117,14 @@ pub struct Opts {
     /// With `notice`: this node speaks only version 3 (v0.1.0), in every run; no node may address
     /// it a newer kind than `Hello` (property `gate`).
     pub old: Option<u8>,
+    /// Each node's `(priority, never_lead)` (`Config::priority`, `Config::never_lead`). Anything
+    /// but the defaults runs the nodes at wire version 4, whose `Priority` tells the ranks.
+    pub ranks: [(u32, bool); 4],
+    /// `Config::preempt_after` of every node (`None`: the default, `2 × election_timeout_max`).
+    pub preempt_after: Option<u64>,
+    /// This node is an observer (`Config::observer`) that every member lists
+    /// (`Config::observer_peers`); the others are the members. Observers need wire version 4.
+    pub observer: Option<u8>,
 }
 
 /// One bounded region of the state space: a fault budget, the starts, and the depth `make
@@ -151,6 +159,9 @@ pub fn scopes() -> Vec<Scope> {
         advance: true,
         notice: false,
         old: None,
+        ranks: [(0, false); 4],
+        preempt_after: None,
+        observer: None,
     };
     let with = |budget: Budget, starts: Vec<Start>| Opts { budget, starts, ..base.clone() };
     let quiet = |budget: Budget| Opts { budget, starts: vec![Start::Led], advance: false, ..base.clone() };
@@ -193,17 +204,87 @@ pub fn scopes() -> Vec<Scope> {
             },
             depth: 11,
         },
+        Scope {
+            name: "priority",
+            opts: Opts {
+                ranks: PRIORITY_RANKS,
+                preempt_after: Some(PRIORITY_PREEMPT_AFTER),
+                ..quiet(Budget { crash: 1, drop: 1, dup: 1, run: 3, ..Budget::NONE })
+            },
+            depth: 10,
+        },
+        Scope {
+            name: "observer",
+            opts: Opts {
+                nodes: 4,
+                observer: Some(3),
+                ..quiet(Budget { partition: 1, crash: 1, drop: 1, run: 2, ..Budget::NONE })
+            },
+            depth: 10,
+        },
     ]
 }
+
+/// The ranks of scope `priority`: `(priority, never_lead)` of `n1`, `n2`, `n3`.
+pub const PRIORITY_RANKS: [(u32, bool); 4] = [(0, true), (1, false), (2, false), (0, false)];
+
+/// `preempt_after` of scope `priority`: one election timeout, so that a preemption falls within a
+/// quiet stretch of the start.
+pub const PRIORITY_PREEMPT_AFTER: u64 = 150;
 
 impl Opts {
     /// Node `i`'s configuration.
     pub fn config(&self, i: usize) -> Config {
-        let members = &IDS[..self.nodes];
-        let bootstrap: Vec<&str> = if self.membership { &members[..3] } else { members }.to_vec();
+        let members = self.members();
+        let bootstrap: Vec<&str> = if self.membership { &members[..3] } else { &members[..] }.to_vec();
         // The incarnation is drawn from the seed, which differs per run (see `seed`): a restarted
         // node's traffic is told apart from its earlier run's, as a runtime's incarnation is.
-        Config::new(IDS[i], CLUSTER).bootstrap(bootstrap).durable(true)
+        let mut c = Config::new(IDS[i], CLUSTER).bootstrap(bootstrap).durable(true);
+        let (priority, never_lead) = self.ranks[i];
+        c = c.priority(priority).never_lead(never_lead);
+        if let Some(ms) = self.preempt_after {
+            c = c.preempt_after(ms);
+        }
+        match self.observer {
+            Some(o) if usize::from(o) == i => c.observer(true),
+            Some(o) => c.observer_peers([IDS[usize::from(o)]]),
+            None => c,
+        }
+    }
+
+    /// The members' ids, in rank order (every node but the observer).
+    pub fn members(&self) -> Vec<&'static str> {
+        (0..self.nodes).filter(|&i| !self.is_observer(i)).map(|i| IDS[i]).collect()
+    }
+
+    /// Whether node `i` is the observer.
+    pub fn is_observer(&self, i: usize) -> bool {
+        self.observer.is_some_and(|o| usize::from(o) == i)
+    }
+
+    /// Whether node `i` may lead: a member that is no witness.
+    pub fn may_lead(&self, i: usize) -> bool {
+        !self.is_observer(i) && !self.ranks[i].1
+    }
+
+    /// Whether some node has a rank other than the default (priorities are in play).
+    pub fn ranked(&self) -> bool {
+        self.ranks.iter().any(|r| *r != (0, false))
+    }
+
+    /// Whether the nodes speak wire version 4 (death notices, priorities and observers need it;
+    /// every other scope pins them to version 3, see [`Opts::new_node`]).
+    pub fn wire4(&self) -> bool {
+        self.notice || self.observer.is_some() || self.ranked()
+    }
+
+    /// The wire version node `i` speaks in every run.
+    pub fn version(&self, i: usize) -> u8 {
+        if self.wire4() && self.old != Some(i as u8) {
+            tenure::wire::VERSION
+        } else {
+            tenure::wire::MIN_VERSION
+        }
     }
 
     /// The seed node `i` uses in its `run`-th run (restarts draw new timeouts and incarnations).
@@ -220,8 +301,9 @@ impl Opts {
         }
         // The model checks the election, which uses only the oldest wire version's messages; the
         // greetings of newer versions would multiply the states by their timing for nothing they
-        // decide (core/tests/versions.rs checks them). Death notices need version 4.
-        if !self.notice || self.old == Some(i as u8) {
+        // decide (core/tests/versions.rs checks them). Death notices, priorities and observers
+        // need version 4.
+        if self.version(i) == tenure::wire::MIN_VERSION {
             node.limit_wire_version(tenure::wire::MIN_VERSION);
         }
         node
