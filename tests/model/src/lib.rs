@@ -220,7 +220,7 @@ pub fn scopes() -> Vec<Scope> {
                 observer: Some(3),
                 ..quiet(Budget { partition: 1, crash: 1, drop: 1, run: 2, ..Budget::NONE })
             },
-            depth: 10,
+            depth: 11,
         },
     ]
 }
@@ -458,6 +458,8 @@ pub struct Ghost {
     /// S1 and the lease hold while every view keeps its members (a `terminated` report or a
     /// `leave` ends their scope, as in SPEC).
     pub s1_scope: bool,
+    /// A leader preempted (sent a `TimeoutNow` of its own) on this path.
+    pub preempted: bool,
 }
 
 /// A violated property: its name and what happened.
@@ -541,6 +543,8 @@ pub struct Report {
     pub violation: Option<(String, String, Vec<tenure_sim::scenario::Scenario>)>,
     /// Whether some explored state had a leader (the bound reaches elections at all).
     pub elected: bool,
+    /// Whether some explored state followed a preemption (the bound reaches one at all).
+    pub preempted: bool,
 }
 
 /// Checks `opts` to `depth` (depth-first unless `bfs`) on `threads` threads, stopping at the
@@ -586,8 +590,11 @@ pub fn check_for(
     let checked = model.checked.load(std::sync::atomic::Ordering::Relaxed);
     // The deepest checked path, in actions.
     let max_depth = max_depth.min(depth + 1).saturating_sub(1);
-    let elected = discoveries.contains_key("a leader is elected");
-    let violation = discoveries.into_iter().find(|(n, _)| *n != "a leader is elected").map(|(name, path)| {
+    let elected = discoveries.contains_key(props::ELECTED);
+    let preempted = discoveries.contains_key(props::PREEMPTED);
+    // The `sometimes` properties only show what the bound reaches: every other is a violation.
+    let reached = [props::ELECTED, props::PREEMPTED];
+    let violation = discoveries.into_iter().find(|(n, _)| !reached.contains(n)).map(|(name, path)| {
         let steps = path.into_vec();
         let init_fp = steps[0].0.fingerprint();
         let init = model.inits().iter().position(|s| s.fingerprint() == init_fp).unwrap_or(0);
@@ -600,7 +607,7 @@ pub fn check_for(
         let scenarios = trace::scenarios(&model.opts, &rec, label);
         (name.to_string(), text, scenarios)
     });
-    Report { states, checked, generated, depth: max_depth, seconds, violation, elected }
+    Report { states, checked, generated, depth: max_depth, seconds, violation, elected, preempted }
 }
 
 impl Budget {

@@ -46,6 +46,11 @@ pub const NAMES: [&str; 11] = [
     "observer",
 ];
 
+/// The `sometimes` property that shows a bound reaches an election at all.
+pub const ELECTED: &str = "a leader is elected";
+/// The `sometimes` property that shows a bound reaches a preemption.
+pub const PREEMPTED: &str = "a leader preempts to a member of higher priority";
+
 /// A leadership transfer (a preemption is one) leaves the cluster leaderless for at most two
 /// round trips (docs/protocol.md, "Liveness bound (L1)": timeout-now, vote, reply); the model's
 /// network delivers in 1 ms, a round trip of 2 ms.
@@ -77,9 +82,12 @@ pub fn properties() -> Vec<Property<TenureModel>> {
                 && (!s.ghost.s1_scope || s.fingerprint() % m.opts.probe_every != 0 || probe(&m.opts, s).is_ok())
         }),
         // Not a requirement: shows the bound reaches elections at all (a vacuous run would pass).
-        Property::sometimes("a leader is elected", |_, s: &State| {
+        Property::sometimes(ELECTED, |_, s: &State| {
             s.hosts.iter().any(|h| h.node.as_ref().is_some_and(|r| r.node.is_leader()))
         }),
+        // Likewise: shows a scope with priorities reaches a preemption (one that never preempts
+        // would check `preempt` on nothing).
+        Property::sometimes(PREEMPTED, |_, s: &State| s.ghost.preempted),
     ]
 }
 
@@ -263,10 +271,16 @@ fn roles(opts: &Opts, i: usize, node: &tenure::Node) -> Option<(&'static str, St
     }
     let o = usize::from(opts.observer?);
     if i == o && (role != tenure::Role::Observer || node.voted_for().is_some()) {
-        return Some(("observer", format!("observer {} is {} (voted for {:?})", IDS[i], role.as_str(), node.voted_for())));
+        return Some((
+            "observer",
+            format!("observer {} is {} (voted for {:?})", IDS[i], role.as_str(), node.voted_for()),
+        ));
     }
     if i != o && node.view().iter().any(|v| *v == IDS[o]) {
-        return Some(("observer", format!("{} counts observer {} in its view of {}", IDS[i], IDS[o], node.view_size())));
+        return Some((
+            "observer",
+            format!("{} counts observer {} in its view of {}", IDS[i], IDS[o], node.view_size()),
+        ));
     }
     None
 }

@@ -246,6 +246,7 @@ impl State {
             crate::props::set_broken(&mut self.broken, "preempt", why);
         }
         if let Some(term) = led {
+            self.ghost.preempted = true;
             let now = self.now;
             if let Ok(k) = self.ghost.lease.binary_search_by_key(&term, |e| e.0) {
                 self.ghost.lease[k].1 = self.ghost.lease[k].1.min(now);

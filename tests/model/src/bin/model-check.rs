@@ -108,6 +108,9 @@ fn main() -> ExitCode {
             if !r.elected {
                 println!("model-check: warning: no state with a leader was reached (the bound is too small to be meaningful)");
             }
+            if opts.ranked() && !r.preempted && r.violation.is_none() {
+                println!("model-check: warning: no preemption was reached (the bound checks `preempt` on nothing)");
+            }
             if let Some((name, trace, scenarios)) = &r.violation {
                 caught = true;
                 println!("counterexample for {name}:\n{trace}");
