@@ -22,6 +22,15 @@
 //!   only: an exhaustive checker cannot decide `eventually` on cyclic ones).
 //! - **gate** (scopes with a node of the oldest wire version): no node addresses that node a
 //!   datagram of a newer version other than a `Hello` (a death notice, in particular).
+//! - **witness** (scopes with priorities): a witness (`never_lead`) is never candidate or leader
+//!   and never asks for a vote or a pre-vote.
+//! - **preempt** (scopes with priorities): a `TimeoutNow` a node sends on its own is a
+//!   preemption, and a preemption is a transfer: the node led, stops leading in the same input
+//!   (its lease ends there), and hands over to a member of higher priority that may lead. The
+//!   liveness probe adds that the stable network ends with the highest priority leading, and no
+//!   stretch without a leader on the way outlasts a transfer's ([`TRANSFER_GAP_MS`]).
+//! - **observer** (scopes with an observer): the observer stays one, never votes, sends nothing
+//!   but `Observe`, and no member's view holds it (check-quorum counts the members only).
 
 use stateright::Property;
 use tenure::wire::Message;
