@@ -281,3 +281,33 @@ impl State {
 pub fn name(i: u8) -> &'static str {
     IDS.get(usize::from(i)).copied().unwrap_or(crate::STRANGER)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{model::initial, scopes, Start};
+
+    /// `preempt` judges a preemption by the ranks: to a witness, or to a member of no higher
+    /// priority, is a violation; to a member of higher priority that may lead is not, and ends the
+    /// leader's lease at that instant (the core never does the first two, so only this test shows
+    /// the property can fail on them).
+    #[test]
+    fn preempt_judges_the_target_by_its_rank_and_a_handover_ends_the_lease() {
+        let opts = scopes().into_iter().find(|s| s.name == "priority").expect("scope").opts;
+        let start = initial(&opts, Start::Led, &[0; 4]);
+        let term = start.hosts[1].node.as_ref().expect("n2 runs").node.term();
+        assert!(start.ghost.lease.iter().any(|l| l.0 == term && l.1 > start.now), "n2 holds a lease");
+        let broken = |from: usize, to: u8| {
+            let mut s = start.clone();
+            s.preempted(&opts, from, to, Some(term), (None, None));
+            s
+        };
+        let to_witness = broken(1, 0).broken.expect("to the witness n1");
+        assert_eq!((to_witness.name, to_witness.why.contains("may not lead")), ("preempt", true), "{to_witness:?}");
+        let downward = broken(2, 1).broken.expect("n3 (priority 2) to n2 (priority 1)");
+        assert_eq!((downward.name, downward.why.contains("not higher")), ("preempt", true), "{downward:?}");
+        let up = broken(1, 2);
+        assert!(up.broken.is_none(), "{:?}", up.broken);
+        assert!(up.ghost.preempted);
+        assert!(up.ghost.lease.iter().all(|l| l.0 != term || l.1 <= up.now), "the lease ends at the handover");
+    }
+}
