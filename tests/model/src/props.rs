@@ -573,3 +573,25 @@ fn run_stable_with(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{model::initial, scopes, Start};
+
+    /// The priority continuation of the liveness probe: from the start (`n2` leads, `n3` of the
+    /// higher priority answers), `n3` leads within the bound through a preemption no longer
+    /// without a leader than a transfer; a leadership that ends without a transfer (here the
+    /// leader's process stops: nobody is told to campaign) leaves a longer gap, which it reports.
+    #[test]
+    fn the_priority_continuation_ends_with_the_preferred_leader_and_catches_a_gap() {
+        let opts = scopes().into_iter().find(|s| s.name == "priority").expect("scope").opts;
+        let cfg = opts.config(0).validate().expect("valid");
+        let start = initial(&opts, Start::Led, &[0; 4]);
+        let mut s = start.clone();
+        assert_eq!(super::preferred(&opts, &mut s, &cfg), Ok(2), "n3 leads");
+        let mut s = start;
+        s.hosts[1].node = None;
+        let err = super::preferred(&opts, &mut s, &cfg).expect_err("no leader for an election timeout");
+        assert!(err.contains("more than a transfer's"), "{err}");
+    }
+}
