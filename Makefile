@@ -81,6 +81,7 @@ help:
 	@echo "  bench-sizes     measure the artefact sizes again into BENCHMARKS.md (no other bench), then quotes"
 	@echo "  bench-processes the process benchmark again into BENCHMARKS.md (PROCESS_OPTS for run.py), then quotes"
 	@echo "  bench-targets   the priority and value targets on real processes into BENCHMARKS.md (TARGETS_OPTS)"
+	@echo "  bench-recorded  copy benches/recorded/ (model checker, soak) into BENCHMARKS.md again, then quotes"
 	@echo "  wasm-size       twiggy breakdown of the component and the browser build"
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
@@ -390,7 +391,13 @@ bench-targets: setup
 	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/targets.py $(TARGETS_OPTS)
 	$(HOST_PYTHON) benches/report.py --results "$(BENCH_RESULTS)" --refresh-targets BENCHMARKS.md
 
-.PHONY: quotes bench-sizes bench-processes bench-targets
+# Only the reliability section (benches/recorded/: the model checker's and the soak's recorded
+# runs, which `make bench` does not repeat) copied again into BENCHMARKS.md, then the quotes
+# refilled: for a recorded run added without `make bench`.
+bench-recorded:
+	$(HOST_PYTHON) benches/report.py --refresh-recorded BENCHMARKS.md
+
+.PHONY: quotes bench-sizes bench-processes bench-targets bench-recorded
 
 # The three runtimes the mixed-language cluster is made of: `python -m tenure` (extension built into
 # the venv), Node.js `tenure` (addon), and `tenure-wasmtime` (debug profile: it shares the artefacts

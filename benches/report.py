@@ -292,6 +292,42 @@ def refresh_sizes(path: Path, root: Path) -> None:
         print(f"bench: warning: {problem}")
 
 
+RECORDED_SECTION = "## 5. Reliability (recorded runs)"
+
+
+def recorded(root: Path) -> list[str]:
+    """The reliability section: the recorded long runs' figures (benches/recorded/), copied as
+    they are."""
+    out = [RECORDED_SECTION + "\n"]
+    for name in ["model-check.md", "soak.md"]:
+        try:
+            out.append((root / "benches" / "recorded" / name).read_text().strip() + "\n")
+        except OSError:
+            out.append(f"_benches/recorded/{name} is missing._\n")
+    return out
+
+
+def refresh_recorded(path: Path, root: Path) -> None:
+    """Rewrites, in an existing BENCHMARKS.md, the reliability section from benches/recorded/ (a
+    new recorded run, without a whole `make bench` run); then refills the docs' quoted numbers."""
+    lines = path.read_text().splitlines()
+    first = lines.index(RECORDED_SECTION)
+    end = next((i for i in range(first + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    # As the whole report writes it: each part, then a blank line before the next section.
+    section = ("\n".join(recorded(root)) + "\n").splitlines()
+    path.write_text("\n".join(lines[:first] + section + lines[end:]) + "\n")
+    print(f"bench: rewrote {RECORDED_SECTION!r} in {path} from benches/recorded/")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import quotes
+
+    for page in quotes.rewrite(root.resolve(), path.read_text()):
+        print(
+            f"bench: updated the numbers quoted in {page.relative_to(root.resolve())}"
+        )
+    for problem in quotes.check(root.resolve(), path.read_text()):
+        print(f"bench: warning: {problem}")
+
+
 PROCESS_ROWS = ("| SIGKILL failover p50 / p90, 5 processes (", "| watchdog idle CPU / RSS")
 PROCESS_SECTION = "## Processes: idle cost and failover from the outside"
 
@@ -383,7 +419,16 @@ def main() -> None:
         metavar="BENCHMARKS_MD",
         help="only rewrite the priority and value targets section from --results",
     )
+    ap.add_argument(
+        "--refresh-recorded",
+        type=Path,
+        metavar="BENCHMARKS_MD",
+        help="only rewrite the reliability section from benches/recorded/",
+    )
     args = ap.parse_args()
+    if args.refresh_recorded:
+        refresh_recorded(args.refresh_recorded, args.root)
+        return
     if args.refresh_targets:
         if not args.results:
             ap.error("--refresh-targets needs --results")
@@ -578,12 +623,7 @@ def main() -> None:
     # Reliability: long runs `make bench` does not repeat (minutes to hours each). Their figures
     # are committed under benches/recorded/ with the command that produced them, and copied here
     # on every regeneration.
-    w("## 5. Reliability (recorded runs)\n")
-    for name in ["model-check.md", "soak.md"]:
-        try:
-            w((args.root / "benches" / "recorded" / name).read_text().strip() + "\n")
-        except OSError:
-            w(f"_benches/recorded/{name} is missing._\n")
+    o.extend(recorded(args.root))
 
     rest = sorted(p for p in res.glob("*.md") if p.name not in used)
     if rest:

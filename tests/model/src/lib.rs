@@ -31,8 +31,11 @@ use tenure::{Bug, Config, DurableState, Node};
 pub mod bugs;
 pub mod model;
 pub mod props;
+pub mod scopes;
 pub mod step;
 pub mod trace;
+
+pub use scopes::{scopes, Scope, PRIORITY_PREEMPT_AFTER, PRIORITY_RANKS};
 
 /// The cluster id of every model run.
 pub const CLUSTER: &str = "mc";
@@ -117,93 +120,73 @@ pub struct Opts {
     /// With `notice`: this node speaks only version 3 (v0.1.0), in every run; no node may address
     /// it a newer kind than `Hello` (property `gate`).
     pub old: Option<u8>,
-}
-
-/// One bounded region of the state space: a fault budget, the starts, and the depth `make
-/// model-check` explores it to.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    /// Its name (`--scope`).
-    pub name: &'static str,
-    /// The model's options.
-    pub opts: Opts,
-    /// The depth of the CI bound.
-    pub depth: usize,
+    /// Each node's `(priority, never_lead)` (`Config::priority`, `Config::never_lead`). Anything
+    /// but the defaults runs the nodes at wire version 4, whose `Priority` tells the ranks.
+    pub ranks: [(u32, bool); 4],
+    /// `Config::preempt_after` of every node (`None`: the default, `2 × election_timeout_max`).
+    pub preempt_after: Option<u64>,
+    /// This node is an observer (`Config::observer`) that every member lists
+    /// (`Config::observer_peers`); the others are the members. Observers need wire version 4.
+    pub observer: Option<u8>,
 }
 
 /// At most this many generated states per injected-bug run and scope (a breadth-first search
 /// keeps its frontier's full states: this bounds its memory to a few GB).
 pub const BUG_STATE_CAP: usize = 2_000_000;
 
-/// The scopes of `make model-check`, each sized to explore about a million distinct states.
-pub fn scopes() -> Vec<Scope> {
-    let rho = tenure::DEFAULT_MAX_CLOCK_DRIFT_PPM as i32;
-    let base = Opts {
-        nodes: 3,
-        bugs: Vec::new(),
-        budget: Budget::NONE,
-        starts: vec![Start::Led],
-        // Exact clocks, and the first two nodes at opposite extremes of ±ρ.
-        rates: vec![vec![0, 0, 0, 0], vec![-rho, rho, 0, 0]],
-        max_in_flight: 8,
-        probe_every: 16,
-        membership: false,
-        advance: true,
-        notice: false,
-        old: None,
-    };
-    let with = |budget: Budget, starts: Vec<Start>| Opts { budget, starts, ..base.clone() };
-    let quiet = |budget: Budget| Opts { budget, starts: vec![Start::Led], advance: false, ..base.clone() };
-    vec![
-        Scope {
-            name: "election",
-            opts: with(Budget { drop: 1, dup: 1, ..Budget::NONE }, vec![Start::Fresh]),
-            depth: 10,
-        },
-        Scope {
-            name: "partition",
-            opts: with(Budget { partition: 1, crash: 1, ..Budget::NONE }, vec![Start::Led]),
-            depth: 9,
-        },
-        Scope {
-            name: "host",
-            opts: with(Budget { host: 1, report: 1, crash: 1, ..Budget::NONE }, vec![Start::Led]),
-            depth: 6,
-        },
-        Scope {
-            name: "adversary",
-            opts: with(Budget { adversary: 2, drop: 1, ..Budget::NONE }, vec![Start::Led]),
-            depth: 6,
-        },
-        Scope { name: "failover", opts: quiet(Budget { partition: 1, crash: 1, run: 2, ..Budget::NONE }), depth: 11 },
-        Scope { name: "refused", opts: quiet(Budget { partition: 1, report: 1, run: 2, ..Budget::NONE }), depth: 11 },
-        Scope { name: "forged", opts: quiet(Budget { partition: 1, huge_term: 2, run: 2, ..Budget::NONE }), depth: 10 },
-        Scope { name: "slow-confirm", opts: with(Budget { run: 3, ..Budget::NONE }, vec![Start::Fresh]), depth: 10 },
-        Scope {
-            name: "notice",
-            opts: Opts { notice: true, ..quiet(Budget { partition: 1, crash: 1, run: 2, ..Budget::NONE }) },
-            depth: 11,
-        },
-        Scope {
-            name: "notice-mixed",
-            opts: Opts {
-                notice: true,
-                old: Some(2),
-                ..quiet(Budget { partition: 1, crash: 1, run: 2, ..Budget::NONE })
-            },
-            depth: 11,
-        },
-    ]
-}
-
 impl Opts {
     /// Node `i`'s configuration.
     pub fn config(&self, i: usize) -> Config {
-        let members = &IDS[..self.nodes];
-        let bootstrap: Vec<&str> = if self.membership { &members[..3] } else { members }.to_vec();
+        let members = self.members();
+        let bootstrap: Vec<&str> = if self.membership { &members[..3] } else { &members[..] }.to_vec();
         // The incarnation is drawn from the seed, which differs per run (see `seed`): a restarted
         // node's traffic is told apart from its earlier run's, as a runtime's incarnation is.
-        Config::new(IDS[i], CLUSTER).bootstrap(bootstrap).durable(true)
+        let mut c = Config::new(IDS[i], CLUSTER).bootstrap(bootstrap).durable(true);
+        let (priority, never_lead) = self.ranks[i];
+        c = c.priority(priority).never_lead(never_lead);
+        if let Some(ms) = self.preempt_after {
+            c = c.preempt_after(ms);
+        }
+        match self.observer {
+            Some(o) if usize::from(o) == i => c.observer(true),
+            Some(o) => c.observer_peers([IDS[usize::from(o)]]),
+            None => c,
+        }
+    }
+
+    /// The members' ids, in rank order (every node but the observer).
+    pub fn members(&self) -> Vec<&'static str> {
+        (0..self.nodes).filter(|&i| !self.is_observer(i)).map(|i| IDS[i]).collect()
+    }
+
+    /// Whether node `i` is the observer.
+    pub fn is_observer(&self, i: usize) -> bool {
+        self.observer.is_some_and(|o| usize::from(o) == i)
+    }
+
+    /// Whether node `i` may lead: a member that is no witness.
+    pub fn may_lead(&self, i: usize) -> bool {
+        !self.is_observer(i) && !self.ranks[i].1
+    }
+
+    /// Whether some node has a rank other than the default (priorities are in play).
+    pub fn ranked(&self) -> bool {
+        self.ranks.iter().any(|r| *r != (0, false))
+    }
+
+    /// Whether the nodes speak wire version 4 (death notices, priorities and observers need it;
+    /// every other scope pins them to version 3, see [`Opts::new_node`]).
+    pub fn wire4(&self) -> bool {
+        self.notice || self.observer.is_some() || self.ranked()
+    }
+
+    /// The wire version node `i` speaks in every run.
+    pub fn version(&self, i: usize) -> u8 {
+        if self.wire4() && self.old != Some(i as u8) {
+            tenure::wire::VERSION
+        } else {
+            tenure::wire::MIN_VERSION
+        }
     }
 
     /// The seed node `i` uses in its `run`-th run (restarts draw new timeouts and incarnations).
@@ -220,8 +203,9 @@ impl Opts {
         }
         // The model checks the election, which uses only the oldest wire version's messages; the
         // greetings of newer versions would multiply the states by their timing for nothing they
-        // decide (core/tests/versions.rs checks them). Death notices need version 4.
-        if !self.notice || self.old == Some(i as u8) {
+        // decide (core/tests/versions.rs checks them). Death notices, priorities and observers
+        // need version 4.
+        if self.version(i) == tenure::wire::MIN_VERSION {
             node.limit_wire_version(tenure::wire::MIN_VERSION);
         }
         node
@@ -376,6 +360,8 @@ pub struct Ghost {
     /// S1 and the lease hold while every view keeps its members (a `terminated` report or a
     /// `leave` ends their scope, as in SPEC).
     pub s1_scope: bool,
+    /// A leader preempted (sent a `TimeoutNow` of its own) on this path.
+    pub preempted: bool,
 }
 
 /// A violated property: its name and what happened.
@@ -459,6 +445,8 @@ pub struct Report {
     pub violation: Option<(String, String, Vec<tenure_sim::scenario::Scenario>)>,
     /// Whether some explored state had a leader (the bound reaches elections at all).
     pub elected: bool,
+    /// Whether some explored state followed a preemption (the bound reaches one at all).
+    pub preempted: bool,
 }
 
 /// Checks `opts` to `depth` (depth-first unless `bfs`) on `threads` threads, stopping at the
@@ -504,8 +492,11 @@ pub fn check_for(
     let checked = model.checked.load(std::sync::atomic::Ordering::Relaxed);
     // The deepest checked path, in actions.
     let max_depth = max_depth.min(depth + 1).saturating_sub(1);
-    let elected = discoveries.contains_key("a leader is elected");
-    let violation = discoveries.into_iter().find(|(n, _)| *n != "a leader is elected").map(|(name, path)| {
+    let elected = discoveries.contains_key(props::ELECTED);
+    let preempted = discoveries.contains_key(props::PREEMPTED);
+    // The `sometimes` properties only show what the bound reaches: every other is a violation.
+    let reached = [props::ELECTED, props::PREEMPTED];
+    let violation = discoveries.into_iter().find(|(n, _)| !reached.contains(n)).map(|(name, path)| {
         let steps = path.into_vec();
         let init_fp = steps[0].0.fingerprint();
         let init = model.inits().iter().position(|s| s.fingerprint() == init_fp).unwrap_or(0);
@@ -518,7 +509,7 @@ pub fn check_for(
         let scenarios = trace::scenarios(&model.opts, &rec, label);
         (name.to_string(), text, scenarios)
     });
-    Report { states, checked, generated, depth: max_depth, seconds, violation, elected }
+    Report { states, checked, generated, depth: max_depth, seconds, violation, elected, preempted }
 }
 
 impl Budget {

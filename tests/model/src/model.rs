@@ -327,7 +327,8 @@ impl Model for TenureModel {
             }
             if r.node.is_leader() && left.host > 0 {
                 out.push(Action::LeaderFailed(i as u8));
-                for j in (0..n).filter(|&j| j != i) {
+                // A transfer names a member (the core refuses an observer: no state to explore).
+                for j in (0..n).filter(|&j| j != i && !self.opts.is_observer(j)) {
                     out.push(Action::Transfer(i as u8, j as u8));
                 }
             }
@@ -335,7 +336,7 @@ impl Model for TenureModel {
                 out.push(Action::Crash(i as u8));
             }
             if left.report > 0 {
-                for p in (0..n).filter(|&p| p != i) {
+                for p in (0..n).filter(|&p| p != i && !self.opts.is_observer(p)) {
                     for reason in PeerDownReason::ALL {
                         if reason != PeerDownReason::Terminated || self.opts.membership {
                             out.push(Action::Report(i as u8, p as u8, reason));

@@ -22,6 +22,15 @@
 //!   only: an exhaustive checker cannot decide `eventually` on cyclic ones).
 //! - **gate** (scopes with a node of the oldest wire version): no node addresses that node a
 //!   datagram of a newer version other than a `Hello` (a death notice, in particular).
+//! - **witness** (scopes with priorities): a witness (`never_lead`) is never candidate or leader
+//!   and never asks for a vote or a pre-vote.
+//! - **preempt** (scopes with priorities): a `TimeoutNow` a node sends on its own is a
+//!   preemption, and a preemption is a transfer: the node led, stops leading in the same input
+//!   (its lease ends there), and hands over to a member of higher priority that may lead. The
+//!   liveness probe adds that the stable network ends with the highest priority leading, and no
+//!   stretch without a leader on the way outlasts a transfer's ([`TRANSFER_GAP_MS`]).
+//! - **observer** (scopes with an observer): the observer stays one, never votes, sends nothing
+//!   but `Observe`, and no member's view holds it (check-quorum counts the members only).
 
 use stateright::Property;
 use tenure::wire::Message;
@@ -32,8 +41,29 @@ use crate::step::{name, Rec};
 use crate::{Broken, Opts, State, IDS};
 
 /// Every property's name, in the order they are checked.
-pub const NAMES: [&str; 8] =
-    ["one-leader", "one-vote", "fencing", "lease", "lease-unique", "check-quorum", "liveness", "gate"];
+pub const NAMES: [&str; 11] = [
+    "one-leader",
+    "one-vote",
+    "fencing",
+    "lease",
+    "lease-unique",
+    "check-quorum",
+    "liveness",
+    "gate",
+    "witness",
+    "preempt",
+    "observer",
+];
+
+/// The `sometimes` property that shows a bound reaches an election at all.
+pub const ELECTED: &str = "a leader is elected";
+/// The `sometimes` property that shows a bound reaches a preemption.
+pub const PREEMPTED: &str = "a leader preempts to a member of higher priority";
+
+/// A leadership transfer (a preemption is one) leaves the cluster leaderless for at most two
+/// round trips (docs/protocol.md, "Liveness bound (L1)": timeout-now, vote, reply); the model's
+/// network delivers in 1 ms, a round trip of 2 ms.
+pub const TRANSFER_GAP_MS: u64 = 2 * 2;
 
 /// Liveness: a leader followed by every node within this many `election_timeout_max` of the
 /// network becoming stable (the simulator's L1 settle bound).
@@ -53,14 +83,20 @@ pub fn properties() -> Vec<Property<TenureModel>> {
         Property::always("lease-unique", |_, s| ok(s, "lease-unique")),
         Property::always("check-quorum", |_, s| ok(s, "check-quorum")),
         Property::always("gate", |_, s| ok(s, "gate")),
+        Property::always("witness", |_, s| ok(s, "witness")),
+        Property::always("preempt", |_, s| ok(s, "preempt")),
+        Property::always("observer", |_, s| ok(s, "observer")),
         Property::always("liveness", |m, s| {
             ok(s, "liveness")
                 && (!s.ghost.s1_scope || s.fingerprint() % m.opts.probe_every != 0 || probe(&m.opts, s).is_ok())
         }),
         // Not a requirement: shows the bound reaches elections at all (a vacuous run would pass).
-        Property::sometimes("a leader is elected", |_, s: &State| {
+        Property::sometimes(ELECTED, |_, s: &State| {
             s.hosts.iter().any(|h| h.node.as_ref().is_some_and(|r| r.node.is_leader()))
         }),
+        // Likewise: shows a scope with priorities reaches a preemption (one that never preempts
+        // would check `preempt` on nothing).
+        Property::sometimes(PREEMPTED, |_, s: &State| s.ghost.preempted),
     ]
 }
 
@@ -74,7 +110,7 @@ fn slow(opts: &Opts, ms: u64) -> u64 {
     (ms * 1_000_000).div_ceil(1_000_000 - rho)
 }
 
-fn set_broken(broken: &mut Option<Broken>, name: &'static str, why: String) {
+pub(crate) fn set_broken(broken: &mut Option<Broken>, name: &'static str, why: String) {
     if broken.is_none() {
         *broken = Some(Broken { name, why });
     }
@@ -91,6 +127,9 @@ impl State {
                 continue;
             };
             let node = &run.node;
+            if let Some((name, why)) = roles(opts, i, node) {
+                set_broken(&mut self.broken, name, why);
+            }
             let vs = node.view_size();
             if self.ghost.view[i].0 != vs {
                 self.ghost.view[i] = (vs, now);
@@ -145,7 +184,7 @@ impl State {
                     // Check-quorum from the first moment: the votes that won the term (or any
                     // newer evidence) are no older than `election_timeout_min` of the new
                     // leader's clock (one more millisecond for whole-ms clock readings).
-                    let evidence = self.evidence(i, node);
+                    let evidence = self.evidence(opts, i, node);
                     let limit = slow(opts, node.config().election_timeout_min + 1);
                     if evidence.is_some_and(|e| now > e + limit) {
                         let why = format!(
@@ -162,7 +201,7 @@ impl State {
             // within the window, or the leadership (or the view) is younger than it.
             // The window runs from the evidence itself, not from the leadership's start: the
             // votes that won it are evidence dated when they were asked for.
-            let Some(evidence) = self.evidence(i, node) else { continue };
+            let Some(evidence) = self.evidence(opts, i, node) else { continue };
             let cfg = node.config();
             let from = evidence.max(self.ghost.view[i].1) + slow(opts, cfg.election_timeout_min);
             if now > from + slow(opts, cfg.heartbeat_interval) {
@@ -210,8 +249,11 @@ impl State {
     /// Leader (or winner) `i`'s quorum evidence: the real instant of the oldest of the newest
     /// answers a quorum of its view gave (votes of its campaign, acknowledgements of its
     /// heartbeats); `None` in a view that needs no answer.
-    fn evidence(&self, i: usize, node: &tenure::Node) -> Option<u64> {
-        let view = node.view();
+    fn evidence(&self, opts: &Opts, i: usize, node: &tenure::Node) -> Option<u64> {
+        // The members only: an observer in a view (the `observer` property's violation) must not
+        // make a quorum of the members' answers look larger than it is.
+        let mut view = node.view();
+        view.retain(|p| !opts.is_observer(crate::index_of(p) as usize));
         let need = view.len() / 2;
         if need == 0 {
             return None;
@@ -225,6 +267,31 @@ impl State {
         times.sort_unstable_by(|a, b| b.cmp(a));
         Some(times.get(need - 1).copied().unwrap_or(0))
     }
+}
+
+/// The roles priorities and observers promise, on node `i` now: a witness never campaigns or
+/// leads; an observer is always one (it never campaigns, leads or votes), and no member's view
+/// holds it (so it counts toward no view size, quorum or check-quorum evidence).
+fn roles(opts: &Opts, i: usize, node: &tenure::Node) -> Option<(&'static str, String)> {
+    let role = node.role();
+    if opts.ranks[i].1 && matches!(role, tenure::Role::Candidate | tenure::Role::Leader) {
+        let why = format!("{} is {} in term {}, but it is a witness (never_lead)", IDS[i], role.as_str(), node.term());
+        return Some(("witness", why));
+    }
+    let o = usize::from(opts.observer?);
+    if i == o && (role != tenure::Role::Observer || node.voted_for().is_some()) {
+        return Some((
+            "observer",
+            format!("observer {} is {} (voted for {:?})", IDS[i], role.as_str(), node.voted_for()),
+        ));
+    }
+    if i != o && node.view().iter().any(|v| *v == IDS[o]) {
+        return Some((
+            "observer",
+            format!("{} counts observer {} in its view of {}", IDS[i], IDS[o], node.view_size()),
+        ));
+    }
+    None
 }
 
 /// A quiet stretch of the network (`Action::Run`): datagrams in flight arrive a millisecond
@@ -299,12 +366,15 @@ pub fn probe(opts: &Opts, s: &State) -> Result<(), String> {
     }
     let start = s.now;
     let settle = start + SETTLE_BOUND_TIMEOUTS * cfg.election_timeout_max;
-    let Some(leader) = run_stable(opts, &mut s, settle, None, settled) else {
+    let Some(mut leader) = run_stable(opts, &mut s, settle, None, settled) else {
         return Err(format!(
             "no leader followed by every node {} ms after the network became stable at {start} ms",
             settle - start
         ));
     };
+    if opts.ranked() && cfg.preempt_after > 0 {
+        leader = preferred(opts, &mut s, &cfg)?;
+    }
     // The leader crashes silently; an adversary replays its last heartbeat to each follower,
     // and the vote requests of the campaign that won its term, every 100 ms (as the simulator's
     // recorder does).
@@ -356,6 +426,42 @@ pub fn probe(opts: &Opts, s: &State) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// With priorities, the stable continuation goes on until the settled leader has the highest
+/// priority of the members that may lead: a leader of lower priority hands over after
+/// `preempt_after` of steady answers, or, if it preempted to that member on the path and the member
+/// failed, after its backoff (as the simulator's L1 bound allows). Every handover on the way is a
+/// transfer: no moment without a leader lasts more than [`TRANSFER_GAP_MS`].
+fn preferred(opts: &Opts, s: &mut State, cfg: &tenure::ValidConfig) -> Result<usize, String> {
+    let start = s.now;
+    let bound = start + (tenure::PREEMPT_BACKOFF_FACTOR + 1) * cfg.preempt_after + cfg.election_timeout_max;
+    let top = (0..s.hosts.len()).filter(|&i| opts.may_lead(i)).map(|i| opts.ranks[i].0).max();
+    // The instant the cluster was last left without a leader (each call sees the state after
+    // one event: a leadership that ends ends at that event's instant).
+    let lost = std::cell::Cell::new(None::<u64>);
+    let gap = std::cell::Cell::new(None::<(u64, u64)>);
+    let found = run_stable(opts, s, bound, None, |s| {
+        let leading = s.hosts.iter().any(|h| h.node.as_ref().is_some_and(|r| r.node.is_leader()));
+        let from = lost.get().unwrap_or(s.now);
+        if s.now > from + TRANSFER_GAP_MS && gap.get().is_none() {
+            gap.set(Some((from, s.now)));
+        }
+        lost.set((!leading).then_some(from));
+        settled(s).filter(|&l| Some(opts.ranks[l].0) == top)
+    });
+    if let Some((from, to)) = gap.get() {
+        return Err(format!(
+            "no leader from {from} ms to {to} ms after a leadership of the stable network ended: more than a transfer's {TRANSFER_GAP_MS} ms (a preemption must be a transfer)"
+        ));
+    }
+    found.ok_or_else(|| {
+        format!(
+            "no settled leader of priority {} (the highest of the members that may lead) by {bound} ms, {} ms after the network settled",
+            top.unwrap_or(0),
+            bound - start
+        )
+    })
 }
 
 /// A leader that every running node follows in its term.
@@ -466,4 +572,26 @@ fn run_stable_with(
         queue.extend(std::mem::take(&mut s.net).into_iter().map(|d| (now + 1, d)));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{model::initial, scopes, Start};
+
+    /// The priority continuation of the liveness probe: from the start (`n2` leads, `n3` of the
+    /// higher priority answers), `n3` leads within the bound through a preemption no longer
+    /// without a leader than a transfer; a leadership that ends without a transfer (here the
+    /// leader's process stops: nobody is told to campaign) leaves a longer gap, which it reports.
+    #[test]
+    fn the_priority_continuation_ends_with_the_preferred_leader_and_catches_a_gap() {
+        let opts = scopes().into_iter().find(|s| s.name == "priority").expect("scope").opts;
+        let cfg = opts.config(0).validate().expect("valid");
+        let start = initial(&opts, Start::Led, &[0; 4]);
+        let mut s = start.clone();
+        assert_eq!(super::preferred(&opts, &mut s, &cfg), Ok(2), "n3 leads");
+        let mut s = start;
+        s.hosts[1].node = None;
+        let err = super::preferred(&opts, &mut s, &cfg).expect_err("no leader for an election timeout");
+        assert!(err.contains("more than a transfer's"), "{err}");
+    }
 }

@@ -42,6 +42,7 @@ impl State {
         let now = self.now;
         let host = &mut self.hosts[i];
         let Some(run) = host.node.as_mut() else { return Err("down") };
+        let led = run.node.is_leader().then(|| run.node.term());
         let result = apply_input(&mut run.node, local, input);
         let mut outputs = Vec::new();
         let mut sends = Vec::new();
@@ -66,6 +67,7 @@ impl State {
         // A campaign of a new term asks for votes now (`start_election` runs inside one input).
         let candidate_term = (run.node.role() == tenure::Role::Candidate).then(|| run.node.term());
         let term_now = run.node.term();
+        let lease_after = run.node.lease_deadline();
         let next_deadline = run.node.poll_timeout();
         run.refresh();
         let clock = host.clock;
@@ -112,6 +114,14 @@ impl State {
                         *e = (*e).max(at);
                     }
                 }
+            }
+        }
+        let transfer = matches!(input, Input::Transfer(_));
+        for (to, bytes) in &sends {
+            let Ok(env) = wire::decode(bytes, None) else { continue };
+            self.roles_sent(opts, i, *to, &env.message);
+            if env.message == Message::TimeoutNow && !transfer {
+                self.preempted(opts, i, *to, led, (leader_term, lease_after));
             }
         }
         for (to, bytes) in sends {
@@ -191,6 +201,59 @@ impl State {
         }
     }
 
+    /// What a witness and an observer may put on the wire: an observer only `Observe` (it never
+    /// votes, acknowledges or greets), a witness no vote request (it never campaigns).
+    fn roles_sent(&mut self, opts: &Opts, from: usize, to: u8, message: &Message) {
+        if opts.is_observer(from) && !matches!(message, Message::Observe { .. }) {
+            let why = format!("observer {} sent {} a {}", IDS[from], name(to), message.kind());
+            crate::props::set_broken(&mut self.broken, "observer", why);
+        }
+        if opts.ranks[from].1 && matches!(message, Message::Vote { .. } | Message::PreVote) {
+            let why = format!("witness {} asked {} for a {}: it campaigns", IDS[from], name(to), message.kind());
+            crate::props::set_broken(&mut self.broken, "witness", why);
+        }
+    }
+
+    /// Node `i` sent `to` a `TimeoutNow` on an input that was no host transfer: a preemption.
+    /// It is a transfer (docs/protocol.md, "Priorities"): the node led (`led`: its term before
+    /// the input), stops leading in the same input, its lease ending there (`after`: the term it
+    /// leads and the lease it reports after the input), and hands over to a member of higher
+    /// priority than its own that is no witness. Its lease then ends at this instant, as a host's
+    /// transfer ends it.
+    fn preempted(&mut self, opts: &Opts, i: usize, to: u8, led: Option<u64>, after: (Option<u64>, Option<u64>)) {
+        let (me, target) = (opts.ranks[i], opts.ranks.get(usize::from(to)).copied().unwrap_or((0, true)));
+        let why = match (led, after) {
+            (None, _) => Some(format!("{} sent {} a TimeoutNow without leading", IDS[i], name(to))),
+            (Some(t), (Some(_), lease)) => Some(format!(
+                "{} preempted to {} (TimeoutNow) in term {t} and still leads, its lease {}",
+                IDS[i],
+                name(to),
+                lease.map_or("ended".to_string(), |d| format!("running to {d} ms of its clock"))
+            )),
+            _ if !opts.may_lead(usize::from(to)) => {
+                Some(format!("{} preempted to {}, which may not lead (witness or observer)", IDS[i], name(to)))
+            }
+            _ if target.0 <= me.0 => Some(format!(
+                "{} (priority {}) preempted to {} of priority {}, not higher",
+                IDS[i],
+                me.0,
+                name(to),
+                target.0
+            )),
+            _ => None,
+        };
+        if let Some(why) = why {
+            crate::props::set_broken(&mut self.broken, "preempt", why);
+        }
+        if let Some(term) = led {
+            self.ghost.preempted = true;
+            let now = self.now;
+            if let Ok(k) = self.ghost.lease.binary_search_by_key(&term, |e| e.0) {
+                self.ghost.lease[k].1 = self.ghost.lease[k].1.min(now);
+            }
+        }
+    }
+
     /// Records that `voter` gave its vote of `term` to `candidate` (one vote per term).
     fn vote(&mut self, voter: u8, term: u64, candidate: u8) {
         let votes = &mut self.ghost.votes;
@@ -217,4 +280,34 @@ impl State {
 /// A readable node name.
 pub fn name(i: u8) -> &'static str {
     IDS.get(usize::from(i)).copied().unwrap_or(crate::STRANGER)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{model::initial, scopes, Start};
+
+    /// `preempt` judges a preemption by the ranks: to a witness, or to a member of no higher
+    /// priority, is a violation; to a member of higher priority that may lead is not, and ends the
+    /// leader's lease at that instant (the core never does the first two, so only this test shows
+    /// the property can fail on them).
+    #[test]
+    fn preempt_judges_the_target_by_its_rank_and_a_handover_ends_the_lease() {
+        let opts = scopes().into_iter().find(|s| s.name == "priority").expect("scope").opts;
+        let start = initial(&opts, Start::Led, &[0; 4]);
+        let term = start.hosts[1].node.as_ref().expect("n2 runs").node.term();
+        assert!(start.ghost.lease.iter().any(|l| l.0 == term && l.1 > start.now), "n2 holds a lease");
+        let broken = |from: usize, to: u8| {
+            let mut s = start.clone();
+            s.preempted(&opts, from, to, Some(term), (None, None));
+            s
+        };
+        let to_witness = broken(1, 0).broken.expect("to the witness n1");
+        assert_eq!((to_witness.name, to_witness.why.contains("may not lead")), ("preempt", true), "{to_witness:?}");
+        let downward = broken(2, 1).broken.expect("n3 (priority 2) to n2 (priority 1)");
+        assert_eq!((downward.name, downward.why.contains("not higher")), ("preempt", true), "{downward:?}");
+        let up = broken(1, 2);
+        assert!(up.broken.is_none(), "{:?}", up.broken);
+        assert!(up.ghost.preempted);
+        assert!(up.ghost.lease.iter().all(|l| l.0 != term || l.1 <= up.now), "the lease ends at the handover");
+    }
 }

@@ -156,8 +156,7 @@ pub fn replay(s: &Scenario, bugs: &[tenure::Bug]) -> Result<(), String> {
 /// the model (the scenario format does not record it; see `Opts::new_node`).
 pub fn replay_in(opts: &Opts, s: &Scenario, bugs: &[tenure::Bug]) -> Result<(), String> {
     let i = crate::index_of(&s.config.id);
-    let version = if opts.notice && opts.old != Some(i) { tenure::wire::VERSION } else { tenure::wire::MIN_VERSION };
-    replay_versioned(s, bugs, version)
+    replay_versioned(s, bugs, opts.version(usize::from(i)))
 }
 
 fn replay_versioned(s: &Scenario, bugs: &[tenure::Bug], version: u8) -> Result<(), String> {

@@ -65,3 +65,52 @@ fn the_failover_scope_of_the_real_protocol_is_clean() {
     assert!(r.elected);
     assert!(r.checked > 1000, "{} states", r.checked);
 }
+
+/// A preemption that tells the member of higher priority to campaign while the leader leads on
+/// (its lease running) is caught by `preempt` at the `TimeoutNow`, and its scenario files (wire
+/// version 4: priorities need it) replay with the bug and differ without it.
+#[test]
+fn a_preemption_without_a_transfer_is_caught_by_preempt_in_the_priority_scope() {
+    let bugs = vec![Bug::PreemptWithoutTransfer];
+    let opts = Opts { bugs: bugs.clone(), ..scope("priority") };
+    let r = check(opts.clone(), 4, 1, true, "test-preempt");
+    let (name, text, scenarios) = r.violation.expect("caught");
+    assert_eq!(name, "preempt", "{text}");
+    assert!(text.contains("still leads"), "{text}");
+    for s in &scenarios {
+        trace::replay_in(&opts, s, &bugs).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+    assert!(scenarios.iter().any(|s| trace::replay_in(&opts, s, &[]).is_err()));
+}
+
+/// The priority scope without the bug: clean, and its bound reaches a preemption (a scope that
+/// never preempts would check `preempt` on nothing).
+#[test]
+fn the_priority_scope_of_the_real_protocol_is_clean_and_preempts() {
+    let r = check(scope("priority"), 4, 1, true, "test");
+    assert!(r.violation.is_none(), "{:?}", r.violation.map(|v| v.1));
+    assert!(r.elected && r.preempted);
+}
+
+/// A member that takes an observer's `Observe` for an acknowledgement lets it into its view:
+/// caught by `observer`, and the scenario files replay with the bug and differ without it.
+#[test]
+fn an_observer_counted_is_caught_by_observer_in_the_observer_scope() {
+    let bugs = vec![Bug::ObserverCounted];
+    let opts = Opts { bugs: bugs.clone(), ..scope("observer") };
+    let r = check(opts.clone(), 6, 1, true, "test-observer");
+    let (name, text, scenarios) = r.violation.expect("caught");
+    assert_eq!(name, "observer", "{text}");
+    for s in &scenarios {
+        trace::replay_in(&opts, s, &bugs).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+    assert!(scenarios.iter().any(|s| trace::replay_in(&opts, s, &[]).is_err()));
+}
+
+/// The observer scope without the bug: clean within a small bound.
+#[test]
+fn the_observer_scope_of_the_real_protocol_is_clean() {
+    let r = check(scope("observer"), 5, 1, true, "test");
+    assert!(r.violation.is_none(), "{:?}", r.violation.map(|v| v.1));
+    assert!(r.elected);
+}
