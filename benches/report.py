@@ -256,6 +256,18 @@ def size_and_host_headline(res: Path, root: Path, c: Criterion) -> list[str]:
     return rows
 
 
+def requote(root: Path, path: Path) -> None:
+    """Refills the numbers the docs quote from `path` (BENCHMARKS.md) through their marked spans
+    (benches/quotes.py), and warns about quotes it cannot fill."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import quotes
+
+    for page in quotes.rewrite(root.resolve(), path.read_text()):
+        print(f"bench: updated the numbers quoted in {page.relative_to(root.resolve())}")
+    for problem in quotes.check(root.resolve(), path.read_text()):
+        print(f"bench: warning: {problem}")
+
+
 def refresh_sizes(path: Path, root: Path) -> None:
     """Rewrites, in an existing BENCHMARKS.md, the rows that `sizes` and the WebAssembly headline
     measure from the artefacts built now (rows matched by their first cell; an artefact not built
@@ -281,15 +293,7 @@ def refresh_sizes(path: Path, root: Path) -> None:
             print(f"bench: {line}\n    -> {new}")
             lines[i] = new
     path.write_text("\n".join(lines) + "\n")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import quotes
-
-    for page in quotes.rewrite(root.resolve(), path.read_text()):
-        print(
-            f"bench: updated the numbers quoted in {page.relative_to(root.resolve())}"
-        )
-    for problem in quotes.check(root.resolve(), path.read_text()):
-        print(f"bench: warning: {problem}")
+    requote(root, path)
 
 
 RECORDED_SECTION = "## 5. Reliability (recorded runs)"
@@ -317,15 +321,7 @@ def refresh_recorded(path: Path, root: Path) -> None:
     section = ("\n".join(recorded(root)) + "\n").splitlines()
     path.write_text("\n".join(lines[:first] + section + lines[end:]) + "\n")
     print(f"bench: rewrote {RECORDED_SECTION!r} in {path} from benches/recorded/")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import quotes
-
-    for page in quotes.rewrite(root.resolve(), path.read_text()):
-        print(
-            f"bench: updated the numbers quoted in {page.relative_to(root.resolve())}"
-        )
-    for problem in quotes.check(root.resolve(), path.read_text()):
-        print(f"bench: warning: {problem}")
+    requote(root, path)
 
 
 PROCESS_ROWS = ("| SIGKILL failover p50 / p90, 5 processes (", "| watchdog idle CPU / RSS")
@@ -357,19 +353,13 @@ def refresh_processes(path: Path, res: Path, root: Path) -> None:
     lines[start:end] = fragment + [""]
     path.write_text("\n".join(lines) + "\n")
     print(f"bench: {len(rows)} headline rows and the processes section rewritten in {path}")
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import quotes
-
-    for page in quotes.rewrite(root.resolve(), path.read_text()):
-        print(f"bench: updated the numbers quoted in {page.relative_to(root.resolve())}")
-    for problem in quotes.check(root.resolve(), path.read_text()):
-        print(f"bench: warning: {problem}")
+    requote(root, path)
 
 
 TARGETS_SECTION = "## Priorities and the proclaimed value: the targets, from the outside"
 
 
-def refresh_targets(path: Path, res: Path) -> None:
+def refresh_targets(path: Path, res: Path, root: Path) -> None:
     """Rewrites (or appends), in an existing BENCHMARKS.md, the section of the priority and value
     targets from `res`'s targets.md (`make bench-targets`), saying when it was measured."""
     fragment = (res / "targets.md").read_text().strip().splitlines()
@@ -391,6 +381,7 @@ def refresh_targets(path: Path, res: Path) -> None:
         lines += ["", *fragment]
     path.write_text("\n".join(lines) + "\n")
     print(f"bench: the targets section rewritten in {path}")
+    requote(root, path)
 
 
 def main() -> None:
@@ -432,7 +423,7 @@ def main() -> None:
     if args.refresh_targets:
         if not args.results:
             ap.error("--refresh-targets needs --results")
-        refresh_targets(args.refresh_targets, args.results)
+        refresh_targets(args.refresh_targets, args.results, args.root)
         return
     if args.refresh_processes:
         if not args.results:
@@ -649,15 +640,7 @@ def main() -> None:
     print(f"bench: wrote {args.out}")
 
     # The docs quote numbers from this file through marked spans (benches/quotes.py): refill them.
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import quotes
-
-    for page in quotes.rewrite(args.root.resolve(), args.out.read_text()):
-        print(
-            f"bench: updated the numbers quoted in {page.relative_to(args.root.resolve())}"
-        )
-    for problem in quotes.check(args.root.resolve(), args.out.read_text()):
-        print(f"bench: warning: {problem}")
+    requote(args.root, args.out)
 
 
 if __name__ == "__main__":
