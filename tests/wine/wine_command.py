@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""The leader-only command on Windows, run under Wine: a 3-node cluster of tenure.exe on loopback
+where each node's command is ticker.exe (it appends "TERM MS" to a file every 20 ms and starts a
+copy of itself that does the same: a descendant). The leader's runtime is killed (SIGKILL of its
+Wine process: the Windows process ends as by TerminateProcess, and wineserver closes its handles);
+then its command and the command's descendant must stop (the supervisor reads the end of its
+orders pipe and ends the command's Job Object), the new leader's command must start, and no line
+of the old leadership's files may be later than the first line of the new one's.
+
+Wine is a test bed, not Windows (docs/platforms.md): Wine 8 lacks bcryptprimitives.dll, from which
+Rust's standard library takes random bytes, so a stand-in (bcryptprimitives.c, built here with
+mingw-w64) goes next to tenure.exe; it is never shipped.
+
+Usage: tests/wine/wine_command.py [--exe PATH/tenure.exe]   (default: builds the debug
+x86_64-pc-windows-gnu tenure.exe with cargo). Prints `SKIP: why` and exits 0 without wine64 or
+mingw-w64; exits 1 on a failed check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+TARGET = "x86_64-pc-windows-gnu"
+# Wine starts a Windows process in seconds on an idle machine, more on a busy one.
+START_TIMEOUT = 180
+FAILOVER_TIMEOUT = 60
+LEASE_MS = 500
+KILL_GRACE_MS = 1000
+TIMING = ["--election-timeout-min", "4000", "--election-timeout-max", "8000", "--lease-duration", str(LEASE_MS),
+          "--kill-grace", str(KILL_GRACE_MS)]
+
+
+def skip(why: str) -> None:
+    print(f"SKIP: {why}")
+    sys.exit(0)
+
+
+def fail(why: str) -> None:
+    print(f"FAIL: {why}")
+    sys.exit(1)
+
+
+def wine() -> str:
+    for candidate in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    skip("wine64 is not installed (Debian: apt-get install wine64): the Windows leader-only command is not run")
+    raise AssertionError
+
+
+def free_udp_ports(n: int) -> list[int]:
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def windows_path(p: Path) -> str:
+    """Wine's Z: drive is the Unix root."""
+    return "Z:" + str(p).replace("/", "\\")
+
+
+class Node:
+    def __init__(self, node_id: str, proc: subprocess.Popen[str]) -> None:
+        self.id = node_id
+        self.proc = proc
+        self.events: queue.Queue[dict[str, object]] = queue.Queue()
+        self.seen: list[dict[str, object]] = []
+        self.stderr: list[str] = []
+        threading.Thread(target=self._pump_out, daemon=True).start()
+        threading.Thread(target=self._pump_err, daemon=True).start()
+
+    def _pump_out(self) -> None:
+        for line in self.proc.stdout:  # type: ignore[union-attr]
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                self.events.put(obj)
+
+    def _pump_err(self) -> None:
+        for line in self.proc.stderr:  # type: ignore[union-attr]
+            self.stderr.append(line.rstrip())
+
+
+def wait_for(nodes: list[Node], want, timeout: float) -> tuple[Node, dict[str, object]]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for n in nodes:
+            try:
+                e = n.events.get_nowait()
+            except queue.Empty:
+                continue
+            n.seen.append(e)
+            if want(e):
+                return n, e
+        time.sleep(0.02)
+    logs = "\n".join(f"--- {n.id} (exit {n.proc.poll()})\n" + "\n".join(
+        [json.dumps(e) for e in n.seen[-10:]] + n.stderr[-15:]) for n in nodes)
+    fail(f"no such event within {timeout} s:\n{logs}")
+    raise AssertionError
+
+
+def stamps(path: Path) -> list[tuple[int, int]]:
+    """(term, ms) per complete line."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            out.append((int(parts[0]), int(parts[1])))
+    return out
+
+
+def wait_lines(path: Path, n: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while len(stamps(path)) < n:
+        if time.monotonic() > deadline:
+            fail(f"{path.name}: fewer than {n} lines within {timeout} s")
+        time.sleep(0.1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--exe", type=Path, help="tenure.exe to run (default: build the debug one)")
+    args = ap.parse_args()
+    loader = wine()
+    gcc = shutil.which("x86_64-w64-mingw32-gcc")
+    if gcc is None:
+        skip("x86_64-w64-mingw32-gcc (Debian's gcc-mingw-w64-x86-64) builds ticker.exe and the "
+             "bcryptprimitives.dll stand-in Wine 8 needs")
+    exe = args.exe
+    if exe is None:
+        subprocess.run(["cargo", "build", "-p", "tenure-runtime", "--bin", "tenure", "--target", TARGET],
+                       cwd=ROOT, check=True)
+        exe = ROOT / "target" / TARGET / "debug" / "tenure.exe"
+    work = Path(tempfile.mkdtemp(prefix="tenure-wine-"))
+    shutil.copy(exe, work / "tenure.exe")
+    subprocess.run([gcc, "-shared", "-O2", "-o", str(work / "bcryptprimitives.dll"),
+                    str(HERE / "bcryptprimitives.c"), "-ladvapi32"], check=True)
+    subprocess.run([gcc, "-O2", "-o", str(work / "ticker.exe"), str(HERE / "ticker.c")], check=True)
+    # One prefix for every run (creating it takes Wine tens of seconds), outside the sources.
+    prefix = ROOT / "target" / "wine-prefix"
+    prefix.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEARCH="win64")
+    ids = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
+    files = {me: work / f"out-{me.replace(':', '_')}.txt" for me in ids}
+    nodes: list[Node] = []
+    try:
+        for me in ids:
+            peers = [a for p in ids if p != me for a in ("--peer", p)]
+            argv = [loader, str(work / "tenure.exe"), "run", "--id", me, *peers, "--cluster", "wine", *TIMING,
+                    "--", windows_path(work / "ticker.exe"), windows_path(files[me])]
+            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            nodes.append(Node(me, proc))
+        leader, started = wait_for(nodes, lambda e: e.get("event") == "command_started", START_TIMEOUT)
+        term = int(started["term"])  # type: ignore[arg-type]
+        old = files[leader.id]
+        child = old.with_name(old.name + ".child")
+        wait_lines(old, 10, 30)
+        wait_lines(child, 10, 30)
+        print(f"wine: {leader.id} leads term {term}; its command and the command's child tick")
+
+        leader.proc.send_signal(signal.SIGKILL)  # the Windows process itself: Wine's loader execs into it
+        killed_at = time.time()
+        leader.proc.wait(30)
+        rest = [n for n in nodes if n is not leader]
+        successor, again = wait_for(rest, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
+        new_term = int(again["term"])  # type: ignore[arg-type]
+        new = files[successor.id]
+        wait_lines(new, 10, 30)
+        time.sleep(2)
+        sizes = (old.stat().st_size, child.stat().st_size)
+        time.sleep(1)
+        if (old.stat().st_size, child.stat().st_size) != sizes:
+            fail(f"the killed leader's command (or its child) still runs: {old.name} or {child.name} grows")
+        last_old = max(ms for _, ms in stamps(old) + stamps(child))
+        first_new = min(ms for _, ms in stamps(new))
+        ended_after = last_old / 1000 - killed_at
+        print(f"wine: leader killed; its command and child ended {ended_after:.3f} s after the kill "
+              f"(lease {LEASE_MS} ms, kill grace {KILL_GRACE_MS} ms); {successor.id} leads term {new_term} and "
+              f"its command started {first_new / 1000 - killed_at:.3f} s after the kill")
+        if new_term <= term:
+            fail(f"the new command's term {new_term} is not later than {term}")
+        if last_old >= first_new:
+            fail(f"overlap: the old leadership's last line ({last_old}) is not before the new one's first ({first_new})")
+        if ended_after > (LEASE_MS + KILL_GRACE_MS) / 1000 + 1.0:
+            fail(f"the old command ended {ended_after:.3f} s after the kill, later than lease + grace + 1 s")
+        print("PASS")
+    finally:
+        for n in nodes:
+            if n.proc.poll() is None:
+                n.proc.kill()
+        for n in nodes:
+            n.proc.wait(30)
+        # The supervisors read the end of their orders pipes and exit; the prefix's wineserver is
+        # this script's alone.
+        subprocess.run([shutil.which("wineserver") or "/usr/lib/wine/wineserver64", "-w"], env=env, timeout=60,
+                       check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
