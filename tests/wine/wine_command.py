@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """The leader-only command on Windows, run under Wine: a 3-node cluster of tenure.exe on loopback
 where each node's command is ticker.exe (it appends "TERM MS" to a file every 20 ms and starts a
-copy of itself that does the same: a descendant). The leader's runtime is killed (SIGKILL of its
-Wine process: the Windows process ends as by TerminateProcess, and wineserver closes its handles);
-then its command and the command's descendant must stop (the supervisor reads the end of its
-orders pipe and ends the command's Job Object), the new leader's command must start, and no line
-of the old leadership's files may be later than the first line of the new one's.
+copy of itself that does the same: a descendant). Two kills, each a SIGKILL of a Wine process (the
+Windows process ends as by TerminateProcess, and wineserver closes its handles):
+
+1. the leader's supervisor: the command and its descendant must stop at once (the supervisor held
+   the only handle of their Job Object, which has JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE): no line is
+   written between the kill and the next command's start (the runtime starts a supervisor again);
+2. the leader's runtime: its command and the command's descendant must stop (the supervisor reads
+   the end of its orders pipe and ends the job), the new leader's command must start, and no line
+   of the old leadership's files may be later than the first line of the new one's.
 
 Wine is a test bed, not Windows (docs/platforms.md): Wine 8 lacks bcryptprimitives.dll, from which
 Rust's standard library takes random bytes, so a stand-in (bcryptprimitives.c, built here with
@@ -139,6 +143,23 @@ def wait_lines(path: Path, n: int, timeout: float) -> None:
         time.sleep(0.1)
 
 
+def supervisor_of(out_file: Path) -> int:
+    """The Unix pid of the Wine process that supervises the command writing to `out_file` (Wine
+    shows a Windows process's command line as its own)."""
+    needle = windows_path(out_file)
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "__supervise" in cmdline and needle in cmdline:
+            return int(proc.name)
+    fail(f"no supervisor process found for {needle}")
+    raise AssertionError
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exe", type=Path, help="tenure.exe to run (default: build the debug one)")
@@ -181,6 +202,26 @@ def main() -> None:
         wait_lines(child, 10, 30)
         print(f"wine: {leader.id} leads term {term}; its command and the command's child tick")
 
+        os.kill(supervisor_of(old), signal.SIGKILL)
+        sup_killed_at = time.time()
+        _, restarted = wait_for(nodes, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
+        restart_ms = int(restarted["ts_ms"])  # type: ignore[arg-type]
+        files_now = [f for f in [*files.values()] + [f.with_name(f.name + ".child") for f in files.values()]]
+        quiet_from, quiet_to = int(sup_killed_at * 1000) + 200, restart_ms - 200
+        late = [(f.name, ms) for f in files_now for _, ms in stamps(f) if quiet_from < ms < quiet_to]
+        print(f"wine: supervisor killed; the next command started {restart_ms / 1000 - sup_killed_at:.3f} s later; "
+              f"lines written in between (after the first 200 ms): {len(late)}")
+        if quiet_to - quiet_from < 300:
+            fail(f"the next command started too soon after the supervisor's kill to check a quiet gap: {restarted}")
+        if late:
+            fail(f"the command outlived its supervisor's kill: {late[:5]}")
+        leader, started = next(n for n in nodes if n.id == restarted["id"]), restarted
+        term = int(started["term"])  # type: ignore[arg-type]
+        old = files[leader.id]
+        child = old.with_name(old.name + ".child")
+        wait_lines(old, len(stamps(old)) + 10, 30)
+        wait_lines(child, len(stamps(child)) + 10, 30)
+
         leader.proc.send_signal(signal.SIGKILL)  # the Windows process itself: Wine's loader execs into it
         killed_at = time.time()
         leader.proc.wait(30)
@@ -213,10 +254,14 @@ def main() -> None:
                 n.proc.kill()
         for n in nodes:
             n.proc.wait(30)
-        # The supervisors read the end of their orders pipes and exit; the prefix's wineserver is
-        # this script's alone.
-        subprocess.run([shutil.which("wineserver") or "/usr/lib/wine/wineserver64", "-w"], env=env, timeout=60,
-                       check=False)
+        # The supervisors read the end of their orders pipes and exit. What a failed check left
+        # running (a command that outlived its supervisor) is ended with the prefix's wineserver,
+        # which is this script's alone.
+        server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
+        try:
+            subprocess.run([server, "-w"], env=env, timeout=20, check=False)
+        except subprocess.TimeoutExpired:
+            subprocess.run([server, "-k"], env=env, timeout=60, check=False)
         shutil.rmtree(work, ignore_errors=True)
 
 
