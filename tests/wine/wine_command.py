@@ -228,6 +228,14 @@ def main() -> None:
         rest = [n for n in nodes if n is not leader]
         successor, again = wait_for(rest, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
         new_term = int(again["term"])  # type: ignore[arg-type]
+        # The killed leader's supervisor, its watchdog, printed on the stdout it shares with it.
+        _, notice = wait_for([leader], lambda e: e.get("event") == "death_notice", 10)
+        elected = next(e for e in successor.seen if e.get("event") == "leader" and e["term"] == new_term)
+        print(f"wine: death notice sent to {notice['sent']} of {notice['peers']} peers "
+              f"{int(notice['ts_ms']) / 1000 - killed_at:.3f} s after the kill; {successor.id} elected "
+              f"{int(elected['ts_ms']) / 1000 - killed_at:.3f} s after it")  # type: ignore[arg-type]
+        if notice["sent"] != 2 or notice["peers"] != 2 or int(notice["term"]) != term:  # type: ignore[arg-type]
+            fail(f"the death notice went to fewer than both peers, or for another term: {notice}")
         new = files[successor.id]
         wait_lines(new, 10, 30)
         time.sleep(2)

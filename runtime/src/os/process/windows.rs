@@ -4,20 +4,31 @@
 //! is a Job Object with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE` whose only handle the supervisor
 //! holds: when the supervisor ends, however it ends, the system closes that handle and ends every
 //! process in the job. The command starts suspended and is put in the job before it runs, so
-//! nothing it starts escapes. The runtime's death is the orders pipe's end of file (the system
-//! closes a dead process's handles). No proof of the runtime's death is handed to the watchdog
-//! yet, so the death notice is off.
+//! nothing it starts escapes. The runtime's end is the orders pipe's end of file (the system
+//! closes a dead process's handles); the watchdog's proof that the runtime's *process* died is a
+//! handle of that process, which the system signals only once every thread has exited.
+//!
+//! Handles ride along with orders as the line before them, `attach process HANDLE` (a handle the
+//! runtime duplicated into the supervisor) or `attach socket HEX` (the `WSAPROTOCOL_INFOW` of
+//! `WSADuplicateSocketW` for the supervisor's pid, from which it makes its own socket): the
+//! supervisor hands them on after the order that follows, as `SCM_RIGHTS` does on Unix.
 
 #![allow(unsafe_code)]
 
-use std::io::{self, BufRead, Read, Write};
-use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};
+use std::io::{self, BufRead, Write};
+use std::os::windows::io::{
+    AsHandle, AsRawHandle, AsRawSocket, FromRawHandle, FromRawSocket, OwnedHandle, OwnedSocket, RawHandle,
+};
 use std::os::windows::process::CommandExt;
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
 use windows_sys::Win32::Foundation::{
     DuplicateHandle, SetHandleInformation, DUPLICATE_SAME_ACCESS, HANDLE, HANDLE_FLAG_INHERIT, WAIT_OBJECT_0,
+};
+use windows_sys::Win32::Networking::WinSock::{
+    WSADuplicateSocketW, WSASocketW, WSAStartup, FROM_PROTOCOL_INFO, INVALID_SOCKET, WSADATA, WSAPROTOCOL_INFOW,
+    WSA_FLAG_NO_HANDLE_INHERIT, WSA_FLAG_OVERLAPPED,
 };
 use windows_sys::Win32::System::Console::{
     GenerateConsoleCtrlEvent, GetStdHandle, SetConsoleCtrlHandler, CTRL_BREAK_EVENT, STD_INPUT_HANDLE,
@@ -31,13 +42,11 @@ use windows_sys::Win32::System::JobObjects::{
 };
 use windows_sys::Win32::System::Threading::{
     GetCurrentProcess, OpenThread, ResumeThread, WaitForSingleObject, CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED,
-    INFINITE, THREAD_SUSPEND_RESUME,
+    INFINITE, PROCESS_SYNCHRONIZE, THREAD_SUSPEND_RESUME,
 };
 
 pub(crate) const LEADER_COMMAND: Result<(), &str> = Ok(());
-pub(crate) const DEATH_PROOF: Result<(), &str> = Err(
-    "this OS gives the watchdog no proof of the runtime's death yet (a process handle would be; not built): a crash fails over by the lease",
-);
+pub(crate) const DEATH_PROOF: Result<(), &str> = Ok(());
 
 /// The exit code of a command the supervisor ended (`TerminateJobObject`): Windows has no signal to
 /// report, and 1 is what `taskkill /F` leaves.
@@ -47,44 +56,107 @@ const KILLED: u32 = 1;
 /// pipe (a number in the supervisor's handle table, put there by the runtime).
 const REPORTS: &str = "reports ";
 
-/// What rides along with an order: a handle duplicated into the supervisor. None is sent yet (no
-/// death proof; the node's socket would need `WSADuplicateSocketW`).
-pub(crate) type Attachment = OwnedHandle;
+/// What rides along with an order, as the supervisor receives it.
+pub(crate) enum Attachment {
+    /// The runtime's process (the death proof).
+    Process(OwnedHandle),
+    /// The node's socket.
+    Socket(std::net::UdpSocket),
+}
 
-/// The watchdog is never armed here: nothing is handed over.
+/// The watchdog keeps what the runtime hands over (its process handle, its socket).
 pub(crate) fn keep_received_fds() -> bool {
-    false
+    true
 }
 
-pub(crate) fn own_death_proof() -> io::Result<Attachment> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, DEATH_PROOF.err().unwrap_or_default()))
+/// A handle of this process that can only be waited on, to hand to the watchdog.
+pub(crate) fn own_death_proof() -> io::Result<OwnedHandle> {
+    let mut handle: HANDLE = std::ptr::null_mut();
+    // SAFETY: the pseudo-handle of this process, duplicated into this process as a real handle.
+    let ok = unsafe {
+        DuplicateHandle(
+            GetCurrentProcess(),
+            GetCurrentProcess(),
+            GetCurrentProcess(),
+            &mut handle,
+            PROCESS_SYNCHRONIZE,
+            0,
+            0,
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: just created, owned by no one else.
+    Ok(unsafe { OwnedHandle::from_raw_handle(handle) })
 }
+
+/// What the runtime can hand to the supervisor: the line that carries it there.
+pub(crate) trait Handover {
+    fn attach_line(&self, supervisor: &Supervisor) -> io::Result<String>;
+}
+
+/// The supervisor process, as the runtime's orders need it (to put handles there).
+pub(crate) struct Supervisor {
+    process: OwnedHandle,
+    pid: u32,
+}
+
+impl Handover for OwnedHandle {
+    fn attach_line(&self, supervisor: &Supervisor) -> io::Result<String> {
+        let theirs = duplicate_into(self.as_raw_handle(), supervisor.process.as_raw_handle())?;
+        Ok(format!("{ATTACH}process {theirs}\n"))
+    }
+}
+
+impl Handover for OwnedSocket {
+    fn attach_line(&self, supervisor: &Supervisor) -> io::Result<String> {
+        // SAFETY: WSAPROTOCOL_INFOW is plain data, filled in by the call.
+        let mut info: WSAPROTOCOL_INFOW = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid socket, the supervisor's pid, a structure to fill.
+        if unsafe { WSADuplicateSocketW(self.as_raw_socket() as usize, supervisor.pid, &mut info) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the structure's bytes, read as bytes.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(std::ptr::from_ref(&info).cast::<u8>(), std::mem::size_of::<WSAPROTOCOL_INFOW>())
+        };
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(format!("{ATTACH}socket {hex}\n"))
+    }
+}
+
+/// The prefix of a line that carries a handle for the order after it.
+const ATTACH: &str = "attach ";
 
 /// The runtime's end of the orders pipe (the supervisor's stdin). Clones share it: `close` ends
 /// it for all.
 #[derive(Clone)]
-pub(crate) struct Orders(Arc<Mutex<Option<ChildStdin>>>);
+pub(crate) struct Orders(Arc<(Mutex<Option<ChildStdin>>, Supervisor)>);
 
 /// The runtime's end of the reports pipe.
 pub(crate) type Reports = io::PipeReader;
 
 impl Orders {
     pub(crate) fn send(&self, bytes: &[u8]) -> io::Result<()> {
-        match self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        match self.0 .0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
             Some(pipe) => pipe.write_all(bytes),
             None => Err(io::ErrorKind::BrokenPipe.into()),
         }
     }
 
-    /// Handing over a handle (the death proof) or a socket (the node's) is not built: refused.
-    pub(crate) fn send_with<A>(&self, _bytes: &[u8], _attached: &A) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "no handle is handed to the supervisor on Windows yet"))
+    /// Writes `bytes` after the line that hands `attached` over. One write under the lock: no
+    /// other order comes between.
+    pub(crate) fn send_with(&self, bytes: &[u8], attached: &impl Handover) -> io::Result<()> {
+        let mut line = attached.attach_line(&self.0 .1)?.into_bytes();
+        line.extend_from_slice(bytes);
+        self.send(&line)
     }
 
     /// Ends the orders pipe: the supervisor reads end of file, stops the command and exits, which
     /// closes the reports pipe.
     pub(crate) fn close(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.0 .0.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     pub(crate) fn try_clone(&self) -> io::Result<Orders> {
@@ -115,7 +187,8 @@ pub(crate) fn spawn_supervisor(mut cmd: std::process::Command) -> io::Result<(Or
     let handed =
         child.stdin.take().ok_or_else(|| io::Error::other("the supervisor's stdin is not a pipe")).and_then(|stdin| {
             let theirs = duplicate_into(writer.as_raw_handle(), child.as_raw_handle())?;
-            let orders = Orders(Arc::new(Mutex::new(Some(stdin))));
+            let supervisor = Supervisor { process: child.as_handle().try_clone_to_owned()?, pid: child.id() };
+            let orders = Orders(Arc::new((Mutex::new(Some(stdin)), supervisor)));
             orders.send(format!("{REPORTS}{theirs}\n").as_bytes())?;
             Ok(orders)
         });
@@ -132,19 +205,38 @@ pub(crate) fn spawn_supervisor(mut cmd: std::process::Command) -> io::Result<(Or
 }
 
 /// The supervisor's end of the orders pipe.
-pub(crate) struct OrderSource(io::Stdin);
+pub(crate) struct OrderSource {
+    stdin: io::Stdin,
+    /// The rest of a line longer than the caller's buffer.
+    pending: Vec<u8>,
+}
 
 /// The supervisor's end of the reports pipe.
 pub(crate) type ReportSink = io::PipeWriter;
 
 impl OrderSource {
-    /// Reads what is there; `Ok((0, []))` is the end of file (a broken pipe: the runtime died).
+    /// Reads one order line (or what fits of it) and the handles handed over just before it;
+    /// `Ok((0, []))` is the end of file (a broken pipe: the runtime died).
     pub(crate) fn recv(&mut self, buf: &mut [u8]) -> io::Result<(usize, Vec<Attachment>)> {
-        match self.0.lock().read(buf) {
-            Ok(n) => Ok((n, Vec::new())),
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok((0, Vec::new())),
-            Err(e) => Err(e),
+        let mut attached = Vec::new();
+        while self.pending.is_empty() {
+            let mut line = Vec::new();
+            match self.stdin.lock().read_until(b'\n', &mut line) {
+                Ok(0) => return Ok((0, attached)),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok((0, attached)),
+                Err(e) => return Err(e),
+            }
+            match line.strip_prefix(ATTACH.as_bytes()) {
+                // A handle that cannot be taken is dropped: the order after it finds none.
+                Some(rest) => attached.extend(receive(&String::from_utf8_lossy(rest))),
+                None => self.pending = line,
+            }
         }
+        let n = self.pending.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.pending[..n]);
+        self.pending.drain(..n);
+        Ok((n, attached))
     }
 }
 
@@ -167,7 +259,53 @@ pub(crate) fn supervisor_link() -> io::Result<(OrderSource, ReportSink)> {
     // SAFETY: the runtime duplicated the handle into this process for us alone; nothing else
     // owns it.
     let handle = unsafe { OwnedHandle::from_raw_handle(value as RawHandle) };
-    Ok((OrderSource(stdin), io::PipeWriter::from(handle)))
+    Ok((OrderSource { stdin, pending: Vec::new() }, io::PipeWriter::from(handle)))
+}
+
+/// Takes over what an `attach` line hands over: `process HANDLE` (already in this process's
+/// handle table) or `socket HEX` (a socket made here from the runtime's protocol information).
+fn receive(line: &str) -> Option<Attachment> {
+    match line.trim_end().split_once(' ')? {
+        ("process", value) => {
+            let value = value.parse::<usize>().ok().filter(|v| *v != 0)?;
+            // SAFETY: the runtime duplicated the handle into this process for us alone.
+            Some(Attachment::Process(unsafe { OwnedHandle::from_raw_handle(value as RawHandle) }))
+        }
+        ("socket", hex) => {
+            let bytes: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+                .collect::<Option<_>>()?;
+            if bytes.len() != std::mem::size_of::<WSAPROTOCOL_INFOW>() {
+                return None;
+            }
+            // SAFETY: WSAPROTOCOL_INFOW is plain data; the bytes are one, as WSADuplicateSocketW
+            // wrote it in the runtime.
+            let info: WSAPROTOCOL_INFOW = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
+            // Winsock must be started before its first call here (the standard library starts it
+            // only when it makes a socket itself); the count it keeps makes a second start harmless.
+            // SAFETY: WSADATA is plain data, filled in by the call.
+            let mut data: WSADATA = unsafe { std::mem::zeroed() };
+            // SAFETY: plain values and structures owned here.
+            let raw = unsafe {
+                WSAStartup(0x0202, &mut data);
+                WSASocketW(
+                    FROM_PROTOCOL_INFO,
+                    FROM_PROTOCOL_INFO,
+                    FROM_PROTOCOL_INFO,
+                    &info,
+                    0,
+                    WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT,
+                )
+            };
+            if raw == INVALID_SOCKET {
+                return None;
+            }
+            // SAFETY: a socket just made, owned by no one else.
+            Some(Attachment::Socket(std::net::UdpSocket::from(unsafe { OwnedSocket::from_raw_socket(raw as u64) })))
+        }
+        _ => None,
+    }
 }
 
 /// Keeps Ctrl-C, Ctrl-Break (and, as far as Windows allows, closing the console) meant for the
@@ -185,16 +323,20 @@ pub(crate) fn ignore_stop_requests() {
 /// No subreaper on Windows: the job holds every descendant.
 pub(crate) fn become_subreaper() {}
 
-pub(crate) fn is_socket(_handle: &Attachment) -> bool {
-    false
+pub(crate) fn is_socket(attached: &Attachment) -> bool {
+    matches!(attached, Attachment::Socket(_))
 }
 
-pub(crate) fn into_udp(_handle: Attachment) -> Option<std::net::UdpSocket> {
-    None
+pub(crate) fn into_udp(attached: Attachment) -> Option<std::net::UdpSocket> {
+    match attached {
+        Attachment::Socket(socket) => Some(socket),
+        Attachment::Process(_) => None,
+    }
 }
 
-/// Calls `dead` once the process `proof` (a process handle) has ended.
+/// Calls `dead` once the process `proof` (a process handle) has ended: every thread exited.
 pub(crate) fn watch_death(proof: Attachment, dead: impl FnOnce() + Send + 'static) {
+    let Attachment::Process(proof) = proof else { return };
     let _ = std::thread::Builder::new().name("tenure-watch".into()).spawn(move || {
         // SAFETY: the handle is owned by this closure for the whole wait.
         if unsafe { WaitForSingleObject(proof.as_raw_handle(), INFINITE) } == WAIT_OBJECT_0 {
