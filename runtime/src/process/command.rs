@@ -203,7 +203,10 @@ impl Runner {
                     Err(e) => {
                         self.warn(
                             "death_notice_off",
-                            &format!("cannot hand the watchdog a pidfd of this process ({e}): a crash fails over by the lease"),
+                            &format!(
+                                "cannot hand the watchdog a proof of this process's death ({e}): a crash fails over by \
+                                 the lease"
+                            ),
                         );
                         false
                     }

@@ -27,8 +27,8 @@
 //!   supervisor that is stopped;
 //!
 //! and on Linux the guard (`guard.rs`) that ends the command's whole tree when the supervisor
-//! dies, and the subreaper that catches what escapes it (elsewhere on Unix the command's process
-//! group is all there is; on Windows a Job Object that only the supervisor holds).
+//! dies, and the subreaper that catches what escapes it; on macOS a guard that ends the command's
+//! process group (`kqueue_guard.rs`); on Windows a Job Object that only the supervisor holds.
 
 #[cfg(unix)]
 mod unix;
@@ -42,6 +42,8 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::*;
 
+#[cfg(target_os = "macos")]
+mod kqueue_guard;
 #[cfg(all(unix, not(target_os = "linux")))]
 mod macos;
 #[cfg(all(unix, not(target_os = "linux")))]
