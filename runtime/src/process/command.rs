@@ -373,7 +373,8 @@ impl Runner {
                         "command_failed",
                         &format!(
                             "the supervisor did not end the command of term {term} by its lease deadline (is it \
-                             stopped?): ending its process group {pid}"
+                             stopped?): ending {} {pid}",
+                            crate::os::process::BACKSTOP_ENDS
                         ),
                     );
                 }

@@ -12,10 +12,11 @@
 //! the supervisor's channel, one protocol of lines on every OS (`crate::process::supervisor` has
 //! it), carried by a Unix socket on Unix and by anonymous pipes on Windows:
 //!
-//! - the runtime's side: `spawn_supervisor(cmd)` gives `Orders` (`send`, `send_with` an
-//!   `Attachment`, `close`), `Reports` (read) and the supervisor's `Child`;
+//! - the runtime's side: `spawn_supervisor(cmd)` gives `Orders` (`send`, `send_with` a
+//!   descriptor or handle, `close`), `Reports` (read) and the supervisor's `Child`;
 //! - the supervisor's side: `supervisor_link()` gives an `OrderSource` (`recv`: bytes and the
-//!   attachments that came with them) and a `ReportSink` (write); `ignore_stop_requests()`;
+//!   `Attachment`s that came with them, kept only if `keep_received_fds()`) and a `ReportSink`
+//!   (write); `ignore_stop_requests()`;
 //! - `is_socket`, `into_udp`, `watch_death`: what the watchdog does with attachments (the node's
 //!   socket, the runtime's death proof); `own_death_proof()` makes the latter;
 //!

@@ -205,6 +205,9 @@ pub(crate) fn status_text(status: ExitStatus) -> String {
     }
 }
 
+/// What the runtime's backstop ends, for its warning (followed by the tree's id).
+pub(crate) const BACKSTOP_ENDS: &str = "its process group";
+
 /// The runtime's backstop, first step: asks the command's guard (the group `pgid`) to end the
 /// command's whole tree, or SIGKILLs the group where there is no guard; whether it existed. The
 /// supervisor is not needed on Unix: the group can be reached from here.

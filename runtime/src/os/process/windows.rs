@@ -478,6 +478,9 @@ pub(crate) fn status_text(status: ExitStatus) -> String {
     format!("code:{}", status.code().unwrap_or(-1))
 }
 
+/// What the runtime's backstop ends, for its warning (followed by the command's pid).
+pub(crate) const BACKSTOP_ENDS: &str = "its supervisor, whose death ends the job of command";
+
 /// The runtime's backstop for a supervisor that is stopped (suspended): only the supervisor holds
 /// the command's job, so the runtime ends the supervisor, and the system, closing the job's last
 /// handle, ends the command's tree; whether there was a supervisor to end.
