@@ -9,7 +9,13 @@ Windows process ends as by TerminateProcess, and wineserver closes its handles):
    written between the kill and the next command's start (the runtime starts a supervisor again);
 2. the leader's runtime: its command and the command's descendant must stop (the supervisor reads
    the end of its orders pipe and ends the job), the new leader's command must start, and no line
-   of the old leadership's files may be later than the first line of the new one's.
+   of the old leadership's files may be later than the first line of the new one's; the killed
+   leader's watchdog must send its death notice to both peers.
+
+Then an ordered stop: `transfer` on the new leader's stdin; its command is stopped (`cause`
+`stopped`) before the next leader's starts, and the script says how: Ctrl-Break reached the command
+(exit code STATUS_CONTROL_C_EXIT) or, with no console to send it on, the job was ended at once
+(exit code 1).
 
 Wine is a test bed, not Windows (docs/platforms.md): Wine 8 lacks bcryptprimitives.dll, from which
 Rust's standard library takes random bytes, so a stand-in (bcryptprimitives.c, built here with
@@ -44,6 +50,8 @@ START_TIMEOUT = 180
 FAILOVER_TIMEOUT = 60
 LEASE_MS = 500
 KILL_GRACE_MS = 1000
+# What a console program's exit code is when Ctrl-C or Ctrl-Break ended it (0xC000013A).
+CONTROL_C_EXIT = 0xC000013A
 TIMING = ["--election-timeout-min", "4000", "--election-timeout-max", "8000", "--lease-duration", str(LEASE_MS),
           "--kill-grace", str(KILL_GRACE_MS)]
 
@@ -191,7 +199,7 @@ def main() -> None:
             peers = [a for p in ids if p != me for a in ("--peer", p)]
             argv = [loader, str(work / "tenure.exe"), "run", "--id", me, *peers, "--cluster", "wine", *TIMING,
                     "--", windows_path(work / "ticker.exe"), windows_path(files[me])]
-            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
             nodes.append(Node(me, proc))
         leader, started = wait_for(nodes, lambda e: e.get("event") == "command_started", START_TIMEOUT)
@@ -255,6 +263,25 @@ def main() -> None:
             fail(f"overlap: the old leadership's last line ({last_old}) is not before the new one's first ({first_new})")
         if ended_after > (LEASE_MS + KILL_GRACE_MS) / 1000 + 1.0:
             fail(f"the old command ended {ended_after:.3f} s after the kill, later than lease + grace + 1 s")
+
+        successor.proc.stdin.write("transfer\n")  # type: ignore[union-attr]
+        successor.proc.stdin.flush()  # type: ignore[union-attr]
+        others = [n for n in rest if n is not successor]
+        _, stopped = wait_for([successor], lambda e: e.get("event") == "command_stopped", FAILOVER_TIMEOUT)
+        third, next_start = wait_for(others, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
+        code = stopped.get("code")
+        how = {CONTROL_C_EXIT: "Ctrl-Break reached the command", CONTROL_C_EXIT - 2**32: "Ctrl-Break reached the command",
+               1: "the job was ended at once (no console for Ctrl-Break)"}.get(code, f"exit code {code}")  # type: ignore[call-overload]
+        print(f"wine: transfer from {successor.id}: its command stopped ({how}); {third.id} leads term "
+              f"{next_start['term']} and starts its command")
+        if stopped.get("cause") != "stopped":
+            fail(f"the transfer did not stop the command in order: {stopped}")
+        third_file = files[third.id]
+        wait_lines(third_file, 5, 30)
+        last_stopped = max(ms for _, ms in stamps(new) + stamps(new.with_name(new.name + ".child")))
+        first_third = min(ms for _, ms in stamps(third_file))
+        if last_stopped >= first_third:
+            fail(f"overlap after the transfer: {last_stopped} is not before {first_third}")
         print("PASS")
     finally:
         for n in nodes:
