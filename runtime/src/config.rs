@@ -63,7 +63,7 @@ pub struct RuntimeConfig {
     /// "The watchdog"). The command line turns it on and runs the watchdog; a library host that
     /// runs none leaves it off (the default), and its crashes fail over by the lease. Refused
     /// ([`RuntimeError::InvalidOption`]) where no watchdog can be given a proof of this process's
-    /// death (macOS and Windows for now: docs/platforms.md).
+    /// death (macOS for now: docs/platforms.md).
     pub death_notices: bool,
     /// Kubernetes: while this node leads, its own pod carries the label `KEY=true` (`false`
     /// otherwise), written through the Kubernetes API, so that a Service selecting `KEY: "true"`

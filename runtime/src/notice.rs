@@ -24,8 +24,8 @@ pub(crate) struct Armed {
 /// this late with a new member's notice.
 pub(crate) const REFRESH_MS: u64 = 100;
 
-/// A duplicate of the node's socket: a descriptor on Unix, a socket handle on Windows (where no
-/// watchdog runs yet, so none is ever made).
+/// A duplicate of the node's socket: a descriptor on Unix, a socket handle on Windows (where the
+/// watchdog cannot take one yet, so none is ever made).
 #[cfg(unix)]
 pub(crate) type SocketDup = std::os::fd::OwnedFd;
 #[cfg(windows)]
@@ -58,9 +58,6 @@ impl Published {
     }
 
     /// The current notices.
-    // Read by the leader-only command's runner, which is not built where the command cannot be
-    // supervised (`crate::os::process`).
-    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn get(&self) -> Option<Arc<Armed>> {
         self.armed.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -72,9 +69,6 @@ impl Published {
     }
 
     /// Another duplicate of the node's socket, while the runtime runs.
-    // Read by the leader-only command's runner, which is not built where the command cannot be
-    // supervised (`crate::os::process`).
-    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn socket(&self) -> Option<SocketDup> {
         self.socket.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|s| s.try_clone().ok())
     }

@@ -7,7 +7,7 @@
 //! | Refused-port probe | [`probe::Refusals`] | the node socket's error queue (`IP_RECVERR`) | a connected probe socket's `ECONNREFUSED` | a connected probe socket's `WSAECONNRESET` |
 //! | Graceful stop | [`signals::StopSignals`] | SIGTERM, SIGINT | SIGTERM, SIGINT | console control events |
 //! | State-file lock and write | [`state_file`] | `flock`; device and inode; directory fsync | as Linux | `LockFileEx`; volume and file index; `MOVEFILE_WRITE_THROUGH` |
-//! | Leader-only command, watchdog | [`process`] | supervisor, guard (`PR_SET_PDEATHSIG`), subreaper; pidfd death proof | supervisor, process group; no death proof | refused |
+//! | Leader-only command, watchdog | [`process`] | supervisor over a Unix socket, guard (`PR_SET_PDEATHSIG`), subreaper; pidfd death proof | supervisor over a Unix socket, guard (kqueue `EVFILT_PROC`); no death proof | supervisor over pipes, Job Object (`KILL_ON_JOB_CLOSE`); process-handle death proof |
 //!
 //! What each OS guarantees as a result is in docs/platforms.md ("OS × guarantee").
 

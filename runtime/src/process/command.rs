@@ -1,19 +1,18 @@
 //! The leader-only command of the command line (`tenure run ... -- CMD ARGS...`): the runtime's
 //! side. It starts a [supervisor](super::supervisor) process once, then orders it to start the
 //! command when this node leads with a lease, forwards every lease renewal as an absolute
-//! `CLOCK_MONOTONIC` deadline, orders a stop when leadership is lost, and hands leadership over
+//! monotonic deadline (`crate::clock`), orders a stop when leadership is lost, and hands leadership over
 //! through the core when the command fails. The rules are in `docs/command.md`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
-use std::process::{Child, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::Child;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::supervisor::SUBCOMMAND;
 use crate::clock::{instant_to_ns, ns_to_instant};
 use crate::event::{json_line, json_str, warning_fields};
+use crate::os::process::{end_tree, kill_tree, spawn_supervisor, Orders, Reports};
 use crate::{Handle, Handler, LeaderWorkVerdict, RuntimeEvent};
 
 /// The default `--kill-grace`: milliseconds between SIGTERM and SIGKILL on an ordered stop.
@@ -43,41 +42,17 @@ const BACKSTOP: Duration = Duration::from_millis(20);
 /// How long the guard has to end the command's tree before the runtime SIGKILLs its group.
 const GUARD_GRACE: Duration = Duration::from_millis(10);
 
-/// Asks the command's guard (pid `guard`) to end the command's whole tree; whether it existed.
-fn end_tree(guard: u32) -> bool {
-    crate::os::process::end_tree_by_guard(guard).unwrap_or_else(|| kill_group(guard))
-}
-
-/// SIGKILLs process group `pgid`; whether it existed.
-fn kill_group(pgid: u32) -> bool {
-    i32::try_from(pgid).is_ok_and(|p| {
-        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL).is_ok()
-    })
-}
-
-/// Runs the spawned process in a session of its own (`setsid`).
-fn new_session(cmd: &mut std::process::Command) {
-    // SAFETY: `setsid` is async-signal-safe, as `pre_exec` requires (and a freshly forked child
-    // is never a process group leader, so it cannot fail with EPERM).
-    #[allow(unsafe_code)]
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(cmd, || {
-            nix::unistd::setsid().map(drop).map_err(std::io::Error::from)
-        });
-    }
-}
-
 /// Test hook (documented in `docs/command.md`): `TENURE_TEST_CLOSE_WATCHDOG_MS=N` closes the
 /// supervisor's socket N ms after the watchdog is armed, while this process lives on — what the
 /// watchdog sees when a runtime thread ends inside a living Python or Node.js process.
-fn close_socket_for_test(sock: &UnixStream) {
+fn close_socket_for_test(sock: &Orders) {
     let Some(ms) = std::env::var("TENURE_TEST_CLOSE_WATCHDOG_MS").ok().and_then(|v| v.parse::<u64>().ok()) else {
         return;
     };
     if let Ok(sock) = sock.try_clone() {
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(ms));
-            let _ = sock.shutdown(std::net::Shutdown::Both);
+            sock.close();
         });
     }
 }
@@ -94,7 +69,7 @@ struct Active {
 }
 
 struct State {
-    supervisor: Option<(UnixStream, Child)>,
+    supervisor: Option<(Orders, Child)>,
     /// After a failed attempt to start the supervisor: when to try again (once a second).
     retry_supervisor: Option<Instant>,
     active: Option<Active>,
@@ -203,56 +178,42 @@ impl Runner {
             return false;
         }
         let spec = &self.inner.spec;
-        let result = UnixStream::pair().and_then(|(ours, theirs)| {
+        let result = (|| {
             let Some(program) = spec.reexec.first() else {
                 return Err(std::io::Error::other("no command line to re-invoke as the supervisor"));
             };
             let mut cmd = std::process::Command::new(program);
-            cmd.args(&spec.reexec[1..])
-                .arg(SUBCOMMAND)
-                .arg(spec.kill_grace.to_string())
-                .arg("--")
-                .args(&spec.argv)
-                .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)));
-            // The supervisor prints the `death_notice` line, and the command writes its output, to
-            // this process's standard output and error. Some hosts (Node.js) hold those
-            // close-on-exec, which an inherited descriptor would not survive (the child would find
-            // /dev/null there); duplicates handed over explicitly are installed without the flag.
-            if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
-                cmd.stdout(Stdio::from(fd));
-            }
-            if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
-                cmd.stderr(Stdio::from(fd));
-            }
-            // Its own session: a signal to the runtime's process group (Ctrl-Z, `kill -STOP --
-            // -PGID`, `kill -9 -- -PGID`, a process manager's group kill) must not pause or kill the
-            // supervisor together with the runtime; it outlives the runtime to end the command.
-            new_session(&mut cmd);
-            let child = cmd.spawn()?;
-            Ok((ours, child))
-        });
+            cmd.args(&spec.reexec[1..]).arg(SUBCOMMAND).arg(spec.kill_grace.to_string()).arg("--").args(&spec.argv);
+            // Its own session (Unix) or process group (Windows), its stdout and stderr this
+            // process's: see `spawn_supervisor`.
+            spawn_supervisor(cmd)
+        })();
         match result {
-            Ok((ours, child)) => {
+            Ok((ours, reader, child)) => {
                 // The proof of this process's death that the watchdog acts on (see
-                // `super::watchdog`). Without it the watchdog is never armed.
-                st.watching = match crate::os::process::own_death_proof()
-                    .and_then(|fd| super::watchdog::send_with_fd(&ours, b"watch\n", &fd))
+                // `super::watchdog`). Without it the watchdog is never armed; where this OS has
+                // none, the command line has said so already (`death_notice_off`).
+                st.watching = match crate::os::process::DEATH_PROOF
+                    .map_err(std::io::Error::other)
+                    .and_then(|()| crate::os::process::own_death_proof())
+                    .and_then(|fd| ours.send_with(b"watch\n", &fd))
                 {
                     Ok(()) => true,
+                    Err(_) if crate::os::process::DEATH_PROOF.is_err() => false,
                     Err(e) => {
                         self.warn(
                             "death_notice_off",
-                            &format!("cannot hand the watchdog a pidfd of this process ({e}): a crash fails over by the lease"),
+                            &format!(
+                                "cannot hand the watchdog a proof of this process's death ({e}): a crash fails over by \
+                                 the lease"
+                            ),
                         );
                         false
                     }
                 };
                 st.armed = None;
-                if let Ok(reader) = ours.try_clone() {
-                    let me = self.clone();
-                    let _ =
-                        std::thread::Builder::new().name("tenure-supervisor".into()).spawn(move || me.reports(reader));
-                }
+                let me = self.clone();
+                let _ = std::thread::Builder::new().name("tenure-supervisor".into()).spawn(move || me.reports(reader));
                 st.supervisor = Some((ours, child));
                 true
             }
@@ -267,8 +228,8 @@ impl Runner {
     /// Writes an order. A supervisor that cannot take it has closed its socket: the report reader
     /// sees the end of file and treats it (the command failed, the supervisor is started again).
     fn order(&self, st: &mut State, line: &str) {
-        if let Some((sock, _)) = &mut st.supervisor {
-            let _ = writeln!(sock, "{line}");
+        if let Some((sock, _)) = &st.supervisor {
+            let _ = sock.send(format!("{line}\n").as_bytes());
         }
     }
 
@@ -346,14 +307,13 @@ impl Runner {
             Some(armed) => {
                 let Some(socket) = handle.shared.notices.socket() else { return };
                 let order = super::watchdog::arm_order(&self.inner.id, armed);
-                if super::watchdog::send_with_fd(sock, order.as_bytes(), &socket).is_err() {
+                if sock.send_with(order.as_bytes(), &socket).is_err() {
                     return;
                 }
                 close_socket_for_test(sock);
             }
             None => {
-                let mut sock = sock;
-                let _ = sock.write_all(b"disarm\n");
+                let _ = sock.send(b"disarm\n");
             }
         }
         st.armed = want;
@@ -395,8 +355,10 @@ impl Runner {
     /// (SIGSTOP of its pid or its session) holds nothing. So the runtime, while it runs, ends the
     /// command's process group itself once the last deadline it sent is [`BACKSTOP`] past with no
     /// report that the command ended. The group's leader is the supervisor's unreaped child until
-    /// the supervisor reports it, so its id cannot have been reused.
+    /// the supervisor reports it, so its id cannot have been reused. (On Windows the runtime cannot
+    /// reach the command's Job Object: it ends the supervisor, whose death ends the job.)
     fn backstop(&self, st: &mut State) {
+        let supervisor = st.supervisor.as_mut().map(|(_, child)| child);
         let Some(a) = st.active.as_mut() else { return };
         let Some(pid) = a.pid else { return };
         let now = crate::clock::monotonic_ns();
@@ -406,26 +368,27 @@ impl Runner {
                 let term = a.term;
                 // First the guard, which also reaches what left the group; then, a moment later,
                 // the group itself (a guard that is stopped too).
-                if end_tree(pid) {
+                if end_tree(pid, supervisor) {
                     self.warn(
                         "command_failed",
                         &format!(
                             "the supervisor did not end the command of term {term} by its lease deadline (is it \
-                             stopped?): ending its process group {pid}"
+                             stopped?): ending {} {pid}",
+                            crate::os::process::BACKSTOP_ENDS
                         ),
                     );
                 }
             }
             Some(at) if now >= at.saturating_add(GUARD_GRACE.as_nanos() as u64) => {
                 a.pid = None;
-                kill_group(pid);
+                kill_tree(pid, supervisor);
             }
             _ => {}
         }
     }
 
     /// Reads the supervisor's reports.
-    fn reports(&self, reader: UnixStream) {
+    fn reports(&self, reader: Reports) {
         for line in BufReader::new(reader).lines().map_while(Result::ok) {
             let words: Vec<&str> = line.splitn(7, ' ').collect();
             match words.as_slice() {
@@ -506,7 +469,8 @@ impl Runner {
         }
         // End of file: the supervisor is gone.
         let mut st = self.lock();
-        let status = st.supervisor.take().and_then(|(_, mut child)| child.wait().ok());
+        let mut gone = st.supervisor.take();
+        let status = gone.as_mut().and_then(|(_, child)| child.wait().ok());
         st.watching = false;
         st.armed = None;
         let lost = st.active.take();
@@ -519,9 +483,9 @@ impl Runner {
         // from now on, so this runs once, at once.
         if let Some(pid) = lost.as_ref().and_then(|a| a.pid) {
             // The guard first: a group kill would end the guard before it ends what left the group.
-            end_tree(pid);
+            end_tree(pid, gone.as_mut().map(|(_, child)| child));
             std::thread::sleep(GUARD_GRACE);
-            kill_group(pid);
+            kill_tree(pid, gone.as_mut().map(|(_, child)| child));
         }
         let shutdown = st.shutdown;
         if !shutdown {
@@ -629,7 +593,7 @@ impl Runner {
         st = self.wait_idle(st);
         // Closing the socket ends the supervisor.
         if let Some((sock, mut child)) = st.supervisor.take() {
-            let _ = sock.shutdown(std::net::Shutdown::Both);
+            sock.close();
             drop(st);
             let _ = child.wait();
         }

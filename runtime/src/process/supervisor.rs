@@ -4,20 +4,22 @@
 //! running (see `docs/command.md`).
 //!
 //! The runtime starts it as `PROG __supervise GRACE_MS -- CMD ARGS...` (the same command line,
-//! re-invoked) with its stdin a Unix socket; stdout and stderr are the runtime's, and the command
-//! inherits them. The runtime writes orders, one line each, and the supervisor answers with reports
-//! on the same socket:
+//! re-invoked) with its stdin the channel (`crate::os::process`: a Unix socket on Unix, an
+//! anonymous pipe on Windows, whose first line hands over the pipe for the reports); stdout and
+//! stderr are the runtime's, and the command inherits them. The runtime writes orders, one line
+//! each, and the supervisor answers with reports on the channel:
 //!
-//! - `start TERM DEADLINE_NS LEADER_ID`: start the command in its own process group with
-//!   `TENURE_TERM` and `TENURE_LEADER_ID`, to be dead by `DEADLINE_NS`;
+//! - `start TERM DEADLINE_NS LEADER_ID`: start the command in a tree of its own (a process group on
+//!   Unix, a Job Object on Windows) with `TENURE_TERM` and `TENURE_LEADER_ID`, to be dead by
+//!   `DEADLINE_NS`;
 //! - `lease DEADLINE_NS`: the lease was renewed;
-//! - `stop`: SIGTERM the group now, SIGKILL it after the grace or at the deadline, whichever is
-//!   first.
+//! - `stop`: ask the tree to stop now (SIGTERM; on Windows Ctrl-Break), kill it after the grace or
+//!   at the deadline, whichever is first.
 //!
-//! Deadlines are absolute `CLOCK_MONOTONIC` nanoseconds (both processes share the host's clock), so
-//! an order read late never extends a lease. When no renewal comes, the group is SIGKILLed at the
-//! deadline. When the socket reaches end of file (the runtime died, even by SIGKILL), the group is
-//! stopped as by `stop` and the supervisor exits once it is gone.
+//! Deadlines are absolute monotonic nanoseconds (`crate::clock`: both processes share the host's
+//! clock), so an order read late never extends a lease. When no renewal comes, the tree is killed
+//! at the deadline. When the channel reaches end of file (the runtime died, even by SIGKILL), the
+//! tree is stopped as by `stop` and the supervisor exits once it is gone.
 //!
 //! Reports: `started PGID PID TERM` (the command's process group, led by its guard, and the
 //! command's own pid), `failed TERM MESSAGE` (the command could not be spawned),
@@ -27,20 +29,16 @@
 //! and DEADLINE the last lease deadline it was held to, in wall-clock milliseconds.
 
 use std::io::Write;
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::AtomicBool;
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::watchdog::{Death, Watchdog};
 use crate::clock::ns_to_instant;
 
-use crate::os::process::{become_subreaper, command_pid, guard_spawn, kill_orphans};
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use crate::os::process::{
+    become_subreaper, ignore_stop_requests, spawn_tree, status_text, supervisor_link, Attachment, ReportSink, Tree,
+};
 
 /// The hidden subcommand that runs the supervisor.
 pub(crate) const SUBCOMMAND: &str = "__supervise";
@@ -48,7 +46,7 @@ pub(crate) const SUBCOMMAND: &str = "__supervise";
 pub(crate) enum Msg {
     Order(String),
     /// A descriptor the runtime handed over (see [`super::watchdog`]).
-    Fd(std::os::fd::OwnedFd),
+    Fd(Attachment),
     Eof,
     /// The runtime's process is dead (its pidfd turned readable).
     ParentDead,
@@ -73,10 +71,12 @@ impl Cause {
 }
 
 struct Running {
-    /// The guard's pid, which is the command's process group (on Linux; elsewhere the command's).
+    /// The tree's id: the guard's pid, which is the command's process group (on Linux; elsewhere
+    /// on Unix the command's, and on Windows the command's pid).
     pid: u32,
     /// The command's own pid (what `$$` is in a shell command).
     command: u32,
+    tree: Tree,
     term: u64,
     deadline: Instant,
     cause: Option<Cause>,
@@ -90,20 +90,6 @@ fn deadline_kill_disabled() -> bool {
     std::env::var_os("TENURE_TEST_NO_DEADLINE_KILL").is_some_and(|v| v == "1")
 }
 
-fn signal_group(pid: u32, signal: Signal) {
-    if let Ok(p) = i32::try_from(pid) {
-        let _ = killpg(Pid::from_raw(p), signal);
-    }
-}
-
-fn status_text(status: ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("code:{code}"),
-        (None, Some(sig)) => format!("signal:{sig}"),
-        (None, None) => "code:-1".into(),
-    }
-}
-
 /// Runs the supervisor; `args` are the arguments after the subcommand: `GRACE_MS -- CMD ARGS...`
 /// (no `CMD`: a watchdog only). Returns the exit status.
 pub(crate) fn main(args: &[String]) -> i32 {
@@ -114,19 +100,12 @@ pub(crate) fn main(args: &[String]) -> i32 {
         },
         _ => return usage(),
     };
-    // Signals meant for the runtime's process group (Ctrl-C, a service manager's SIGTERM) must not
-    // end the supervisor before the command: it stops the command when the runtime orders it or
-    // goes away. Registering a flag replaces the default action (termination).
+    // A stop request meant for the runtime (Ctrl-C, a service manager's SIGTERM) must not end the
+    // supervisor before the command: it stops the command when the runtime orders it or goes
+    // away.
     become_subreaper();
-    let ignored = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        let _ = signal_hook::flag::register(sig, Arc::clone(&ignored));
-    }
-    let socket = match std::io::stdin().as_fd().try_clone_to_owned() {
-        Ok(fd) => UnixStream::from(fd),
-        Err(_) => return usage(),
-    };
-    let Ok(reader) = socket.try_clone() else { return usage() };
+    ignore_stop_requests();
+    let Ok((reader, socket)) = supervisor_link() else { return usage() };
     let (tx, rx) = mpsc::channel();
     let orders_tx = tx.clone();
     std::thread::spawn(move || super::watchdog::read_orders(reader, &orders_tx));
@@ -145,14 +124,16 @@ pub(crate) fn main(args: &[String]) -> i32 {
 }
 
 fn usage() -> i32 {
-    eprintln!("{SUBCOMMAND}: internal subcommand of the tenure command line (GRACE_MS -- CMD ARGS...; stdin a socket)");
+    eprintln!(
+        "{SUBCOMMAND}: internal subcommand of the tenure command line (GRACE_MS -- CMD ARGS...; stdin its channel)"
+    );
     2
 }
 
 struct Supervisor {
     argv: Vec<String>,
     grace: Duration,
-    socket: UnixStream,
+    socket: ReportSink,
     tx: mpsc::Sender<Msg>,
     running: Option<Running>,
     /// The runtime went away: exit once nothing runs (and the watchdog has settled).
@@ -224,7 +205,7 @@ impl Supervisor {
                 r.cause = Some(Cause::Deadline);
             }
             r.killed = true;
-            signal_group(r.pid, Signal::SIGKILL);
+            r.tree.kill();
         }
     }
 
@@ -260,21 +241,19 @@ impl Supervisor {
         cmd.args(&self.argv[1..])
             .env("TENURE_TERM", term.to_string())
             .env("TENURE_LEADER_ID", leader)
-            .stdin(Stdio::null())
-            .process_group(0);
-        guard_spawn(&mut cmd);
-        match cmd.spawn() {
-            Ok(mut child) => {
-                let pid = child.id();
+            .stdin(Stdio::null());
+        match spawn_tree(&mut cmd) {
+            Ok((mut child, tree)) => {
+                let pid = tree.id();
                 let tx = self.tx.clone();
                 std::thread::spawn(move || {
                     if let Ok(status) = child.wait() {
                         let _ = tx.send(Msg::Exited(pid, status));
                     }
                 });
-                let command = command_pid(pid);
+                let command = tree.command_pid();
                 self.running =
-                    Some(Running { pid, command, term, deadline, cause: None, kill_at: None, killed: false });
+                    Some(Running { pid, command, tree, term, deadline, cause: None, kill_at: None, killed: false });
                 self.report(&format!("started {pid} {command} {term}"));
             }
             Err(e) => {
@@ -293,15 +272,14 @@ impl Supervisor {
         r.cause = Some(cause);
         let kill_at = Instant::now() + grace;
         r.kill_at = Some(if self.no_deadline_kill { kill_at } else { kill_at.min(r.deadline) });
-        signal_group(r.pid, Signal::SIGTERM);
+        r.tree.stop();
     }
 
     fn exited(&mut self, pid: u32, status: ExitStatus) {
         let Some(r) = self.running.take_if(|r| r.pid == pid) else { return };
-        // Whatever the command left in its process group goes with it, and whatever left the group
-        // and was handed to this subreaper when the guard died before it could end them.
-        signal_group(pid, Signal::SIGKILL);
-        kill_orphans();
+        // Whatever the command left in its tree goes with it (on Linux also what left the group
+        // and was handed to this subreaper when the guard died before it could end them).
+        r.tree.ended();
         if self.death == Death::CommandRunning {
             // The guard exits only once the command's whole tree is gone, and the orphans handed
             // here are reaped above: the leadership's work ended now.

@@ -1,7 +1,8 @@
 //! The watchdog's half of the supervisor process: the leader's death notices, sent from the
 //! node's own address when — and only when — the runtime's process is proven dead.
 //!
-//! The runtime hands over, on the supervisor's socket (`SCM_RIGHTS`):
+//! The runtime hands over, on the supervisor's channel (attached to an order: `SCM_RIGHTS` on
+//! Unix):
 //!
 //! - once, at start, a pidfd of its own process (`watch`): the proof of death is that pidfd
 //!   turning readable, which happens only when the whole process (every thread) has exited. A
@@ -17,39 +18,18 @@
 //! the command's lease deadline (see [`Death`]). The watchdog holds no key and no protocol state:
 //! the datagrams were encoded and authenticated by the node.
 
-#![allow(unsafe_code)]
-
-use std::io::{self, IoSlice, IoSliceMut, Write};
+use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
-
 use super::supervisor::Msg;
+use crate::os::process::{into_udp, is_socket, watch_death, Attachment, OrderSource};
 
 /// How long after its socket closed the watchdog waits for proof that the runtime's process died
 /// (the kernel closes a dying process's files just before it reports the death). No proof in
 /// this time: the process lives on (a runtime thread ended in it), and nothing is sent.
 pub(crate) const DEATH_PROOF_WAIT: Duration = Duration::from_millis(500);
-
-/// Writes `bytes` on `stream` with `fd` attached.
-pub(crate) fn send_with_fd(stream: &UnixStream, bytes: &[u8], fd: &OwnedFd) -> io::Result<()> {
-    let fds = [fd.as_raw_fd()];
-    let cmsg = [ControlMessage::ScmRights(&fds)];
-    let sent = sendmsg::<()>(stream.as_raw_fd(), &[IoSlice::new(bytes)], &cmsg, MsgFlags::empty(), None)
-        .map_err(io::Error::from)?;
-    // The descriptor went with the first byte; the rest (if the buffer was full) follows plainly.
-    let mut rest = &bytes[sent..];
-    let mut stream = stream;
-    while !rest.is_empty() {
-        let n = stream.write(rest)?;
-        rest = &rest[n..];
-    }
-    Ok(())
-}
 
 /// The runtime's side of arming: the order text for `armed` (the socket goes attached).
 pub(crate) fn arm_order(id: &str, armed: &crate::notice::Armed) -> String {
@@ -68,29 +48,15 @@ pub(crate) fn arm_order(id: &str, armed: &crate::notice::Armed) -> String {
 /// Reads the runtime's orders and the descriptors that come with them, until the end of file.
 /// Descriptors are passed on after the lines of the read that carried them (the kernel ends a
 /// read at a message that carries descriptors, so they belong to its last order).
-pub(crate) fn read_orders(socket: UnixStream, tx: &mpsc::Sender<Msg>) {
+pub(crate) fn read_orders(mut source: OrderSource, tx: &mpsc::Sender<Msg>) {
     let mut pending = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let mut cmsg = nix::cmsg_space!([RawFd; 4]);
-        let mut iov = [IoSliceMut::new(&mut buf)];
-        let (n, fds) =
-            match recvmsg::<()>(socket.as_raw_fd(), &mut iov, Some(&mut cmsg), crate::os::process::RECV_FLAGS) {
-                Ok(msg) => {
-                    let mut fds = Vec::new();
-                    if let Ok(cmsgs) = msg.cmsgs() {
-                        for c in cmsgs {
-                            if let ControlMessageOwned::ScmRights(raw) = c {
-                                // SAFETY: the kernel installed these descriptors in this process for us.
-                                fds.extend(raw.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
-                            }
-                        }
-                    }
-                    (msg.bytes, fds)
-                }
-                Err(nix::errno::Errno::EINTR) => continue,
-                Err(_) => break,
-            };
+        let (n, fds) = match source.recv(&mut buf) {
+            Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
         if n == 0 && fds.is_empty() {
             break;
         }
@@ -109,26 +75,6 @@ pub(crate) fn read_orders(socket: UnixStream, tx: &mpsc::Sender<Msg>) {
         }
     }
     let _ = tx.send(Msg::Eof);
-}
-
-/// Whether `fd` is a socket (the node's, to send from) rather than the runtime's pidfd.
-fn is_socket(fd: &OwnedFd) -> bool {
-    nix::sys::socket::getsockopt(fd, nix::sys::socket::sockopt::SockType).is_ok()
-}
-
-/// Waits on the runtime's pidfd and reports its death.
-fn watch(pidfd: OwnedFd, tx: mpsc::Sender<Msg>) {
-    let _ = std::thread::Builder::new().name("tenure-watch".into()).spawn(move || loop {
-        let mut fds = [nix::poll::PollFd::new(pidfd.as_fd(), nix::poll::PollFlags::POLLIN)];
-        match nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE) {
-            Ok(n) if n > 0 => {
-                let _ = tx.send(Msg::ParentDead);
-                return;
-            }
-            Err(nix::errno::Errno::EINTR) | Ok(_) => {}
-            Err(_) => return,
-        }
-    });
 }
 
 /// The notices the watchdog is armed with.
@@ -168,14 +114,17 @@ pub(crate) enum Death {
 impl Watchdog {
     /// A descriptor from the runtime: its pidfd (watched from now on) or the node's socket (for
     /// the current notices).
-    pub(crate) fn fd(&mut self, fd: OwnedFd, tx: &mpsc::Sender<Msg>) {
+    pub(crate) fn fd(&mut self, fd: Attachment, tx: &mpsc::Sender<Msg>) {
         if is_socket(&fd) {
             if let Some(n) = &mut self.armed {
-                n.socket = Some(UdpSocket::from(fd));
+                n.socket = into_udp(fd);
             }
         } else if !self.watching {
             self.watching = true;
-            watch(fd, tx.clone());
+            let tx = tx.clone();
+            watch_death(fd, move || {
+                let _ = tx.send(Msg::ParentDead);
+            });
         }
     }
 
