@@ -10,31 +10,35 @@ use crate::policy::Decision;
 use crate::resolve::Update;
 use crate::{Engine, Handler, LeaderWorkVerdict, RuntimeError, RuntimeEvent};
 
+/// A handle's answer, sent after the round (see [`Loop::command`]).
+type Answer = Box<dyn FnOnce()>;
+
 impl<E: Engine, H: Handler> Loop<E, H> {
+    /// One command, then the round it caused is settled (its outputs sent, the handles'
+    /// snapshot published), and only then is the caller answered: a thread that acts on the
+    /// answer (the command runner after a `transfer`) never reads a role from before it.
     pub(super) fn command(&mut self, cmd: Command) {
         let now = self.now();
-        match cmd {
+        let answer = match cmd {
             Command::Transfer(peer, r) => {
                 let result = match peer.or_else(|| self.engine.transfer_target()) {
                     Some(target) => self.engine.transfer_leadership(now, &target).map_err(RuntimeError::from),
                     None if self.engine.role() != Role::Leader => Err(RuntimeError::Node(tenure::Error::NotLeader)),
                     None => Err(RuntimeError::NoTransferTarget),
                 };
-                self.reply(r, result);
+                self.answer(r, result)
             }
             Command::Inspect(r) => {
                 let i = self.engine.inspect();
-                self.reply(r, Ok(i));
+                self.answer(r, Ok(i))
             }
             Command::Broadcast(payload, r) => {
                 let result = self.engine.broadcast(now, &payload).map_err(RuntimeError::from);
-                self.reply(r, result);
+                self.answer(r, result)
             }
             Command::Proclaim(value, r) => {
                 let result = self.engine.proclaim(now, &value).map_err(RuntimeError::from);
-                // The handles read the new value at once, as they read the role after a round.
-                self.publish();
-                self.reply(r, result);
+                self.answer(r, result)
             }
             Command::Join(peer, r) => {
                 let result = self.engine.join(now, &peer).map_err(RuntimeError::from);
@@ -44,21 +48,21 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                         p.in_view = true;
                     }
                 }
-                self.reply(r, result);
+                self.answer(r, result)
             }
             Command::Leave(peer, r) => {
                 let result = self.engine.leave(now, &peer).map_err(RuntimeError::from);
                 if result.is_ok() {
                     self.net.peers.remove(&peer);
                 }
-                self.reply(r, result);
+                self.answer(r, result)
             }
             Command::PeerDown(peer, reason, r) => {
                 let result = self.engine.peer_down(now, &peer, reason).map_err(RuntimeError::from);
                 if result.is_ok() && reason == PeerDownReason::Terminated {
                     self.net.peers.remove(&peer);
                 }
-                self.reply(r, result);
+                self.answer(r, result)
             }
             Command::ConfirmLeader(term, granted, r) => {
                 if self.lead.confirm_pending.is_some_and(|(t, _)| t == term) {
@@ -67,17 +71,29 @@ impl<E: Engine, H: Handler> Loop<E, H> {
                 // A stopping node does not take leadership.
                 let granted = granted && !self.stop.stopping();
                 let result = self.engine.confirm_leader(now, term, granted).map_err(RuntimeError::from);
-                self.reply(r, result);
+                self.answer(r, result)
             }
             Command::LeaderWorkFailed(term, at_once, r) => {
                 let result = self.leader_work_failed(now, term, at_once);
-                self.reply(r, result);
+                self.answer(r, result)
             }
-            Command::Stop(handover) => self.begin_stop(now, handover.unwrap_or(self.stop.handover_timeout)),
-            Command::Warning { code, message } => self.emit_warning(code, message),
-            Command::Resolved { name, result } => self.resolved(now, &name, result),
-        }
+            Command::Stop(handover) => {
+                self.begin_stop(now, handover.unwrap_or(self.stop.handover_timeout));
+                None
+            }
+            Command::Warning { code, message } => {
+                self.emit_warning(code, message);
+                None
+            }
+            Command::Resolved { name, result } => {
+                self.resolved(now, &name, result);
+                None
+            }
+        };
         self.settle();
+        if let Some(answer) = answer {
+            answer();
+        }
     }
 
     /// The resolver thread's answer for `name`: a peer that resolves again rejoins the view; a
@@ -108,15 +124,18 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         }
     }
 
-    fn reply<T>(&mut self, r: Reply<T>, result: Result<T, RuntimeError>) {
+    /// The answer to a handle's command, to send once the round is settled; a refused command
+    /// from the runtime thread (which cannot wait for an answer) is a warning now instead.
+    fn answer<T: Send + 'static>(&mut self, r: Reply<T>, result: Result<T, RuntimeError>) -> Option<Answer> {
         match r {
-            Some(tx) => {
+            Some(tx) => Some(Box::new(move || {
                 let _ = tx.send(result);
-            }
+            })),
             None => {
                 if let Err(e) = result {
                     self.emit_warning(e.code().to_string(), e.to_string());
                 }
+                None
             }
         }
     }
