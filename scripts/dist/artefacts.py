@@ -105,7 +105,11 @@ def write(dist: Path, out: Path, *, top_level: bool = False) -> str:
         lines += [
             ("Written by `make artefacts` (scripts/dist/artefacts.py) from what `make dist` built on "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; rewritten by the next run, not by hand. "
-             "Every file below is built on Linux x86_64 (zig from PyPI links the other targets); what was run "
+             "Every file below is built on Linux x86_64 (zig from PyPI links Linux and macOS, Debian's mingw-w64 "
+             "links Windows). Each oldest OS is the artefact's own (wheel tags, which auditwheel confirms for "
+             "manylinux; macOS binaries' LC_BUILD_VERSION) or the one it was linked for (glibc 2.17, which "
+             "tests/dist checks in the symbol versions), except Windows 10: rustc's minimum for its target, "
+             "which a PE file does not record. What was run "
              "and what was only inspected on each platform is in [docs/platforms.md](docs/platforms.md), "
              "how each is built in [scripts/dist/README.md](scripts/dist/README.md). Paths are under `dist/`."),
             "",

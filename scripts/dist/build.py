@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`make dist`: the installable artefacts, built for platforms other than this machine's own
-without downloading a toolchain (zig from PyPI is the cross-linker; see NOTES and scripts/dist/README.md).
+without downloading a toolchain (zig from PyPI links Linux and macOS, Debian's mingw-w64 links
+Windows; see NOTES and scripts/dist/README.md).
 
     python scripts/dist/build.py [--out dist] [--only python-x86_64-gnu,npm-linux-x64-gnu,...]
 

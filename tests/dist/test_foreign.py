@@ -233,6 +233,9 @@ def test_prepack_refuses_a_mach_o_for_the_other_cpu(tmp_path: Path) -> None:
         tgz_files(artefact(f"npm/tenure-win32-x64-{VERSION}.tgz"))["tenure.win32-x64.node"])
     out = subprocess.run(["npm", "pack", "--dry-run"], cwd=pkg, capture_output=True, text=True, check=False)
     assert out.returncode != 0 and "is a pe file, but the package says os darwin" in out.stderr, out.stderr
+    # The right addon (and the licenses the package lists): packed.
     (pkg / "tenure.darwin-arm64.node").write_bytes(arm["tenure.darwin-arm64.node"])
+    for name in ("LICENSE-MIT", "LICENSE-APACHE"):
+        shutil.copy2(ROOT / name, pkg / name)
     out = subprocess.run(["npm", "pack", "--dry-run"], cwd=pkg, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
