@@ -508,7 +508,9 @@ dist: setup component
 # Installs dist/'s wheel and npm tarballs into a fresh venv / npm project whose PATH has python,
 # node, npm and coreutils only (no cargo, rustc or C compiler), runs a 3-node cluster through
 # `python -m tenure run` and `npx tenure run` (plus CommonJS and ESM imports), and checks every
-# artefact: aarch64 architecture and glibc floor, versions, licenses, metadata.
+# artefact: aarch64 architecture and glibc floor, versions, licenses, metadata; every macOS and
+# Windows binary's CPU, imports, oldest OS and (arm64) code signature; and, where wine64 is
+# installed, a 3-node cluster of the Windows command line (tests/dist/test_wine.py).
 test-dist: setup dist
 	python -m pytest -q tests/dist
 
