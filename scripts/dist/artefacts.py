@@ -122,7 +122,8 @@ def write(dist: Path, out: Path, *, top_level: bool = False) -> str:
         spent = json.loads(timings.read_text())
         lines += ["", "## Build time", "",
                   (f"Wall clock of each part in the last `make dist` run that built it ({spent['cpus']} CPUs, "
-                   f"`CARGO_BUILD_JOBS={spent['jobs']}`), cargo's target directory warm or cold as it was."), "",
+                   f"`CARGO_BUILD_JOBS={spent['jobs']}`), cargo's target directory warm or cold and the machine "
+                   "busy with other work or not, as they were: a record of that run, not a benchmark."), "",
                   "| part | seconds |", "| --- | ---: |"]
         lines += [f"| {part} | {seconds:.0f} |" for part, seconds in spent["parts"].items()]
         lines += [f"| total | {sum(spent['parts'].values()):.0f} |"]
