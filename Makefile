@@ -221,8 +221,8 @@ test-runtime: setup
 .PHONY: test-runtime
 
 # The runtime and the `tenure` binary compile for macOS and Windows (runtime/src/os/ holds what
-# differs; docs/platforms.md what each OS guarantees). A check, not a build: linking needs each
-# OS's SDK or a cross linker. Not part of `make test` yet.
+# differs; docs/platforms.md what each OS guarantees). A quick check of every target; `make dist`
+# builds and links the artefacts for them (zig, mingw-w64). Not part of `make test` (dist is).
 CROSS_TARGETS ?= aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu
 check-cross:
 	rustup target add $(CROSS_TARGETS)
