@@ -34,12 +34,15 @@ export DEBIAN_FRONTEND := noninteractive
 # ---------------------------------------------------------------------------------------------------
 
 RUSTUP_TARGETS ?= wasm32-unknown-unknown wasm32-wasip1 wasm32-wasip2 thumbv7em-none-eabihf $(DIST_TARGETS)
-# The cross targets `make dist` builds wheels and npm addons for (linked by zig from PyPI); the
-# aarch64 musl one is for the static supervisor helper (tenure-supervise) shipped in both.
-DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+# The cross targets `make dist` builds wheels, npm addons and the command line for (linked by zig
+# from PyPI: no SDK, no MSVC); the aarch64 musl one is for the static supervisor helper
+# (tenure-supervise) and command line of Linux arm64.
+DIST_TARGETS ?= aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl \
+                aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu
 RUSTUP_COMPONENTS ?= rustfmt clippy
 # Debian packages. python3-venv and a C toolchain are added automatically when missing.
-APT_PACKAGES ?= chromium
+# gcc-mingw-w64-x86-64 links the Windows artefacts of `make dist` (scripts/dist/build.py says why not zig).
+APT_PACKAGES ?= chromium gcc-mingw-w64-x86-64
 # Directories where `npm ci` runs when they hold a package-lock.json.
 NPM_DIRS ?= node demo tests bindings/component/js
 # Directories linted by ruff when they hold .py files.
@@ -86,7 +89,8 @@ help:
 	@echo "  test            set up, then: $(TEST_SUITES)"
 	@echo "  setup           install toolchains and tools (idempotent)"
 	@echo "  dist            portable wheels, npm packages, browser package and component into dist/"
-	@echo "  test-dist       install dist/'s wheel and npm tarballs without any compiler, run clusters"
+	@echo "  test-dist       install dist/'s wheel and npm tarballs without any compiler, run clusters; inspect the macOS/Windows ones"
+	@echo "  artefacts       make dist, then ARTEFACTS.md: every artefact's size, platform, oldest OS, build time"
 	@echo "  bench           run benchmarks that exist"
 	@echo "  check-cross     the runtime and tenure compile for macOS (arm64, x86_64) and Windows (cargo check)"
 	@echo "  test-netns      fault schedules on real processes in network namespaces (root)"
@@ -218,8 +222,8 @@ test-runtime: setup
 .PHONY: test-runtime
 
 # The runtime and the `tenure` binary compile for macOS and Windows (runtime/src/os/ holds what
-# differs; docs/platforms.md what each OS guarantees). A check, not a build: linking needs each
-# OS's SDK or a cross linker. Not part of `make test` yet.
+# differs; docs/platforms.md what each OS guarantees). A quick check of every target; `make dist`
+# builds and links the artefacts for them (zig, mingw-w64). Not part of `make test` (dist is).
 CROSS_TARGETS ?= aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu
 check-cross:
 	rustup target add $(CROSS_TARGETS)
@@ -498,9 +502,10 @@ bench-netns: setup
 # dist: installable artefacts (scripts/dist/README.md)
 # ---------------------------------------------------------------------------------------------------
 
-# dist/: manylinux2014 x86_64 + aarch64 and musllinux_1_2 abi3 wheels and the sdist; the npm main
-# package and its per-platform addon packages (npm/linux-*); the browser package; the component
-# with name/version metadata; dist/ARTEFACTS.md lists them with size and platform tag.
+# dist/: abi3 wheels (manylinux2014 x86_64 + aarch64, musllinux_1_2, macOS arm64 + x86_64, Windows
+# x86_64) and the sdist; the npm main package and its per-platform addon packages (npm/linux-*,
+# darwin-*, win32-x64); the `tenure` command line per target (dist/cli); the browser package; the
+# component with name/version metadata; dist/ARTEFACTS.md lists them with size, platform, oldest OS.
 # DIST_ONLY=part,part rebuilds a subset (parts: python scripts/dist/build.py --help).
 DIST_DIR ?= $(ROOT)/dist
 DIST_ONLY ?=
@@ -510,11 +515,18 @@ dist: setup component
 # Installs dist/'s wheel and npm tarballs into a fresh venv / npm project whose PATH has python,
 # node, npm and coreutils only (no cargo, rustc or C compiler), runs a 3-node cluster through
 # `python -m tenure run` and `npx tenure run` (plus CommonJS and ESM imports), and checks every
-# artefact: aarch64 architecture and glibc floor, versions, licenses, metadata.
+# artefact: aarch64 architecture and glibc floor, versions, licenses, metadata; every macOS and
+# Windows binary's CPU, imports, oldest OS and (arm64) code signature; and, where wine64 is
+# installed, a 3-node cluster of the Windows command line (tests/dist/test_wine.py).
 test-dist: setup dist
 	python -m pytest -q tests/dist
 
-.PHONY: dist test-dist
+# The top-level ARTEFACTS.md (linked from the README) from what `make dist` built, with its build
+# times: like BENCHMARKS.md, rewritten by its target and never by hand.
+artefacts: dist
+	python scripts/dist/artefacts.py --dist "$(DIST_DIR)" --write ARTEFACTS.md
+
+.PHONY: dist test-dist artefacts
 
 # ---------------------------------------------------------------------------------------------------
 # demo, bench, fuzz

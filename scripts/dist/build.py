@@ -1,23 +1,31 @@
 #!/usr/bin/env python3
 """`make dist`: the installable artefacts, built for platforms other than this machine's own
-without downloading a toolchain (zig from PyPI is the cross-linker; see NOTES and scripts/dist/README.md).
+without downloading a toolchain (zig from PyPI links Linux and macOS, Debian's mingw-w64 links
+Windows; see NOTES and scripts/dist/README.md).
 
     python scripts/dist/build.py [--out dist] [--only python-x86_64-gnu,npm-linux-x64-gnu,...]
 
 Writes into OUT (default dist/):
 
-    python/  abi3 wheels (manylinux2014 x86_64 and aarch64, musllinux_1_2 x86_64) and the sdist
+    python/  abi3 wheels (manylinux2014 x86_64 and aarch64, musllinux_1_2 x86_64, macOS arm64 and
+             x86_64, Windows x86_64) and the sdist
     npm/     tenure-VERSION.tgz (main package, optionalDependencies on the per-platform packages),
-             tenure-linux-*-VERSION.tgz (one addon each, os/cpu/libc), tenure-web-VERSION.tgz
-
-Every wheel and per-platform npm package carries `tenure-supervise` for its target beside the
-extension or addon: the leader-only command's supervisor, so that the Python and Node.js command
-lines need not start their interpreter a second time (docs/command.md).
+             tenure-{linux-*,darwin-*,win32-x64}-VERSION.tgz (one addon each, os/cpu(/libc)),
+             tenure-web-VERSION.tgz
+    cli/     the `tenure` command line alone for each target: tenure-VERSION-TARGET.tar.gz (.zip
+             for Windows), with the licenses
     wasm/    tenure.wasm, the component with name/version metadata in its custom sections
-    ARTEFACTS.md  every artefact with its size and platform tag (also printed)
+    ARTEFACTS.md  every artefact with its size, platform and oldest OS (also printed; artefacts.py)
 
-Each wheel is checked with `auditwheel show` (its platform tag must be the one asked for) and
-each addon's ELF machine by the per-platform package's own prepack check. Artefacts from earlier
+Every wheel and per-platform npm package for Linux and macOS carries `tenure-supervise` for its
+target beside the extension or addon: the leader-only command's supervisor, so that the Python and
+Node.js command lines need not start their interpreter a second time (docs/command.md). Windows has
+no supervisor yet (the command line refuses `-- CMD` there), so its artefacts carry none.
+
+Each Linux wheel is checked with `auditwheel show` (its platform tag must be the one asked for),
+each macOS and Windows binary with platforms.check_native (CPU, only system libraries, the oldest
+OS; arm64 macOS: a valid ad-hoc code signature, which zig's linker writes), and each addon's
+machine by the per-platform package's own prepack check. Artefacts from earlier
 runs that this run did not rebuild are kept, so `--only` can refresh a subset.
 """
 
@@ -32,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import tomllib
@@ -39,19 +48,34 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import artefacts
+import binaries
+from platforms import (
+    GLIBC_FLOOR,
+    cdylib,
+    check_native,
+    cli_target,
+    exe,
+    helper_target,
+    os_of,
+    target_env,
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 LICENSES = ("LICENSE-MIT", "LICENSE-APACHE")
-# The oldest glibc the Linux -gnu artefacts run on (manylinux2014).
-GLIBC_FLOOR = "2.17"
 
 
 @dataclass(frozen=True)
 class Wheel:
     part: str
     target: str
-    compatibility: str
+    # maturin's --compatibility (Linux only: macOS wheels take their tag from
+    # MACOSX_DEPLOYMENT_TARGET, Windows wheels are win_amd64).
+    compatibility: str | None
     # What `auditwheel show` must report for the wheel (the glibc floor it proves); None: not
-    # checkable here (see MUSL_NOTE).
+    # checkable by auditwheel (musl: see MUSL_NOTE; macOS and Windows: platforms.check_native).
     audit_tag: str | None
 
 
@@ -59,19 +83,28 @@ WHEELS = (
     Wheel("python-x86_64-gnu", "x86_64-unknown-linux-gnu", "manylinux2014", "manylinux_2_17_x86_64"),
     Wheel("python-aarch64-gnu", "aarch64-unknown-linux-gnu", "manylinux2014", "manylinux_2_17_aarch64"),
     Wheel("python-x86_64-musl", "x86_64-unknown-linux-musl", "musllinux_1_2", None),
+    Wheel("python-aarch64-macos", "aarch64-apple-darwin", None, None),
+    Wheel("python-x86_64-macos", "x86_64-apple-darwin", None, None),
+    Wheel("python-x86_64-windows", "x86_64-pc-windows-gnu", None, None),
 )
 # auditwheel cannot confirm a musllinux tag on a glibc machine, and zig links musl binaries against
 # the soname `libc.so` (which musl's loader maps to itself) where auditwheel's musllinux policy
 # expects `libc.musl-x86_64.so.1`. The tests check those binaries' ELF facts instead.
 MUSL_NOTE = "musllinux: tagged by maturin; ELF-checked by tests/dist (auditwheel cannot audit musl here)"
-# The per-platform npm packages are the directories npm/linux-*/ (their package.json names the
-# Rust target); parts are called npm-<dir>.
-NPM_PLATFORM_DIRS = sorted(p.parent for p in (ROOT / "npm").glob("linux-*/package.json"))
+# The per-platform npm packages are the directories npm/*/ whose package.json names a Rust target
+# (npm/web is the browser package); parts are called npm-<dir>.
+NPM_PLATFORM_DIRS = sorted(p.parent for p in (ROOT / "npm").glob("*/package.json")
+                           if "rustTarget" in json.loads(p.read_text()).get("tenure", {}))
+# The standalone command line, one archive per target; parts are called cli-<target>.
+CLI_TARGETS = ("x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl", "aarch64-apple-darwin",
+               "x86_64-apple-darwin", "x86_64-pc-windows-gnu")
 PARTS = (
     [w.part for w in WHEELS]
     + ["python-sdist"]
     + [f"npm-{d.name}" for d in NPM_PLATFORM_DIRS]
-    + ["npm-main", "npm-web", "wasm-component"]
+    + ["npm-main", "npm-web"]
+    + [f"cli-{t}" for t in CLI_TARGETS]
+    + ["wasm-component"]
 )
 
 
@@ -113,29 +146,53 @@ def zig_target(target: str) -> str:
     # cargo-zigbuild (PyPI) links with zig; for glibc targets the `.2.17` suffix sets the glibc the
     # binary is linked against (without it zig's default needs GLIBC_2.30: gettid, statx, getrandom),
     # the same floor as the manylinux2014 wheels.
-    return f"{target}.{GLIBC_FLOOR}" if target.endswith("-gnu") else target
+    return f"{target}.{GLIBC_FLOOR}" if target.endswith("-linux-gnu") else target
 
 
-def helper_target(target: str) -> str:
-    """The Rust target `tenure-supervise` is built for to go with an artefact for `target`: the
-    same CPU, musl, linked statically. A static executable needs no C library on the machine, so
-    one binary serves the glibc and the musl packages alike, and it maps no shared library: its
-    idle memory is the program alone (docs/command.md)."""
-    return f"{target.split('-')[0]}-unknown-linux-musl"
+def cargo_build(target: str) -> list[str]:
+    """How to build for `target`: with zig as the linker (cargo-zigbuild), except for Windows.
+
+    Windows is linked by Debian's mingw-w64 (`x86_64-w64-mingw32-gcc`, rustc's default linker for
+    the -gnu target; `make setup` installs it): maturin 1.16's zig path writes a module definition
+    file exporting `PyInit_tenure._native` (the whole dotted module name) where pyo3 defines
+    `PyInit__native`, and lld refuses the wheel's link; one linker for every Windows artefact."""
+    return ["cargo", "build"] if os_of(target) == "windows" else ["cargo", "zigbuild"]
 
 
-def build_helper(target: str, env: dict[str, str]) -> Path:
-    """`tenure-supervise` for an artefact for `target` (cargo keeps it: the wheels and the npm
-    packages of one CPU share it)."""
-    rust_target = helper_target(target)
-    flags = f"CARGO_TARGET_{rust_target.upper().replace('-', '_')}_RUSTFLAGS"
+def maturin_linker(target: str) -> list[str]:
+    return [] if os_of(target) == "windows" else ["--zig"]
+
+
+def build_runtime_bin(rust_target: str, name: str, env: dict[str, str]) -> Path:
+    """A binary of tenure-runtime (`tenure-supervise` or `tenure`) for `rust_target`, checked
+    (macOS, Windows) before it ships (cargo keeps it: the wheels and npm packages of one CPU
+    share the helper)."""
     # Its own target dir: static linking (+crt-static, musl's default, which build_env turns off
     # for the addons) would otherwise rebuild the addons' dependencies at every switch.
     target_dir = Path(env["CARGO_TARGET_DIR"]) / "helper"
-    env = dict(env, **RELEASE_SETTINGS, CARGO_TARGET_DIR=str(target_dir), **{flags: "-C target-feature=+crt-static"})
-    run(["cargo", "zigbuild", "--release", "--locked", "-p", "tenure-runtime", "--bin", HELPER,
+    env = dict(target_env(rust_target, env), **RELEASE_SETTINGS, CARGO_TARGET_DIR=str(target_dir))
+    if os_of(rust_target) == "linux":
+        env[f"CARGO_TARGET_{rust_target.upper().replace('-', '_')}_RUSTFLAGS"] = "-C target-feature=+crt-static"
+    run([*cargo_build(rust_target), "--release", "--locked", "-p", "tenure-runtime", "--bin", name,
          "--target", rust_target], env=env)
-    return target_dir / rust_target / "release" / HELPER
+    built = target_dir / rust_target / "release" / exe(rust_target, name)
+    if os_of(rust_target) != "linux":
+        check_or_exit(built.read_bytes(), rust_target, built.name)
+    return built
+
+
+def build_helper(target: str, env: dict[str, str]) -> Path | None:
+    """`tenure-supervise` for an artefact for `target`, or None where there is none (Windows)."""
+    rust_target = helper_target(target)
+    return None if rust_target is None else build_runtime_bin(rust_target, HELPER, env)
+
+
+def check_or_exit(data: bytes, target: str, name: str, *, python_extension: bool = False) -> None:
+    try:
+        found = check_native(data, target, name, python_extension=python_extension)
+    except binaries.BinaryError as e:
+        sys.exit(f"dist: {e}")
+    print(f"dist: {name} for {target}: {found.min_os}" + (f", signature {found.signature}" if found.signature else ""))
 
 
 def add_to_wheel(wheel: Path, arcname: str, path: Path) -> None:
@@ -177,21 +234,29 @@ def copy_licenses(to: Path) -> None:
 def build_wheel(w: Wheel, out: Path, env: dict[str, str]) -> Path:
     before = set(out.glob("*.whl"))
     with tempfile.TemporaryDirectory() as tmp:
+        compatibility = ["--compatibility", w.compatibility] if w.compatibility else []
         run(
-            ["maturin", "build", "--release", "--zig", "--target", w.target, "--compatibility", w.compatibility,
+            ["maturin", "build", "--release", *maturin_linker(w.target), "--target", w.target, *compatibility,
              "-o", tmp],
             cwd=ROOT / "python",
-            env=env,
+            env=target_env(w.target, env),
         )
         (built,) = Path(tmp).glob("*.whl")
-        add_to_wheel(built, f"tenure/{HELPER}", build_helper(w.target, env))
+        if os_of(w.target) != "linux":
+            with zipfile.ZipFile(built) as z:
+                (ext,) = [n for n in z.namelist() if n.startswith("tenure/_native.") and not n.endswith(".pyi")]
+                check_or_exit(z.read(ext), w.target, f"{built.name}:{ext}", python_extension=True)
+        helper = build_helper(w.target, env)
+        if helper is not None:
+            add_to_wheel(built, f"tenure/{HELPER}", helper)
         for old in before:
             if old.name.split("-")[-1] == built.name.split("-")[-1]:
                 old.unlink()  # the same platform from an earlier run (maybe another version)
         dest = out / built.name
         shutil.move(str(built), dest)
     if w.audit_tag is None:
-        print(f"dist: {dest.name}: {MUSL_NOTE}")
+        if os_of(w.target) == "linux":
+            print(f"dist: {dest.name}: {MUSL_NOTE}")
         return dest
     report = run(["auditwheel", "show", str(dest)], capture=True)
     tags = re.findall(r'"([a-z0-9_]+)"', report)
@@ -214,13 +279,63 @@ def build_addon(pkg_dir: Path, out: Path, env: dict[str, str]) -> Path:
     # `napi build -x` runs the same cargo-zigbuild but passes no glibc version (see zig_target);
     # the rest of what napi build does (generating JS/.d.ts bindings) is not used by the package,
     # whose index.d.ts is written by hand.
-    run(["cargo", "zigbuild", "--release", "--locked", "-p", "tenure-node", "--target", zig_target(target)],
-        env=dict(env, **RELEASE_SETTINGS))
-    built = Path(env["CARGO_TARGET_DIR"]) / target / "release" / "libtenure_node.so"
+    build = dict(target_env(target, env), **RELEASE_SETTINGS)
+    with tempfile.TemporaryDirectory() as libnode:
+        if os_of(target) == "windows":
+            build.update(windows_addon_env(Path(libnode)))
+        run([*cargo_build(target), "--release", "--locked", "-p", "tenure-node", "--target", zig_target(target)],
+            env=build)
+    built = Path(env["CARGO_TARGET_DIR"]) / target / "release" / cdylib(target, "tenure_node")
+    if os_of(target) != "linux":
+        check_or_exit(built.read_bytes(), target, f"{pkg_dir.name}/{manifest['main']}")
     shutil.copy2(built, pkg_dir / manifest["main"])
-    shutil.copy2(build_helper(target, env), pkg_dir / HELPER)  # node/lib/native.js finds it there
+    helper = build_helper(target, env)
+    if helper is not None:
+        shutil.copy2(helper, pkg_dir / HELPER)  # node/lib/native.js finds it there
     copy_licenses(pkg_dir)
-    return npm_pack(pkg_dir, out)  # prepack checks the addon's ELF machine
+    return npm_pack(pkg_dir, out)  # prepack checks the addon's format and machine
+
+
+def windows_addon_env(libnode: Path) -> dict[str, str]:
+    """What the napi crate's build script needs for x86_64-pc-windows-gnu. It was written for a
+    MinGW-built Node.js (libnode.dll): it refuses to run unless it finds a libnode.dll, and then
+    links `-lnode`. The official Node.js for Windows is one node.exe with no libnode.dll, and the
+    addon needs no import from either: napi-sys's default `dyn-symbols` looks every Node-API
+    function up in the host process when the addon loads. So the build script is shown an empty
+    libnode.dll, and `-lnode` an empty archive, which adds no import (tests/dist checks the
+    addon's imports: Windows DLLs only)."""
+    (libnode / "libnode.dll").write_bytes(b"")
+    (libnode / "libnode.a").write_bytes(b"!<arch>\n")
+    return {"LIBNODE_PATH": str(libnode)}
+
+
+def build_cli(target: str, out: Path, version: str, env: dict[str, str]) -> Path:
+    """The `tenure` command line for `target` alone, with the licenses: a .tar.gz (mode 755 kept)
+    for Linux and macOS, a .zip for Windows. On Linux it is the static musl build, like the helper."""
+    rust_target = cli_target(target)
+    binary = build_runtime_bin(rust_target, "tenure", env)
+    stem = f"tenure-{version}-{target}"
+    for old in out.glob(f"tenure-*-{target}.*"):
+        old.unlink()
+    members = [(binary, exe(rust_target, "tenure"), 0o755)] + [(ROOT / n, n, 0o644) for n in LICENSES]
+    if os_of(target) == "windows":
+        dest = out / f"{stem}.zip"
+        with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
+            for path, name, mode in members:
+                info = zipfile.ZipInfo(f"{stem}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = (0o100000 | mode) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                z.writestr(info, path.read_bytes())
+        return dest
+    dest = out / f"{stem}.tar.gz"
+    # Fixed owner, times and order, so the same binary gives the same archive.
+    with tarfile.open(dest, "w:gz", format=tarfile.PAX_FORMAT) as t:
+        for path, name, mode in members:
+            info = tarfile.TarInfo(f"{stem}/{name}")
+            info.size, info.mode, info.mtime = path.stat().st_size, mode, 315532800
+            with open(path, "rb") as f:
+                t.addfile(info, f)
+    return dest
 
 
 def build_npm_main(out: Path, version: str) -> Path:
@@ -275,36 +390,14 @@ def build_component(out: Path, version: str, component: Path) -> Path:
     return dest
 
 
-def platform_tag(path: Path) -> str:
-    name = path.name
-    if name.endswith(".whl"):
-        return name[:-4].split("-", 2)[2]  # python-abi-platform
-    if name.endswith(".tar.gz"):
-        return "sdist (any platform, builds with Rust)"
-    if name.endswith(".wasm"):
-        return "WebAssembly component (wasm32, any host)"
-    stem = name.removesuffix(".tgz")
-    for d in NPM_PLATFORM_DIRS:
-        m = json.loads((d / "package.json").read_text())
-        if stem.startswith(m["name"] + "-"):
-            return f"npm os={m['os'][0]} cpu={m['cpu'][0]} libc={m['libc'][0]}"
-    if stem.startswith("tenure-web-"):
-        return "npm, browser ES module + wasm32"
-    return "npm, any platform (addon from the optional dependency)"
-
-
-def write_manifest(out: Path) -> str:
-    rows = [
-        f"| `{p.relative_to(out)}` | {p.stat().st_size:,} | {platform_tag(p)} |"
-        for p in sorted(out.rglob("*"))
-        if p.is_file() and p.suffix in (".whl", ".gz", ".tgz", ".wasm")
-    ]
-    text = "\n".join(
-        ["# dist/ artefacts", "", "Written by `make dist` (scripts/dist/build.py).", "",
-         "| artefact | bytes | platform |", "| --- | ---: | --- |", *rows, ""]
-    )
-    (out / "ARTEFACTS.md").write_text(text)
-    return text
+def record_timings(path: Path, timings: list[tuple[str, float]]) -> None:
+    """Each part's wall clock in this run, over the same part's from earlier runs (a --only run
+    refreshes its own parts): the build-time table of ARTEFACTS.md."""
+    earlier = json.loads(path.read_text())["parts"] if path.exists() else {}
+    parts = {p: earlier[p] for p in PARTS if p in earlier} | dict(timings)
+    parts = {p: round(parts[p], 1) for p in PARTS if p in parts}
+    jobs = os.environ.get("CARGO_BUILD_JOBS", str(os.cpu_count()))
+    path.write_text(json.dumps({"cpus": os.cpu_count(), "jobs": jobs, "parts": parts}, indent=2) + "\n")
 
 
 def main() -> None:
@@ -323,10 +416,13 @@ def main() -> None:
     for tool in ("maturin", "zig", "cargo-zigbuild", "auditwheel", "npm", "wasm-tools"):
         if shutil.which(tool) is None:
             sys.exit(f"dist: {tool} is not on PATH: run `make setup` (it is in requirements-dev.txt)")
+    if any("windows" in p or "win32" in p for p in parts) and shutil.which("x86_64-w64-mingw32-gcc") is None:
+        sys.exit("dist: x86_64-w64-mingw32-gcc (links the Windows artefacts) is not on PATH: run `make setup` "
+                 "(Debian's gcc-mingw-w64-x86-64)")
 
     version = workspace_version()
     out: Path = args.out.resolve()
-    for sub in ("python", "npm", "wasm"):
+    for sub in ("python", "npm", "cli", "wasm"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     env = build_env(args.target_dir.resolve())
     timings: list[tuple[str, float]] = []
@@ -342,10 +438,13 @@ def main() -> None:
             build_npm_web(out / "npm", env)
         elif part == "wasm-component":
             build_component(out / "wasm", version, args.component)
+        elif part.startswith("cli-"):
+            build_cli(part.removeprefix("cli-"), out / "cli", version, env)
         else:
             build_addon(ROOT / "npm" / part.removeprefix("npm-"), out / "npm", env)
         timings.append((part, time.monotonic() - started))
-    print(write_manifest(out))
+    record_timings(out / artefacts.TIMINGS, timings)
+    print(artefacts.write(out, out / "ARTEFACTS.md"))
     print("dist: time per part: " + ", ".join(f"{p} {s:.0f} s" for p, s in timings))
 
 

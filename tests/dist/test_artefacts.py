@@ -182,7 +182,9 @@ def test_npm_main_package() -> None:
     files = tgz_files(artefact(f"npm/tenure-{VERSION}.tgz"))
     manifest = json.loads(files["package.json"])
     assert manifest["version"] == VERSION
-    assert manifest["optionalDependencies"] == {f"tenure-{p}": VERSION for p in NPM_PLATFORMS}
+    # Every platform package, Linux, macOS and Windows (test_foreign.py checks the last two).
+    foreign = ("darwin-arm64", "darwin-x64", "win32-x64")
+    assert manifest["optionalDependencies"] == {f"tenure-{p}": VERSION for p in (*NPM_PLATFORMS, *foreign)}
     assert not [f for f in files if f.endswith(".node")], "the main package must not carry an addon"
     assert {"LICENSE-MIT", "LICENSE-APACHE", "README.md", "index.d.ts", "index.mjs", "bin/tenure.js"} <= set(files)
     # Everything the README points at under examples/ is in the package.
@@ -237,8 +239,32 @@ def test_prepack_refuses_without_the_binary(tmp_path: Path) -> None:
     assert out.returncode != 0 and "refusing to pack" in out.stderr, out.stderr
 
 
+def built() -> list[Path]:
+    return [p for p in DIST.rglob("*") if p.is_file() and p.suffix in (".whl", ".gz", ".tgz", ".wasm", ".zip")]
+
+
 def test_artefact_list_is_current() -> None:
     listed = (DIST / "ARTEFACTS.md").read_text()
-    for p in DIST.rglob("*"):
-        if p.is_file() and p.suffix in (".whl", ".gz", ".tgz", ".wasm"):
-            assert f"`{p.relative_to(DIST)}` | {p.stat().st_size:,} |" in listed, p
+    for p in built():
+        assert f"`{p.relative_to(DIST)}` | {p.stat().st_size:,} |" in listed, p
+
+
+# How far an artefact may drift from the size the checked-in ARTEFACTS.md lists (the same margin as
+# BENCHMARKS.md's sizes in tests/docs): a bigger change means `make artefacts` is due.
+SIZE_TOLERANCE = 0.05
+
+
+def test_top_level_artefact_list_matches_dist() -> None:
+    """ARTEFACTS.md (the README links it; written by `make artefacts`) lists exactly what is in
+    dist/, each with a size within SIZE_TOLERANCE of the built file's and an oldest OS."""
+    rows = {}
+    for line in (ROOT / "ARTEFACTS.md").read_text().splitlines():
+        m = re.fullmatch(r"\| `([^`]+)` \| ([\d,]+) \| ([^|]*) \| ([^|]*) \|", line)
+        if m:
+            rows[m.group(1)] = (int(m.group(2).replace(",", "")), m.group(4).strip())
+    on_disk = {str(p.relative_to(DIST)): p.stat().st_size for p in built()}
+    assert sorted(rows) == sorted(on_disk), "ARTEFACTS.md and dist/ differ: run `make artefacts`"
+    for name, (listed, floor) in rows.items():
+        assert abs(on_disk[name] - listed) <= SIZE_TOLERANCE * listed, (
+            f"{name} is {on_disk[name]:,} bytes, ARTEFACTS.md says {listed:,}: run `make artefacts`")
+        assert floor, f"{name}: no oldest OS / runtime in ARTEFACTS.md"
