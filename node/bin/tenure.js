@@ -15,9 +15,7 @@ for (const sig of /** @type {const} */ (['SIGTERM', 'SIGINT'])) process.on(sig, 
 const args = process.argv.slice(2)
 /** @type {string | null} */
 const helper = native.supervisorHelper
-// Not on Windows, where no helper ships because the command line refuses `-- CMD` (no supervisor
-// there yet) and says so itself.
-if (helper === null && process.platform !== 'win32' && args[0] === 'run' && args.includes('--')) {
+if (helper === null && args[0] === 'run' && args.includes('--')) {
   process.stderr.write(
     'tenure: warning: the native supervisor tenure-supervise is missing beside the addon (a source build ' +
       'without `make node-addon`); the leader-only command is supervised by a second Node.js process\n'

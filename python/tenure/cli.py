@@ -27,9 +27,7 @@ def _supervisor(args: List[str]) -> List[str]:
     """The argv prefix the runtime starts the supervisor with (``PREFIX __supervise ...``)."""
     if os.access(SUPERVISOR_HELPER, os.X_OK):
         return [str(SUPERVISOR_HELPER)]
-    # A leader-only command: say at start why it costs more. Not on Windows, where no helper ships
-    # because the command line refuses `-- CMD` (no supervisor there yet): it says so itself.
-    if args[:1] == ["run"] and "--" in args and sys.platform != "win32":
+    if args[:1] == ["run"] and "--" in args:  # a leader-only command: say at start why it costs more
         print(
             f"tenure: warning: the native supervisor {SUPERVISOR_HELPER} is missing (an install from the sdist "
             "or an unbuilt source checkout); the leader-only command is supervised by a second Python interpreter",
