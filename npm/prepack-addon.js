@@ -42,7 +42,7 @@ function machineOf(file, header) {
 }
 
 // The addon, and the leader-only command's supervisor beside it (which must be executable) where
-// the package lists one: Windows has no supervisor (the command line refuses `-- CMD` there).
+// the package lists one (none for Windows yet: its command line supervises with a second Node.js).
 const wantFormat = FORMATS[pkg.os[0]]
 const binaries = [[pkg.main, 'the addon']]
 const hasHelper = pkg.files.includes('tenure-supervise')

@@ -19,8 +19,8 @@ Writes into OUT (default dist/):
 
 Every wheel and per-platform npm package for Linux and macOS carries `tenure-supervise` for its
 target beside the extension or addon: the leader-only command's supervisor, so that the Python and
-Node.js command lines need not start their interpreter a second time (docs/command.md). Windows has
-no supervisor yet (the command line refuses `-- CMD` there), so its artefacts carry none.
+Node.js command lines need not start their interpreter a second time (docs/command.md). Windows
+artefacts carry none yet: the command lines there supervise with a second interpreter, and warn.
 
 Each Linux wheel is checked with `auditwheel show` (its platform tag must be the one asked for),
 each macOS and Windows binary with platforms.check_native (CPU, only system libraries, the oldest

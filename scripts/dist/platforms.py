@@ -51,7 +51,8 @@ def target_env(target: str, env: dict[str, str]) -> dict[str, str]:
 
 def helper_target(target: str) -> str | None:
     """The Rust target `tenure-supervise` is built for to go with an artefact for `target`, or
-    None where there is no supervisor (Windows: the command line refuses `-- CMD` there).
+    None where none ships yet (Windows: the command lines there supervise with a second
+    interpreter, and warn).
 
     On Linux: the same CPU, musl, linked statically. A static executable needs no C library on the
     machine, so one binary serves the glibc and the musl packages alike, and it maps no shared

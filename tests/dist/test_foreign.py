@@ -125,7 +125,7 @@ def test_windows_wheel() -> None:
     check_native(ext, "x86_64-pc-windows-gnu", "_native.pyd", python_extension=True)
     # What `import tenure._native` calls: PyInit_ and the last part of the module name.
     assert "PyInit__native" in p.exports, p.exports
-    # Windows has no supervisor (the command line refuses `-- CMD` there): no helper to ship.
+    # No helper ships for Windows yet (the command lines there supervise with a second interpreter).
     assert not [n for n in names if "tenure-supervise" in n], names
 
 
