@@ -1,7 +1,9 @@
 """The Windows command line from dist/ (`tenure.exe`, the GNU-toolchain build) as a 3-node cluster
 on loopback under Wine: it elects; a SIGKILLed leader is replaced, and the test names the path that
 noticed (the refused-port probe or the election timeout) from its evidence; Ctrl-C on a leader is a
-graceful stop that hands leadership over before the process exits 0.
+graceful stop that hands leadership over before the process exits 0. The same tenure.exe then runs
+tests/wine/wine_command.py: the leader-only command under the Windows supervisor (its Job Object
+ends the command's tree when the supervisor or the runtime dies) and the death notice.
 
 Wine is a test bed, not Windows (docs/platforms.md): Wine 8 lacks bcryptprimitives.dll, from which
 Rust's standard library takes random bytes, so a stand-in (bcryptprimitives.c, built here with
@@ -22,10 +24,12 @@ import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, VERSION, artefact, free_udp_ports
+
+# The Wine test bed: the bcryptprimitives.dll stand-in's source and the leader-only command check.
+WINE_BED = ROOT / "tests" / "wine"
 
 # Wine starts a Windows process in seconds on an idle machine, more on a busy one.
 START_TIMEOUT = 120
@@ -59,7 +63,7 @@ def windows_cli(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], di
     with zipfile.ZipFile(artefact(f"cli/tenure-{VERSION}-x86_64-pc-windows-gnu.zip")) as z:
         (workdir / "tenure.exe").write_bytes(z.read(f"tenure-{VERSION}-x86_64-pc-windows-gnu/tenure.exe"))
     subprocess.run([gcc, "-shared", "-O2", "-o", str(workdir / "bcryptprimitives.dll"),
-                    str(Path(__file__).with_name("bcryptprimitives.c")), "-ladvapi32"], check=True)
+                    str(WINE_BED / "bcryptprimitives.c"), "-ladvapi32"], check=True)
     # One prefix for every run (creating it takes Wine tens of seconds), outside the repository's
     # sources, beside the dist builds.
     prefix = ROOT / "target" / "dist" / "wine-prefix"
@@ -176,3 +180,12 @@ def test_ctrl_c_on_the_leader_hands_leadership_over(cluster: list[Node]) -> None
     assert "stopped" in kinds, kinds
     before_stop = told[:kinds.index("stopped")]
     assert any(e["event"] == "follower" and e.get("leader") == successor.id for e in before_stop), told[-6:]
+
+
+def test_the_leader_only_command_and_the_death_notice_under_wine(windows_cli: tuple[list[str], dict[str, str]]) -> None:
+    argv, _ = windows_cli
+    out = subprocess.run(["python3", str(WINE_BED / "wine_command.py"), "--exe", argv[-1]],
+                         capture_output=True, text=True, timeout=900, check=False)
+    print(out.stdout, out.stderr)
+    assert out.returncode == 0, f"{out.stdout}\n{out.stderr}"
+    assert "SKIP" not in out.stdout, out.stdout
