@@ -3,6 +3,7 @@ compiler, and a 3-process cluster that must elect."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -103,6 +104,52 @@ def run_ok(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600)
     return out.stdout
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (from /proc), children before grandchildren."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        kids = children.get(todo.pop(0), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def stop_tree(proc: subprocess.Popen[str], grace: float = 10) -> None:
+    """SIGTERM to `proc`'s process group and to each of its descendants, then SIGKILL to whatever
+    of them is left after `grace` seconds. A launcher (npx, a shell) may run the program in a
+    group of its own and not pass a signal on; the supervisor of a leader-only command has a
+    session of its own by design (and holds the same stderr): each gets its signal directly, so
+    that nothing keeps the pipes open after this returns."""
+    tree = [proc.pid, *descendants(proc.pid)]
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    for pid in tree[1:]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in tree[1:]):
+        time.sleep(0.05)
+    try:
+        proc.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in [*tree, *descendants(proc.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait()
+
+
 def elect(argv_for_node: Callable[[str, list[str]], list[str]], cwd: Path, env: dict[str, str],
           timeout: float = 60, event: str = "leader",
           while_running: Callable[[dict[str, object]], None] | None = None) -> dict[str, object]:
@@ -143,14 +190,7 @@ def elect(argv_for_node: Callable[[str, list[str]], list[str]], cwd: Path, env: 
             while_running(leader[0])
     finally:
         for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+            stop_tree(p)
     errors = "\n".join((p.stderr.read() if p.stderr else "")[-2000:] for p in procs)
     assert leader, f"no {event} line; stdout:\n" + "\n".join(lines[-40:]) + "\nstderr:\n" + errors
     return leader[0]
