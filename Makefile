@@ -389,7 +389,7 @@ bench-processes: setup runtimes
 # The priority and value targets alone (benches/processes/targets.py: the preferred member back in
 # the lead, a new value everywhere), its section rewritten in BENCHMARKS.md; TARGETS_OPTS=... passes
 # options to targets.py (--reps N, --runtime KIND, --preempt-after MS).
-bench-targets: setup
+bench-targets: setup supervise-helper
 	$(CARGO) build -q --release -p tenure-runtime --bin tenure
 	@mkdir -p "$(BENCH_RESULTS)"
 	TENURE_NATIVE="$(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure" TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" python benches/processes/targets.py $(TARGETS_OPTS)
@@ -408,21 +408,33 @@ bench-recorded:
 # `cargo test` already built, and the component it hosts is optimised either way).
 TENURE_WASMTIME := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/debug/tenure-wasmtime
 export TENURE_WASMTIME
-# The leader-only command's supervisor for the Python and Node.js command lines (tenure-supervise,
-# runtime/src/bin): python-dev and node-addon copy it next to the extension and the addon. The same
-# release settings as the npm addon (node/package.json `build`) and scripts/dist/build.py.
-SUPERVISE_HELPER := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure-supervise
+# The leader-only command's supervisor and watchdog (tenure-supervise, runtime/src/bin): python-dev
+# and node-addon copy it next to the extension and the addon, and it goes beside the release
+# `tenure` and `tenure-wasmtime`, which start the one in their own directory. On Linux it is linked
+# statically against musl, as in the wheels and npm packages (scripts/dist/build.py): it maps no
+# shared library, so its idle memory is the program's own pages (docs/command.md, "The watchdog").
+# The same release settings as the npm addon (node/package.json `build`) and scripts/dist/build.py.
+# (`install` replaces target/release's file: cargo's is a hard link into deps/, left as it is.)
+# The debug builds below name it next to `tenure` so that the one beside target/debug's binaries
+# is always built from the same sources.
+ifeq ($(shell uname -s),Linux)
+SUPERVISE_TARGET := $(shell uname -m)-unknown-linux-musl
+SUPERVISE_STATIC := CARGO_TARGET_$(shell echo $(SUPERVISE_TARGET) | tr a-z- A-Z_)_RUSTFLAGS="-C target-feature=+crt-static"
+endif
+SUPERVISE_HELPER := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/$(if $(SUPERVISE_TARGET),$(SUPERVISE_TARGET)/)release/tenure-supervise
+RELEASE_SUPERVISE := $(or $(CARGO_TARGET_DIR),$(ROOT)/target)/release/tenure-supervise
 .PHONY: python-dev runtimes supervise-helper
 supervise-helper:
-	CARGO_PROFILE_RELEASE_LTO=true CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_STRIP=symbols \
-	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise
+	CARGO_PROFILE_RELEASE_LTO=true CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_STRIP=symbols $(SUPERVISE_STATIC) \
+	$(CARGO) build -q --release -p tenure-runtime --bin tenure-supervise $(if $(SUPERVISE_TARGET),--target $(SUPERVISE_TARGET))
+	$(if $(SUPERVISE_TARGET),install -m 755 "$(SUPERVISE_HELPER)" "$(RELEASE_SUPERVISE)")
 
 python-dev: setup supervise-helper
 	cd python && VIRTUAL_ENV="$(VENV)" maturin develop --release --quiet --features kubernetes
 	install -m 755 "$(SUPERVISE_HELPER)" python/tenure/tenure-supervise
 
 runtimes: python-dev node-addon component
-	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(CARGO) build -q -p tenure-runtime --bin tenure --bin tenure-supervise
 	$(CARGO) build -q -p tenure-component-host --bin tenure-wasmtime
 
 # End-to-end: 2 Python + 2 Node.js + 1 wasmtime processes over loopback UDP, under the demo's
@@ -435,7 +447,7 @@ test-e2e: setup runtimes
 # cluster of it is upgraded to this checkout one node at a time, then downgraded back, with one
 # leader per term, the leaderless gap of each step and the wire-version gate checked.
 test-upgrade: setup
-	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(CARGO) build -q -p tenure-runtime --bin tenure --bin tenure-supervise
 	python -m pytest -q -s tests/upgrade
 .PHONY: test-upgrade
 
@@ -465,7 +477,7 @@ NETNS_RUNTIMES ?=
 NETNS_ENV := $(if $(NETNS_RUNTIMES),TENURE_NETNS_RUNTIMES=$(NETNS_RUNTIMES))
 NETNS := $(NETNS_ENV) python tests/netns/schedules.py
 test-netns: setup
-	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(CARGO) build -q -p tenure-runtime --bin tenure --bin tenure-supervise
 	$(NETNS_ENV) python -m pytest -q -s -rsx tests/netns
 
 # deploy/kubernetes (docs/kubernetes.md): each kustomize variant rendered by
@@ -476,7 +488,7 @@ test-netns: setup
 # and find a pod restarted under another IP. deploy/docker's Dockerfiles are parsed (PyPI dockerfile)
 # and checked, not built (no image registry here). The namespace part needs root and skips otherwise.
 test-deploy: setup python-dev
-	$(CARGO) build -q -p tenure-runtime --bin tenure --features kubernetes
+	$(CARGO) build -q -p tenure-runtime --bin tenure --bin tenure-supervise --features kubernetes
 	mypy --strict deploy/kubernetes/python-app/app.py
 	python tests/deploy/manifests.py
 	python -m pytest -q -s -rs tests/deploy
@@ -486,13 +498,13 @@ test-deploy: setup python-dev
 SEEDS ?= 20
 FIRST_SEED ?= 1
 jepsen: setup
-	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(CARGO) build -q -p tenure-runtime --bin tenure --bin tenure-supervise
 	$(NETNS) jepsen --seeds $(SEEDS) --first-seed $(FIRST_SEED)
 
 # Leaderless time per fault kind and step-down time of a cut-off leader, as a Markdown fragment
 # for benches/report.py (run by `make bench`).
 bench-netns: setup
-	$(CARGO) build -q -p tenure-runtime --bin tenure
+	$(CARGO) build -q -p tenure-runtime --bin tenure --bin tenure-supervise
 	@mkdir -p "$(BENCH_RESULTS)"
 	TENURE_BENCH_RESULTS="$(BENCH_RESULTS)" $(NETNS) bench
 

@@ -559,8 +559,9 @@ fn init_logging() {
 /// Runs the command line: `args` includes the program name first (as `std::env::args()`).
 /// Returns the exit status. Prints JSON lines to stdout, usage errors (one line) and logs to
 /// stderr, reads control lines from stdin, and stops gracefully on SIGTERM or SIGINT (a second
-/// signal exits at once with status 1). A leader-only command's supervisor re-invokes
-/// [`std::env::current_exe`]; hosts that are not a Rust binary use [`main_with`].
+/// signal exits at once with status 1). The supervisor of the leader-only command (and watchdog)
+/// is `tenure-supervise` beside [`std::env::current_exe`], else that executable again; hosts that
+/// are not a Rust binary use [`main_with`].
 pub fn main<I, S, E, F>(args: I, engine_factory: F) -> i32
 where
     I: IntoIterator<Item = S>,
@@ -574,7 +575,7 @@ where
 /// [`main`] for a host that re-invokes its command line otherwise than by its executable alone:
 /// `reexec` is the argv prefix that runs this command line again (`[python, "-m", "tenure"]`,
 /// `[node, "/path/to/cli.js"]`); the leader-only command's supervisor is `PREFIX __supervise ...`.
-/// `None`: [`std::env::current_exe`].
+/// `None`: as [`main`] (`tenure-supervise` beside [`std::env::current_exe`], else that executable).
 pub fn main_with<I, S, E, F>(args: I, engine_factory: F, reexec: Option<Vec<String>>) -> i32
 where
     I: IntoIterator<Item = S>,
@@ -613,9 +614,7 @@ where
     // The leader-only command (`-- CMD ARGS...`, see `docs/command.md`).
     // The supervisor is also the watchdog of the death notice: it runs with or without a command.
     let runner = (!options.command.is_empty() || options.death_notices()).then(|| {
-        let reexec = reexec.unwrap_or_else(|| {
-            vec![std::env::current_exe().map_or_else(|_| "tenure".into(), |p| p.to_string_lossy().into_owned())]
-        });
+        let reexec = reexec.unwrap_or_else(crate::process::own_supervisor);
         let kill_grace = options.kill_grace.unwrap_or(crate::process::command::DEFAULT_KILL_GRACE);
         let spec = CommandSpec { argv: options.command.clone(), kill_grace, reexec };
         Runner::new(spec, id.clone(), |line| emit(&line))

@@ -262,3 +262,61 @@ fn a_closed_socket_with_a_living_process_stops_the_command_and_sends_nothing() {
     assert!(procs[p].child.try_wait().unwrap().is_none(), "the leader's process is alive");
     procs.clear();
 }
+
+/// The executable of process `pid`.
+fn exe(pid: u64) -> std::path::PathBuf {
+    std::fs::read_link(format!("/proc/{pid}/exe")).unwrap()
+}
+
+/// The watchdog is the small `tenure-supervise` from the runtime's own directory (cargo builds it
+/// beside `tenure`), found through a symlink to `tenure` too, not a second copy of the runtime.
+#[test]
+fn the_watchdog_is_the_helper_beside_the_executable() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("tenure");
+    std::os::unix::fs::symlink(BIN, &link).unwrap();
+    let helper = Path::new(BIN).with_file_name("tenure-supervise").canonicalize().unwrap();
+    let all = ids(1);
+    let lines = Lines::default();
+    for bin in [Path::new(BIN), &link] {
+        let mut p = start_cmd(&all[0], run_cmd_with(bin, &all[0], &[], &["--min-cluster-size", "1"]), &lines);
+        let mut dogs = Vec::new();
+        assert!(poll_until(LIMIT, Duration::from_millis(10), || {
+            dogs = watchdogs(p.child.id());
+            !dogs.is_empty()
+        }));
+        assert_eq!(exe(dogs[0]), helper, "the watchdog of {}", bin.display());
+        p.signal(15);
+        p.wait_exit(LIMIT);
+    }
+}
+
+/// A `tenure` with no `tenure-supervise` beside it runs itself again as the watchdog, which sends
+/// the notice as the helper does.
+#[test]
+fn without_the_helper_the_runtime_is_its_own_watchdog() {
+    let dir = tempfile::tempdir().unwrap();
+    let alone = dir.path().join("tenure");
+    std::fs::copy(BIN, &alone).unwrap();
+    let all = ids(3);
+    let mut lines = Lines::default();
+    let mut procs: Vec<Proc> = all
+        .iter()
+        .map(|id| {
+            let args = ["--election-timeout-min", "1500", "--election-timeout-max", "3000"];
+            start_cmd(id, run_cmd_with(&alone, id, &all, &args), &lines)
+        })
+        .collect();
+    let first = leader(&mut lines);
+    for p in &procs {
+        let dogs = watchdogs(p.child.id());
+        assert_eq!(dogs.len(), 1);
+        assert_eq!(exe(dogs[0]), alone.canonicalize().unwrap());
+    }
+    let (_dead, killed_at) = kill_leader(&mut procs, &first);
+    let notice = lines.wait(LIMIT, |v| v["event"] == "death_notice" && v["id"] == first["id"]);
+    assert_eq!(notice["sent"].as_u64(), Some(2), "{notice}");
+    let next = next_leader(&mut lines, &first);
+    let took = ms(&next).saturating_sub(killed_at);
+    assert!(took < BEFORE_PROMISE_MS, "a new leader {took} ms after the kill");
+}

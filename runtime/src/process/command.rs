@@ -30,8 +30,9 @@ pub struct CommandSpec {
     pub argv: Vec<String>,
     /// Milliseconds between SIGTERM and SIGKILL on an ordered stop (never past the lease deadline).
     pub kill_grace: u64,
-    /// The argv prefix that runs this command line again (the supervisor is `PREFIX __supervise
-    /// ...`): `[current_exe]` for the Rust binaries, `[python, -m, tenure]`, `[node, cli.js]`.
+    /// The argv prefix that runs the supervisor (`PREFIX __supervise ...`): `tenure-supervise` (see
+    /// `super::own_supervisor`), else this command line again (`[current_exe]`, `[python, -m,
+    /// tenure]`, `[node, cli.js]`).
     pub reexec: Vec<String>,
 }
 

@@ -190,7 +190,12 @@ pub fn start_cmd(id: &str, mut cmd: Command, lines: &Lines) -> Proc {
 
 /// `tenure run --id ID --peer ALL... --cluster C` plus `extra`.
 pub fn run_cmd(id: &str, all: &[String], extra: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
+    run_cmd_with(BIN.as_ref(), id, all, extra)
+}
+
+/// [`run_cmd`] with another `tenure` executable (a copy, a symlink).
+pub fn run_cmd_with(bin: &std::path::Path, id: &str, all: &[String], extra: &[&str]) -> Command {
+    let mut cmd = Command::new(bin);
     cmd.args(["run", "--id", id, "--cluster", "process-test"]);
     for p in all {
         cmd.args(["--peer", p]);
