@@ -183,9 +183,9 @@ def test_ctrl_c_on_the_leader_hands_leadership_over(cluster: list[Node]) -> None
 
 
 def test_the_leader_only_command_and_the_death_notice_under_wine(windows_cli: tuple[list[str], dict[str, str]]) -> None:
-    argv, _ = windows_cli
+    argv, env = windows_cli
     out = subprocess.run(["python3", str(WINE_BED / "wine_command.py"), "--exe", argv[-1]],
-                         capture_output=True, text=True, timeout=900, check=False)
+                         env=env, capture_output=True, text=True, timeout=900, check=False)
     print(out.stdout, out.stderr)
     assert out.returncode == 0, f"{out.stdout}\n{out.stderr}"
     assert "SKIP" not in out.stdout, out.stdout

@@ -187,10 +187,15 @@ def main() -> None:
     subprocess.run([gcc, "-shared", "-O2", "-o", str(work / "bcryptprimitives.dll"),
                     str(HERE / "bcryptprimitives.c"), "-ladvapi32"], check=True)
     subprocess.run([gcc, "-O2", "-o", str(work / "ticker.exe"), str(HERE / "ticker.c")], check=True)
-    # One prefix for every run (creating it takes Wine tens of seconds), outside the sources.
-    prefix = ROOT / "target" / "wine-prefix"
+    # One prefix for every run (creating it takes Wine tens of seconds), outside the sources; the
+    # caller's, when it has one (test-dist shares its own).
+    prefix = Path(os.environ.get("WINEPREFIX") or ROOT / "target" / "wine-prefix")
     prefix.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEARCH="win64")
+    # Wine creates or updates the prefix at its first start: done here, before any timed step (a
+    # node started while Wine sets the prefix up can wait there past the checks' limits).
+    subprocess.run([loader, str(work / "tenure.exe"), "--version"], env=env, capture_output=True, timeout=600,
+                   check=True)
     ids = [f"127.0.0.1:{p}" for p in free_udp_ports(3)]
     files = {me: work / f"out-{me.replace(':', '_')}.txt" for me in ids}
     nodes: list[Node] = []
