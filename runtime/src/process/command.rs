@@ -76,6 +76,9 @@ struct State {
     active: Option<Active>,
     /// The last term whose command ended by itself (exit 0 or failure): not started again.
     done_term: Option<u64>,
+    /// The last term whose `leader` event was delivered (printed): the command of a term starts
+    /// only after it, so its `command_started` line never comes before that `leader` line.
+    announced: Option<u64>,
     /// A voluntary handover is under way: start nothing.
     hold: bool,
     /// When the command may start again after a failure (the failure policy's retry delay).
@@ -121,6 +124,7 @@ impl Runner {
             retry_supervisor: None,
             active: None,
             done_term: None,
+            announced: None,
             hold: false,
             not_before: None,
             shutdown: false,
@@ -242,7 +246,8 @@ impl Runner {
             let mut st = self.lock();
             let term = handle.term();
             let lease = handle.lease_deadline();
-            let leading = handle.is_leader() && handle.term() == term && handle.is_running();
+            let leading =
+                handle.is_leader() && handle.term() == term && handle.is_running() && st.announced == Some(term);
             let backoff = st.not_before.is_some_and(|t| Instant::now() < t);
             let want = leading
                 && !self.inner.spec.argv.is_empty()
@@ -552,6 +557,11 @@ impl Runner {
         self.wake();
     }
 
+    /// The `leader` event of `term` was delivered: its command may start.
+    fn announced(&self, term: u64) {
+        self.lock().announced = Some(term);
+    }
+
     fn wake(&self) {
         let (lock, cvar) = &self.inner.pulse;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
@@ -624,7 +634,11 @@ impl<F: FnMut(RuntimeEvent) + Send + 'static> Handler for WithCommand<F> {
     fn on_event(&mut self, event: RuntimeEvent) {
         let wake =
             matches!(event, RuntimeEvent::Leader { .. } | RuntimeEvent::Follower { .. } | RuntimeEvent::Stopped { .. });
+        let led = if let RuntimeEvent::Leader { term, .. } = &event { Some(*term) } else { None };
         (self.on_event)(event);
+        if let (Some(term), Some(r)) = (led, &self.runner) {
+            r.announced(term);
+        }
         if let (true, Some(r)) = (wake, &self.runner) {
             r.wake();
         }
