@@ -200,6 +200,15 @@ impl<E: Engine, H: Handler> Loop<E, H> {
         if self.stop.stopping() || self.stop.ended() {
             return;
         }
+        // What already arrived is read first: the goodbye of a member that stopped a moment ago
+        // (a rolling stop) must count before a target is chosen, or leadership goes to a node
+        // that is gone and the others wait out an election timeout. Commands are served before
+        // the socket in each iteration, so without this a stop could overtake that goodbye.
+        let _ = self.receive();
+        let now = now.max(self.now());
+        if self.stop.ended() {
+            return;
+        }
         if self.engine.role() != Role::Leader {
             self.stop.exit = Some(Exit::Graceful);
             return;
