@@ -27,6 +27,7 @@
 
 #![allow(unsafe_code)]
 
+use super::mirror;
 use std::io;
 
 /// The guard's death signal: the supervisor has died. Blocked and taken with `sigwaitinfo`, and
@@ -139,21 +140,6 @@ unsafe fn guard_main(
             }
         }
     }
-}
-
-/// Exits the way the command did: with its exit code, or killed by the same signal.
-unsafe fn mirror(status: libc::c_int) -> ! {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        libc::signal(sig, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::kill(libc::getpid(), sig);
-        libc::_exit(128 + sig);
-    }
-    libc::_exit(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 1 })
 }
 
 /// Closes every file descriptor (the supervisor's socket and the spawn's status pipe among them).

@@ -27,6 +27,7 @@
 
 #![allow(unsafe_code)]
 
+use super::mirror;
 use std::io;
 
 /// How long the guard's wait lasts before it looks again without an event (a bound on a race the
@@ -107,21 +108,6 @@ unsafe fn guard_main(supervisor: libc::pid_t, command: libc::pid_t) -> ! {
 unsafe fn end_group() -> ! {
     libc::kill(0, libc::SIGKILL);
     libc::_exit(1)
-}
-
-/// Exits the way the command did: with its exit code, or killed by the same signal.
-unsafe fn mirror(status: libc::c_int) -> ! {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        libc::signal(sig, libc::SIG_DFL);
-        let mut set: libc::sigset_t = 0;
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::kill(libc::getpid(), sig);
-        libc::_exit(128 + sig);
-    }
-    libc::_exit(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 1 })
 }
 
 /// Closes every file descriptor (the supervisor's socket and the spawn's status pipe among them,

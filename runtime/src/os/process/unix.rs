@@ -220,3 +220,19 @@ pub(crate) fn end_tree(pgid: u32, _supervisor: Option<&mut Child>) -> bool {
 pub(crate) fn kill_tree(pgid: u32, _supervisor: Option<&mut Child>) -> bool {
     signal_group(pgid, Signal::SIGKILL)
 }
+
+/// Exits the way the command did: with its exit code, or killed by the same signal. The guard
+/// process ends this way on every Unix, so that whoever waits for it sees the command's status.
+pub(super) unsafe fn mirror(status: libc::c_int) -> ! {
+    if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), sig);
+        libc::_exit(128 + sig);
+    }
+    libc::_exit(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 1 })
+}
