@@ -6,7 +6,9 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use tenure::wire::{encode, Envelope, Message};
-use tenure_component_host::{Callbacks, ComponentNode, ConfirmAnswer, DurableState, LeaderRefusal, Loader, NodeConfig};
+use tenure_component_host::{
+    default_node_config, Callbacks, ComponentNode, ConfirmAnswer, DurableState, LeaderRefusal, Loader, NodeConfig,
+};
 
 /// Counts callbacks and does nothing else, so the numbers are the crossing and the core's work.
 #[derive(Default)]
@@ -51,33 +53,7 @@ impl Callbacks for Count {
 }
 
 fn config(id: &str) -> NodeConfig {
-    NodeConfig {
-        id: id.into(),
-        cluster: "bench".into(),
-        bootstrap: vec!["a".into(), "b".into(), "c".into()],
-        min_cluster_size: None,
-        election_timeout_min: None,
-        election_timeout_max: None,
-        heartbeat_interval: None,
-        lease_duration: None,
-        ghost_ttl: None,
-        pre_vote: None,
-        confirm_leader: None,
-        durable: false,
-        key: None,
-        seed: 1,
-        restored: None,
-        admit_unknown_peers: None,
-        max_peers: None,
-        max_clock_drift_ppm: None,
-        incarnation: None,
-        value: None,
-        priority: None,
-        never_lead: None,
-        preempt_after: None,
-        observer: None,
-        observer_peers: Vec::new(),
-    }
+    default_node_config(id, "bench", &["a".into(), "b".into(), "c".into()], 1)
 }
 
 fn heartbeat(sent_at: u64) -> Vec<u8> {

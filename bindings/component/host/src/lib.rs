@@ -395,6 +395,39 @@ impl<C: Callbacks> Drop for ComponentNode<C> {
     }
 }
 
+/// A component config that leaves every option to the guest's default, as the core's
+/// `Config::new` does: not durable, no key, no restored state. Set fields on the result (struct
+/// update syntax) for anything else.
+pub fn default_node_config(id: &str, cluster: &str, bootstrap: &[String], seed: u64) -> NodeConfig {
+    NodeConfig {
+        id: id.to_string(),
+        cluster: cluster.to_string(),
+        bootstrap: bootstrap.to_vec(),
+        min_cluster_size: None,
+        election_timeout_min: None,
+        election_timeout_max: None,
+        heartbeat_interval: None,
+        lease_duration: None,
+        ghost_ttl: None,
+        pre_vote: None,
+        confirm_leader: None,
+        durable: false,
+        key: None,
+        seed,
+        restored: None,
+        admit_unknown_peers: None,
+        max_peers: None,
+        max_clock_drift_ppm: None,
+        incarnation: None,
+        value: None,
+        priority: None,
+        never_lead: None,
+        preempt_after: None,
+        observer: None,
+        observer_peers: Vec::new(),
+    }
+}
+
 /// Builds a component config from the core's [`tenure::Config`] (as produced by the shared
 /// command line), a seed and the restored durable state.
 pub fn node_config(c: &tenure::Config, seed: u64, restored: Option<tenure::DurableState>) -> NodeConfig {

@@ -2,38 +2,13 @@
 //! leadership gate through callbacks, and traps that surface instead of wedging the node.
 
 use tenure_component_host::{
-    ComponentNode, ConfigErrorCode, ConfirmAnswer, DropReason, LeaderRefusal, Loader, NodeConfig, NodeErrorCode,
-    PeerDownReason, Record, Recorder, Role, WarningCode,
+    default_node_config, ComponentNode, ConfigErrorCode, ConfirmAnswer, DropReason, LeaderRefusal, Loader, NodeConfig,
+    NodeErrorCode, PeerDownReason, Record, Recorder, Role, WarningCode,
 };
 
 fn config(id: &str, peers: &[&str]) -> NodeConfig {
-    NodeConfig {
-        id: id.to_string(),
-        cluster: "api".to_string(),
-        bootstrap: peers.iter().map(|p| p.to_string()).collect(),
-        min_cluster_size: None,
-        election_timeout_min: None,
-        election_timeout_max: None,
-        heartbeat_interval: None,
-        lease_duration: None,
-        ghost_ttl: None,
-        pre_vote: None,
-        confirm_leader: None,
-        durable: true,
-        key: None,
-        seed: 7,
-        restored: None,
-        admit_unknown_peers: None,
-        max_peers: None,
-        max_clock_drift_ppm: None,
-        incarnation: None,
-        value: None,
-        priority: None,
-        never_lead: None,
-        preempt_after: None,
-        observer: None,
-        observer_peers: Vec::new(),
-    }
+    let peers: Vec<String> = peers.iter().map(|p| p.to_string()).collect();
+    NodeConfig { durable: true, ..default_node_config(id, "api", &peers, 7) }
 }
 
 fn node(loader: &Loader<Recorder>, c: NodeConfig) -> ComponentNode<Recorder> {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tenure_component_host::{ComponentNode, Loader, NodeConfig, Record, Recorder, Role};
+use tenure_component_host::{default_node_config, ComponentNode, Loader, NodeConfig, Record, Recorder, Role};
 
 const LATENCY_MS: u64 = 2;
 
@@ -20,33 +20,7 @@ struct Sim {
 }
 
 fn config(id: &str, ids: &[String], seed: u64) -> NodeConfig {
-    NodeConfig {
-        id: id.to_string(),
-        cluster: "component-sim".to_string(),
-        bootstrap: ids.to_vec(),
-        min_cluster_size: None,
-        election_timeout_min: None,
-        election_timeout_max: None,
-        heartbeat_interval: None,
-        lease_duration: None,
-        ghost_ttl: None,
-        pre_vote: None,
-        confirm_leader: None,
-        durable: true,
-        key: Some(b"sim-key".to_vec()),
-        seed,
-        restored: None,
-        admit_unknown_peers: None,
-        max_peers: None,
-        max_clock_drift_ppm: None,
-        incarnation: None,
-        value: None,
-        priority: None,
-        never_lead: None,
-        preempt_after: None,
-        observer: None,
-        observer_peers: Vec::new(),
-    }
+    NodeConfig { durable: true, key: Some(b"sim-key".to_vec()), ..default_node_config(id, "component-sim", ids, seed) }
 }
 
 impl Sim {
