@@ -17,33 +17,48 @@ Then an ordered stop: `transfer` on the new leader's stdin; its command is stopp
 (exit code STATUS_CONTROL_C_EXIT) or, with no console to send it on, the job was ended at once
 (exit code 1).
 
+The supervisor is `tenure-supervise.exe` when one sits beside tenure.exe (the runtime looks there
+first; the release archive ships it there), else tenure.exe started again. The script names the
+program from the supervisor process's command line, and with a tenure-supervise.exe given fails if
+tenure.exe supervised instead.
+
 Wine is a test bed, not Windows (docs/platforms.md): Wine 8 lacks bcryptprimitives.dll, from which
 Rust's standard library takes random bytes, so a stand-in (bcryptprimitives.c, built here with
 mingw-w64) goes next to tenure.exe; it is never shipped.
 
 Usage: tests/wine/wine_command.py [--exe PATH/tenure.exe]   (default: builds the debug
-x86_64-pc-windows-gnu tenure.exe with cargo). Prints `SKIP: why` and exits 0 without wine64 or
+x86_64-pc-windows-gnu tenure.exe and tenure-supervise.exe with cargo; with --exe, the
+tenure-supervise.exe beside it if there is one). Prints `SKIP: why` and exits 0 without wine64 or
 mingw-w64; exits 1 on a failed check.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import queue
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
-ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
+from wine_harness import (
+    HERE,
+    MINGW_GCC,
+    Node,
+    build_bcrypt_standin,
+    free_udp_ports,
+    wait_for,
+    windows_path,
+    wine_env,
+    wine_loader,
+)
+
+ROOT = HERE.parents[1]
+HELPER = "tenure-supervise.exe"
 TARGET = "x86_64-pc-windows-gnu"
 # Wine starts a Windows process in seconds on an idle machine, more on a busy one.
 START_TIMEOUT = 180
@@ -56,79 +71,14 @@ TIMING = ["--election-timeout-min", "4000", "--election-timeout-max", "8000", "-
           "--kill-grace", str(KILL_GRACE_MS)]
 
 
-def skip(why: str) -> None:
+def skip(why: str) -> NoReturn:
     print(f"SKIP: {why}")
     sys.exit(0)
 
 
-def fail(why: str) -> None:
+def fail(why: str) -> NoReturn:
     print(f"FAIL: {why}")
     sys.exit(1)
-
-
-def wine() -> str:
-    for candidate in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    skip("wine64 is not installed (Debian: apt-get install wine64): the Windows leader-only command is not run")
-    raise AssertionError
-
-
-def free_udp_ports(n: int) -> list[int]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def windows_path(p: Path) -> str:
-    """Wine's Z: drive is the Unix root."""
-    return "Z:" + str(p).replace("/", "\\")
-
-
-class Node:
-    def __init__(self, node_id: str, proc: subprocess.Popen[str]) -> None:
-        self.id = node_id
-        self.proc = proc
-        self.events: queue.Queue[dict[str, object]] = queue.Queue()
-        self.seen: list[dict[str, object]] = []
-        self.stderr: list[str] = []
-        threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
-
-    def _pump_out(self) -> None:
-        for line in self.proc.stdout:  # type: ignore[union-attr]
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                self.events.put(obj)
-
-    def _pump_err(self) -> None:
-        for line in self.proc.stderr:  # type: ignore[union-attr]
-            self.stderr.append(line.rstrip())
-
-
-def wait_for(nodes: list[Node], want, timeout: float) -> tuple[Node, dict[str, object]]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for n in nodes:
-            try:
-                e = n.events.get_nowait()
-            except queue.Empty:
-                continue
-            n.seen.append(e)
-            if want(e):
-                return n, e
-        time.sleep(0.02)
-    logs = "\n".join(f"--- {n.id} (exit {n.proc.poll()})\n" + "\n".join(
-        [json.dumps(e) for e in n.seen[-10:]] + n.stderr[-15:]) for n in nodes)
-    fail(f"no such event within {timeout} s:\n{logs}")
-    raise AssertionError
 
 
 def stamps(path: Path) -> list[tuple[int, int]]:
@@ -151,9 +101,9 @@ def wait_lines(path: Path, n: int, timeout: float) -> None:
         time.sleep(0.1)
 
 
-def supervisor_of(out_file: Path) -> int:
-    """The Unix pid of the Wine process that supervises the command writing to `out_file` (Wine
-    shows a Windows process's command line as its own)."""
+def supervisor_of(out_file: Path) -> tuple[int, str]:
+    """The Unix pid and the command line of the Wine process that supervises the command writing
+    to `out_file` (Wine shows a Windows process's command line as its own)."""
     needle = windows_path(out_file)
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -163,35 +113,62 @@ def supervisor_of(out_file: Path) -> int:
         except OSError:
             continue
         if "__supervise" in cmdline and needle in cmdline:
-            return int(proc.name)
+            return int(proc.name), cmdline
     fail(f"no supervisor process found for {needle}")
-    raise AssertionError
+
+
+def supervising_program(cmdline: str) -> str:
+    """The file name of the program a supervisor's command line runs: what precedes
+    `__supervise`, as Wine shows it (a Windows path, maybe after the loader's own)."""
+    program = cmdline.split("__supervise", 1)[0].strip().split()[-1]
+    return program.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exe", type=Path, help="tenure.exe to run (default: build the debug one)")
     args = ap.parse_args()
-    loader = wine()
-    gcc = shutil.which("x86_64-w64-mingw32-gcc")
+    loader = wine_loader()
+    if loader is None:
+        skip("wine64 is not installed (Debian: apt-get install wine64): the Windows leader-only command is not run")
+    gcc = shutil.which(MINGW_GCC)
     if gcc is None:
-        skip("x86_64-w64-mingw32-gcc (Debian's gcc-mingw-w64-x86-64) builds ticker.exe and the "
+        skip(f"{MINGW_GCC} (Debian's gcc-mingw-w64-x86-64) builds ticker.exe and the "
              "bcryptprimitives.dll stand-in Wine 8 needs")
     exe = args.exe
     if exe is None:
-        subprocess.run(["cargo", "build", "-p", "tenure-runtime", "--bin", "tenure", "--target", TARGET],
-                       cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "-p", "tenure-runtime", "--bin", "tenure", "--bin", "tenure-supervise",
+                        "--target", TARGET], cwd=ROOT, check=True)
         exe = ROOT / "target" / TARGET / "debug" / "tenure.exe"
+    helper = exe.with_name(HELPER)
     work = Path(tempfile.mkdtemp(prefix="tenure-wine-"))
     shutil.copy(exe, work / "tenure.exe")
-    subprocess.run([gcc, "-shared", "-O2", "-o", str(work / "bcryptprimitives.dll"),
-                    str(HERE / "bcryptprimitives.c"), "-ladvapi32"], check=True)
+    if helper.exists():
+        shutil.copy(helper, work / HELPER)
+    build_bcrypt_standin(gcc, work)
     subprocess.run([gcc, "-O2", "-o", str(work / "ticker.exe"), str(HERE / "ticker.c")], check=True)
     # One prefix for every run (creating it takes Wine tens of seconds), outside the sources; the
     # caller's, when it has one (test-dist shares its own).
-    prefix = Path(os.environ.get("WINEPREFIX") or ROOT / "target" / "wine-prefix")
-    prefix.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEARCH="win64")
+    env = wine_env(Path(os.environ.get("WINEPREFIX") or ROOT / "target" / "wine-prefix"))
+    try:
+        check(loader, work, env, supervisor=HELPER if helper.exists() else "tenure.exe")
+    except AssertionError as e:
+        fail(str(e))
+    finally:
+        # The supervisors read the end of their orders pipes and exit. What a failed check left
+        # running (a command that outlived its supervisor) is ended with the prefix's wineserver,
+        # which is this script's alone.
+        server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
+        try:
+            subprocess.run([server, "-w"], env=env, timeout=20, check=False)
+        except subprocess.TimeoutExpired:
+            subprocess.run([server, "-k"], env=env, timeout=60, check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check(loader: str, work: Path, env: dict[str, str], supervisor: str) -> None:
+    """The cluster and its kills (the module's docstring); `supervisor`: the program that must
+    supervise each command."""
     # Wine creates or updates the prefix at its first start: done here, before any timed step (a
     # node started while Wine sets the prefix up can wait there past the checks' limits).
     subprocess.run([loader, str(work / "tenure.exe"), "--version"], env=env, capture_output=True, timeout=600,
@@ -215,7 +192,12 @@ def main() -> None:
         wait_lines(child, 10, 30)
         print(f"wine: {leader.id} leads term {term}; its command and the command's child tick")
 
-        os.kill(supervisor_of(old), signal.SIGKILL)
+        sup_pid, sup_cmdline = supervisor_of(old)
+        program = supervising_program(sup_cmdline)
+        print(f"wine: {leader.id}'s command is supervised by {program}")
+        if program.lower() != supervisor.lower():
+            fail(f"the supervisor is {program}, expected {supervisor}: {sup_cmdline}")
+        os.kill(sup_pid, signal.SIGKILL)
         sup_killed_at = time.time()
         _, restarted = wait_for(nodes, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
         restart_ms = int(restarted["ts_ms"])  # type: ignore[arg-type]
@@ -248,7 +230,8 @@ def main() -> None:
               f"{int(notice['ts_ms']) / 1000 - killed_at:.3f} s after the kill; {successor.id} elected "
               f"{int(elected['ts_ms']) / 1000 - killed_at:.3f} s after it")  # type: ignore[arg-type]
         if notice["sent"] != 2 or notice["peers"] != 2 or int(notice["term"]) != term:  # type: ignore[arg-type]
-            fail(f"the death notice went to fewer than both peers, or for another term: {notice}")
+            fail(f"the death notice went to fewer than both peers, or for another term: {notice}; the killed "
+                 "leader's last stderr lines (its watchdog shares them):\n" + "\n".join(leader.stderr[-10:]))
         new = files[successor.id]
         wait_lines(new, 10, 30)
         time.sleep(2)
@@ -294,15 +277,6 @@ def main() -> None:
                 n.proc.kill()
         for n in nodes:
             n.proc.wait(30)
-        # The supervisors read the end of their orders pipes and exit. What a failed check left
-        # running (a command that outlived its supervisor) is ended with the prefix's wineserver,
-        # which is this script's alone.
-        server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
-        try:
-            subprocess.run([server, "-w"], env=env, timeout=20, check=False)
-        except subprocess.TimeoutExpired:
-            subprocess.run([server, "-k"], env=env, timeout=60, check=False)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
