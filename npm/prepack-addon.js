@@ -41,12 +41,16 @@ function machineOf(file, header) {
   fail(`${file} is not an ELF, 64-bit Mach-O or PE file`)
 }
 
-// The addon, and the leader-only command's supervisor beside it (which must be executable) where
-// the package lists one (none for Windows yet: its command line supervises with a second Node.js).
+// The addon, and the leader-only command's supervisor beside it where the package lists one
+// (every platform package does; a package without one would make its command line supervise with a
+// second Node.js). Its name is the one node/lib/native.js looks for: `.exe` on Windows. Outside
+// Windows it must be executable; Windows runs a file by its name, and a tarball packed there may
+// carry no execute bits.
 const wantFormat = FORMATS[pkg.os[0]]
 const binaries = [[pkg.main, 'the addon']]
-const hasHelper = pkg.files.includes('tenure-supervise')
-if (hasHelper) binaries.push(['tenure-supervise', 'the supervisor helper'])
+const helperName = wantFormat === 'pe' ? 'tenure-supervise.exe' : 'tenure-supervise'
+const hasHelper = pkg.files.includes(helperName)
+if (hasHelper) binaries.push([helperName, 'the supervisor helper'])
 for (const [file, what] of binaries) {
   let header
   try {
@@ -65,7 +69,9 @@ for (const [file, what] of binaries) {
     fail(`${file} is for ${label} ${machine}, but the package says cpu ${pkg.cpu[0]} (machine ${want})`)
   }
 }
-if (hasHelper && (fs.statSync(path.join(dir, 'tenure-supervise')).mode & 0o111) === 0) fail('tenure-supervise is not executable')
+if (hasHelper && wantFormat !== 'pe' && (fs.statSync(path.join(dir, helperName)).mode & 0o111) === 0) {
+  fail(`${helperName} is not executable`)
+}
 for (const f of pkg.files) {
   if (!fs.existsSync(path.join(dir, f))) fail(`${f} (listed in "files") is missing`)
 }

@@ -45,12 +45,13 @@ if (binding === undefined) {
   )
 }
 
-// The leader-only command's supervisor: the small native program `tenure-supervise` next to the
-// addon it was built with (each per-platform package ships one; `make node-addon` builds one into
-// native/), so the supervisor speaks the same protocol as this runtime. null when there is none
-// (a source build made without `make node-addon`): bin/tenure.js then re-invokes itself, a second
-// Node.js process. Not enumerable: it is no part of the addon's API.
-const helper = path.join(addonDir, 'tenure-supervise')
+// The leader-only command's supervisor: the small native program `tenure-supervise`
+// (`tenure-supervise.exe` on Windows) next to the addon it was built with (each per-platform
+// package ships one; `make node-addon` builds one into native/), so the supervisor speaks the same
+// protocol as this runtime. null when there is none (a source build made without
+// `make node-addon`): bin/tenure.js then re-invokes itself, a second Node.js process. On Windows
+// X_OK is checked as existence (Node.js). Not enumerable: it is no part of the addon's API.
+const helper = path.join(addonDir, process.platform === 'win32' ? 'tenure-supervise.exe' : 'tenure-supervise')
 let helperPath = null
 try {
   fs.accessSync(helper, fs.constants.X_OK)

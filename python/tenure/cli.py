@@ -17,14 +17,16 @@ from ._native import run_cli
 __all__ = ["main"]
 
 # The leader-only command's supervisor: the small native program the wheel ships next to this file
-# (``make python-dev`` builds it there too). An install built from the sdist, or a source checkout
-# not built with ``make python-dev``, has none; then the supervisor is this command line again, a
-# second Python interpreter (several times the memory, slower to start).
-SUPERVISOR_HELPER = Path(__file__).with_name("tenure-supervise")
+# (``make python-dev`` builds it there too), ``tenure-supervise.exe`` on Windows. An install built
+# from the sdist, or a source checkout not built with ``make python-dev``, has none; then the
+# supervisor is this command line again, a second Python interpreter (several times the memory,
+# slower to start).
+SUPERVISOR_HELPER = Path(__file__).with_name("tenure-supervise" + (".exe" if os.name == "nt" else ""))
 
 
 def _supervisor(args: List[str]) -> List[str]:
     """The argv prefix the runtime starts the supervisor with (``PREFIX __supervise ...``)."""
+    # On Windows os.access checks X_OK as existence: Windows runs a file by its name.
     if os.access(SUPERVISOR_HELPER, os.X_OK):
         return [str(SUPERVISOR_HELPER)]
     if args[:1] == ["run"] and "--" in args:  # a leader-only command: say at start why it costs more

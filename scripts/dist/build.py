@@ -17,10 +17,11 @@ Writes into OUT (default dist/):
     wasm/    tenure.wasm, the component with name/version metadata in its custom sections
     ARTEFACTS.md  every artefact with its size, platform and oldest OS (also printed; artefacts.py)
 
-Every wheel and per-platform npm package for Linux and macOS carries `tenure-supervise` for its
-target beside the extension or addon: the leader-only command's supervisor, so that the Python and
-Node.js command lines need not start their interpreter a second time (docs/command.md). Windows
-artefacts carry none yet: the command lines there supervise with a second interpreter, and warn.
+Every wheel and per-platform npm package carries `tenure-supervise` (`tenure-supervise.exe` for
+Windows) for its target beside the extension or addon: the leader-only command's supervisor, so
+that the Python and Node.js command lines need not start their interpreter a second time
+(docs/command.md). The Windows command line archive carries it beside `tenure.exe`, where the
+runtime looks for it.
 
 Each Linux wheel is checked with `auditwheel show` (its platform tag must be the one asked for),
 each macOS and Windows binary with platforms.check_native (CPU, only system libraries, the oldest
@@ -132,7 +133,8 @@ def build_env(target_dir: Path) -> dict[str, str]:
     return env
 
 
-# The supervisor helper's file name inside the wheel's package and each npm platform package.
+# The supervisor helper's file name (with `.exe` for Windows: platforms.exe) inside the wheel's
+# package, each npm platform package and the Windows command line archive.
 HELPER = "tenure-supervise"
 # The same release settings as node/package.json's `build` script (and the Makefile's helper).
 RELEASE_SETTINGS = {
@@ -181,10 +183,11 @@ def build_runtime_bin(rust_target: str, name: str, env: dict[str, str]) -> Path:
     return built
 
 
-def build_helper(target: str, env: dict[str, str]) -> Path | None:
-    """`tenure-supervise` for an artefact for `target`, or None where there is none (Windows)."""
+def build_helper(target: str, env: dict[str, str]) -> tuple[Path, str]:
+    """`tenure-supervise` for an artefact for `target`, and the file name it ships under there
+    (the one python/tenure/cli.py and node/lib/native.js look for on that system)."""
     rust_target = helper_target(target)
-    return None if rust_target is None else build_runtime_bin(rust_target, HELPER, env)
+    return build_runtime_bin(rust_target, HELPER, env), exe(rust_target, HELPER)
 
 
 def check_or_exit(data: bytes, target: str, name: str, *, python_extension: bool = False) -> None:
@@ -195,11 +198,13 @@ def check_or_exit(data: bytes, target: str, name: str, *, python_extension: bool
     print(f"dist: {name} for {target}: {found.min_os}" + (f", signature {found.signature}" if found.signature else ""))
 
 
-def add_to_wheel(wheel: Path, arcname: str, path: Path) -> None:
+def add_to_wheel(wheel: Path, arcname: str, path: Path, replaces: tuple[str, ...] = ()) -> None:
     """Adds `path` to `wheel` as `arcname`, executable, with its line in RECORD (the wheel format's
-    `name,sha256=<urlsafe base64 without padding>,size`). maturin cannot put a binary of another
-    target into the package (its `include` takes files from the source tree as they are, and this
-    one differs per target), so the wheel it built is rewritten with the helper in it."""
+    `name,sha256=<urlsafe base64 without padding>,size`), and drops the members named in
+    `replaces` with their lines. maturin cannot put a binary of another target into the package
+    (its `include` takes files from the source tree as they are, and this one differs per target),
+    so the wheel it built is rewritten with the helper in it."""
+    dropped = {arcname, *replaces}
     data = path.read_bytes()
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     tmp = wheel.with_suffix(".tmp")
@@ -207,14 +212,14 @@ def add_to_wheel(wheel: Path, arcname: str, path: Path) -> None:
         (record,) = [n for n in src.namelist() if n.endswith(".dist-info/RECORD")]
         for item in src.infolist():
             # A copy maturin may have taken from the source tree (a development build) is replaced.
-            if item.filename in (record, arcname):
+            if item.filename == record or item.filename in dropped:
                 continue
             dst.writestr(item, src.read(item.filename))
         info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
         info.external_attr = 0o100755 << 16  # a regular file, rwxr-xr-x: pip keeps the x bit
         info.compress_type = zipfile.ZIP_DEFLATED
         dst.writestr(info, data)
-        lines = [line for line in src.read(record).decode().splitlines() if not line.startswith(arcname + ",")]
+        lines = [line for line in src.read(record).decode().splitlines() if line.split(",", 1)[0] not in dropped]
         lines.insert(len(lines) - 1 if lines[-1].startswith(record + ",") else len(lines),
                      f"{arcname},sha256={digest},{len(data)}")
         dst.writestr(src.getinfo(record), "\n".join(lines) + "\n")
@@ -246,9 +251,10 @@ def build_wheel(w: Wheel, out: Path, env: dict[str, str]) -> Path:
             with zipfile.ZipFile(built) as z:
                 (ext,) = [n for n in z.namelist() if n.startswith("tenure/_native.") and not n.endswith(".pyi")]
                 check_or_exit(z.read(ext), w.target, f"{built.name}:{ext}", python_extension=True)
-        helper = build_helper(w.target, env)
-        if helper is not None:
-            add_to_wheel(built, f"tenure/{HELPER}", helper)
+        helper, name = build_helper(w.target, env)
+        # maturin takes python/tenure/ as it is: a development build's helper (`make python-dev`,
+        # for this machine) may be there under either name, and would ship beside this target's.
+        add_to_wheel(built, f"tenure/{name}", helper, replaces=(f"tenure/{HELPER}", f"tenure/{HELPER}.exe"))
         for old in before:
             if old.name.split("-")[-1] == built.name.split("-")[-1]:
                 old.unlink()  # the same platform from an earlier run (maybe another version)
@@ -289,9 +295,8 @@ def build_addon(pkg_dir: Path, out: Path, env: dict[str, str]) -> Path:
     if os_of(target) != "linux":
         check_or_exit(built.read_bytes(), target, f"{pkg_dir.name}/{manifest['main']}")
     shutil.copy2(built, pkg_dir / manifest["main"])
-    helper = build_helper(target, env)
-    if helper is not None:
-        shutil.copy2(helper, pkg_dir / HELPER)  # node/lib/native.js finds it there
+    helper, name = build_helper(target, env)
+    shutil.copy2(helper, pkg_dir / name)  # node/lib/native.js finds it there
     copy_licenses(pkg_dir)
     return npm_pack(pkg_dir, out)  # prepack checks the addon's format and machine
 
@@ -311,13 +316,21 @@ def windows_addon_env(libnode: Path) -> dict[str, str]:
 
 def build_cli(target: str, out: Path, version: str, env: dict[str, str]) -> Path:
     """The `tenure` command line for `target` alone, with the licenses: a .tar.gz (mode 755 kept)
-    for Linux and macOS, a .zip for Windows. On Linux it is the static musl build, like the helper."""
+    for Linux and macOS, a .zip for Windows. On Linux it is the static musl build, like the helper.
+
+    The Windows archive also holds `tenure-supervise.exe` beside `tenure.exe`, where the runtime
+    looks for its supervisor first: without it, `tenure.exe` starts itself again as the supervisor
+    of a leader-only command, the whole runtime idling in a second process."""
     rust_target = cli_target(target)
     binary = build_runtime_bin(rust_target, "tenure", env)
     stem = f"tenure-{version}-{target}"
     for old in out.glob(f"tenure-*-{target}.*"):
         old.unlink()
-    members = [(binary, exe(rust_target, "tenure"), 0o755)] + [(ROOT / n, n, 0o644) for n in LICENSES]
+    members = [(binary, exe(rust_target, "tenure"), 0o755)]
+    if os_of(target) == "windows":
+        helper, name = build_helper(target, env)
+        members.append((helper, name, 0o755))
+    members += [(ROOT / n, n, 0o644) for n in LICENSES]
     if os_of(target) == "windows":
         dest = out / f"{stem}.zip"
         with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:

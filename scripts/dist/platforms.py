@@ -49,27 +49,23 @@ def target_env(target: str, env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def helper_target(target: str) -> str | None:
-    """The Rust target `tenure-supervise` is built for to go with an artefact for `target`, or
-    None where none ships yet (Windows: the command lines there supervise with a second
-    interpreter, and warn).
+def helper_target(target: str) -> str:
+    """The Rust target `tenure-supervise` is built for to go with an artefact for `target`.
 
     On Linux: the same CPU, musl, linked statically. A static executable needs no C library on the
     machine, so one binary serves the glibc and the musl packages alike, and it maps no shared
     library: its idle memory is the program alone (docs/command.md). macOS has no static linking
-    (every program links libSystem): the target itself."""
-    system = os_of(target)
-    if system == "linux":
+    (every program links libSystem), and a Windows GNU-toolchain program imports Windows' own DLLs
+    only (check_native refuses one that names MinGW's runtime DLLs): the target itself."""
+    if os_of(target) == "linux":
         return f"{arch_of(target)}-unknown-linux-musl"
-    if system == "macos":
-        return target
-    return None
+    return target
 
 
 def cli_target(target: str) -> str:
     """The Rust target the standalone `tenure` command line is built for (static musl on Linux,
     as the helper)."""
-    return helper_target(target) or target
+    return helper_target(target)
 
 
 def exe(target: str, name: str) -> str:

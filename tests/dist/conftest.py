@@ -9,7 +9,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +21,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = Path(os.environ.get("TENURE_DIST", ROOT / "dist")).resolve()
+
+# The Wine test bed's shared helpers (test_wine.py), free_udp_ports among them.
+sys.path.insert(0, str(ROOT / "tests" / "wine"))
+from wine_harness import free_udp_ports
 
 # Nothing that could build the extension or the addon may be reachable in the install tests.
 FORBIDDEN = ("cargo", "rustc", "rustup", "cc", "gcc", "g++", "c++", "clang", "zig", "maturin", "cargo-zigbuild")
@@ -85,17 +88,6 @@ def clean_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for tool in FORBIDDEN:
         assert shutil.which(tool, path=env["PATH"]) is None, f"{tool} is reachable on the clean PATH"
     return env
-
-
-def free_udp_ports(n: int) -> list[int]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def run_ok(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> str:

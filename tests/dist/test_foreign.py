@@ -3,7 +3,9 @@ runs under Wine in test_wine.py): each inspected with LIEF (scripts/dist/binarie
 binary is of the right format and CPU, imports only what a bare macOS or Windows has, states the
 oldest macOS it was built for, and on arm64 macOS carries an ad-hoc signature whose page hashes
 match the file (the kernel kills arm64 code without one). The wheels' tags and the npm packages'
-`os`/`cpu` say the same; the standalone command line archives hold the binary and the licenses.
+`os`/`cpu` say the same; the standalone command line archives hold the binary and the licenses
+(and, for Windows, tenure-supervise.exe beside tenure.exe). Every Windows artefact carries the same
+tenure-supervise.exe, where its host looks for it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ from platforms import MACOS_DEPLOYMENT_TARGET, check_native
 
 MACOS = {"aarch64": "aarch64-apple-darwin", "x86_64": "x86_64-apple-darwin"}
 WHEEL_ARCH = {"aarch64": "arm64", "x86_64": "x86_64"}
+WINDOWS = "x86_64-pc-windows-gnu"
+# The supervisor helper's name in the Windows artefacts: what python/tenure/cli.py,
+# node/lib/native.js and the runtime (beside tenure.exe) look for there.
+WINDOWS_HELPER = "tenure-supervise.exe"
+
+
+def check_windows_helper(data: bytes, where: str) -> None:
+    """tenure-supervise.exe: an x86-64 PE executable (not a DLL) that imports Windows' own DLLs
+    only, neither MinGW's runtime nor python3.dll."""
+    p = binaries.pe(data, f"{where} {WINDOWS_HELPER}")
+    assert p.cpu == "x86_64" and not p.is_dll, (where, p.cpu, p.is_dll)
+    assert "kernel32.dll" in p.imports, (where, p.imports)
+    check_native(data, WINDOWS, f"{where} {WINDOWS_HELPER}")
 
 
 def wheel_tag(wheel: Path) -> tuple[str, dict[str, str]]:
@@ -125,8 +140,13 @@ def test_windows_wheel() -> None:
     check_native(ext, "x86_64-pc-windows-gnu", "_native.pyd", python_extension=True)
     # What `import tenure._native` calls: PyInit_ and the last part of the module name.
     assert "PyInit__native" in p.exports, p.exports
-    # No helper ships for Windows yet (the command lines there supervise with a second interpreter).
-    assert not [n for n in names if "tenure-supervise" in n], names
+    # The supervisor helper beside the extension, where python/tenure/cli.py looks for it on
+    # Windows, listed in RECORD (pip checks what it installs against it).
+    assert [n for n in names if "tenure-supervise" in n] == [f"tenure/{WINDOWS_HELPER}"], names
+    with zipfile.ZipFile(wheel) as z:
+        check_windows_helper(z.read(f"tenure/{WINDOWS_HELPER}"), "wheel")
+        record = z.read(f"tenure-{VERSION}.dist-info/RECORD").decode()
+    assert f"\ntenure/{WINDOWS_HELPER},sha256=" in record
 
 
 NPM_FOREIGN = {
@@ -163,7 +183,9 @@ def test_npm_foreign_platform_package(platform: str) -> None:
         # names neither node.exe nor a MinGW libnode.dll, so the official Node.js loads it.
         assert p.is_dll and not [d for d in p.imports if "node" in d], p.imports
         assert "napi_register_module_v1" in p.exports, p.exports
-        assert "tenure-supervise" not in files
+        # Beside the addon, where node/lib/native.js looks for it on Windows.
+        assert WINDOWS_HELPER in manifest["files"] and "tenure-supervise" not in files
+        check_windows_helper(files[WINDOWS_HELPER], "npm")
 
 
 def archive_members(path: Path) -> dict[str, bytes]:
@@ -190,7 +212,9 @@ def test_command_line_archive(target: str) -> None:
     path = artefact(f"cli/tenure-{VERSION}-{target}.{'zip' if windows else 'tar.gz'}")
     members = archive_members(path)
     binary = "tenure.exe" if windows else "tenure"
-    assert set(members) == {binary, "LICENSE-MIT", "LICENSE-APACHE"}, set(members)
+    # Windows: the supervisor helper beside tenure.exe, where the runtime looks for it first.
+    helper = {WINDOWS_HELPER} if windows else set()
+    assert set(members) == {binary, "LICENSE-MIT", "LICENSE-APACHE", *helper}, set(members)
     data = members[binary]
     if "linux" in target:
         with tarfile.open(path) as t:
@@ -201,11 +225,28 @@ def test_command_line_archive(target: str) -> None:
         p = binaries.pe(data, binary)
         assert p.cpu == "x86_64" and not p.is_dll
         check_native(data, target, binary)
+        check_windows_helper(members[WINDOWS_HELPER], "command line")
     else:
         with tarfile.open(path) as t:
             assert t.getmember(f"tenure-{VERSION}-{target}/tenure").mode & 0o111
         assert binaries.macho(data, binary).file_type == "EXECUTE"
         check_native(data, target, binary)
+
+
+def test_one_windows_supervisor_ships_everywhere() -> None:
+    """The wheel, the npm package and the command line archive carry the same
+    tenure-supervise.exe, and it is the supervisor alone, not a copy of tenure.exe; the import
+    check refuses it with a MinGW runtime DLL in its imports (same length as KERNEL32.dll, so the
+    file stays valid)."""
+    with zipfile.ZipFile(artefact(f"python/tenure-{VERSION}-cp310-abi3-win_amd64.whl")) as z:
+        wheel = z.read(f"tenure/{WINDOWS_HELPER}")
+    npm = tgz_files(artefact(f"npm/tenure-win32-x64-{VERSION}.tgz"))[WINDOWS_HELPER]
+    cli = archive_members(artefact(f"cli/tenure-{VERSION}-{WINDOWS}.zip"))
+    assert wheel == npm == cli[WINDOWS_HELPER], "the Windows artefacts carry different tenure-supervise.exe builds"
+    assert len(wheel) < len(cli["tenure.exe"]), (len(wheel), len(cli["tenure.exe"]))
+    assert b"KERNEL32.dll" in wheel
+    with pytest.raises(binaries.BinaryError, match="libgcc_s.dll"):
+        check_native(wheel.replace(b"KERNEL32.dll", b"libgcc_s.dll"), WINDOWS, WINDOWS_HELPER)
 
 
 def test_linux_command_line_runs() -> None:
@@ -238,4 +279,33 @@ def test_prepack_refuses_a_mach_o_for_the_other_cpu(tmp_path: Path) -> None:
     for name in ("LICENSE-MIT", "LICENSE-APACHE"):
         shutil.copy2(ROOT / name, pkg / name)
     out = subprocess.run(["npm", "pack", "--dry-run"], cwd=pkg, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+
+
+def test_prepack_of_the_windows_package_wants_its_supervisor(tmp_path: Path) -> None:
+    """npm/win32-x64 packs only with tenure-supervise.exe beside the addon, and a PE one: a
+    missing helper or an ELF file under that name is refused. No execute bit is asked for (Windows
+    runs a file by its name; a package packed there may have none)."""
+    pkg = tmp_path / "win32-x64"
+    shutil.copytree(ROOT / "npm" / "win32-x64", pkg, ignore=shutil.ignore_patterns("*.node", "LICENSE-*", "*.exe"))
+    shutil.copy2(ROOT / "npm" / "prepack-addon.js", tmp_path / "prepack-addon.js")
+    for name in ("LICENSE-MIT", "LICENSE-APACHE"):
+        shutil.copy2(ROOT / name, pkg / name)
+    files = tgz_files(artefact(f"npm/tenure-win32-x64-{VERSION}.tgz"))
+    (pkg / "tenure.win32-x64.node").write_bytes(files["tenure.win32-x64.node"])
+
+    def pack() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["npm", "pack", "--dry-run"], cwd=pkg, capture_output=True, text=True, check=False)
+
+    out = pack()
+    assert out.returncode != 0 and f"the supervisor helper {WINDOWS_HELPER} is not there" in out.stderr, out.stderr
+    elf = bytearray(64)
+    elf[:4], elf[18] = b"\x7fELF", 62  # an x86-64 ELF header's magic and e_machine
+    (pkg / WINDOWS_HELPER).write_bytes(bytes(elf))
+    out = pack()
+    assert out.returncode != 0 and f"{WINDOWS_HELPER} is a elf file, but the package says os win32" in out.stderr, \
+        out.stderr
+    (pkg / WINDOWS_HELPER).write_bytes(files[WINDOWS_HELPER])
+    (pkg / WINDOWS_HELPER).chmod(0o644)
+    out = pack()
     assert out.returncode == 0, out.stderr

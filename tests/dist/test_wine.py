@@ -1,9 +1,10 @@
 """The Windows command line from dist/ (`tenure.exe`, the GNU-toolchain build) as a 3-node cluster
 on loopback under Wine: it elects; a SIGKILLed leader is replaced, and the test names the path that
 noticed (the refused-port probe or the election timeout) from its evidence; Ctrl-C on a leader is a
-graceful stop that hands leadership over before the process exits 0. The same tenure.exe then runs
-tests/wine/wine_command.py: the leader-only command under the Windows supervisor (its Job Object
-ends the command's tree when the supervisor or the runtime dies) and the death notice.
+graceful stop that hands leadership over before the process exits 0. The same tenure.exe, with the
+archive's tenure-supervise.exe beside it, then runs tests/wine/wine_command.py: the leader-only
+command under the shipped Windows supervisor (its Job Object ends the command's tree when the
+supervisor or the runtime dies) and the death notice.
 
 Wine is a test bed, not Windows (docs/platforms.md): Wine 8 lacks bcryptprimitives.dll, from which
 Rust's standard library takes random bytes, so a stand-in (bcryptprimitives.c, built here with
@@ -14,19 +15,23 @@ mingw-w64.
 from __future__ import annotations
 
 import json
-import os
-import queue
 import shutil
 import signal
 import subprocess
-import threading
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import pytest
 from conftest import ROOT, VERSION, artefact, free_udp_ports
+from wine_harness import (
+    MINGW_GCC,
+    Node,
+    build_bcrypt_standin,
+    wait_for,
+    wine_env,
+    wine_loader,
+)
 
 # The Wine test bed: the bcryptprimitives.dll stand-in's source and the leader-only command check.
 WINE_BED = ROOT / "tests" / "wine"
@@ -43,57 +48,30 @@ TIMING = ["--election-timeout-min", str(ELECTION_MIN_MS), "--election-timeout-ma
           "--lease-duration", str(LEASE_MS)]
 
 
-def wine() -> str:
-    for candidate in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    pytest.skip("wine64 is not installed (Debian: apt-get install wine64): the Windows command line is "
-                "inspected by test_foreign.py but not run")
-
-
 @pytest.fixture(scope="module")
 def windows_cli(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, str]]:
-    """(argv prefix that runs tenure.exe under Wine, its environment)."""
-    loader = wine()
-    gcc = shutil.which("x86_64-w64-mingw32-gcc")
+    """(argv prefix that runs tenure.exe under Wine, its environment). The archive's
+    tenure-supervise.exe is beside it, as an unzipped archive has it."""
+    loader = wine_loader()
+    if loader is None:
+        pytest.skip("wine64 is not installed (Debian: apt-get install wine64): the Windows command line is "
+                    "inspected by test_foreign.py but not run")
+    gcc = shutil.which(MINGW_GCC)
     if gcc is None:
-        pytest.skip("x86_64-w64-mingw32-gcc (Debian's gcc-mingw-w64-x86-64, `make setup`) builds the "
+        pytest.skip(f"{MINGW_GCC} (Debian's gcc-mingw-w64-x86-64, `make setup`) builds the "
                     "bcryptprimitives.dll stand-in Wine 8 needs")
     workdir = tmp_path_factory.mktemp("wine")
-    with zipfile.ZipFile(artefact(f"cli/tenure-{VERSION}-x86_64-pc-windows-gnu.zip")) as z:
-        (workdir / "tenure.exe").write_bytes(z.read(f"tenure-{VERSION}-x86_64-pc-windows-gnu/tenure.exe"))
-    subprocess.run([gcc, "-shared", "-O2", "-o", str(workdir / "bcryptprimitives.dll"),
-                    str(WINE_BED / "bcryptprimitives.c"), "-ladvapi32"], check=True)
-    # One prefix for every run (creating it takes Wine tens of seconds), outside the repository's
-    # sources, beside the dist builds.
-    prefix = ROOT / "target" / "dist" / "wine-prefix"
-    prefix.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEARCH="win64")
+    stem = f"tenure-{VERSION}-x86_64-pc-windows-gnu"
+    with zipfile.ZipFile(artefact(f"cli/{stem}.zip")) as z:
+        for name in ("tenure.exe", "tenure-supervise.exe"):
+            (workdir / name).write_bytes(z.read(f"{stem}/{name}"))
+    build_bcrypt_standin(gcc, workdir)
+    # One prefix for every run, outside the repository's sources, beside the dist builds.
+    env = wine_env(ROOT / "target" / "dist" / "wine-prefix")
     argv = [loader, str(workdir / "tenure.exe")]
     out = subprocess.run([*argv, "--version"], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0 and VERSION in out.stdout, f"tenure.exe --version under Wine: {out}"
     return argv, env
-
-
-@dataclass
-class Node:
-    id: str
-    proc: subprocess.Popen[str]
-    events: queue.Queue[dict[str, object]] = field(default_factory=queue.Queue)
-    stdout: list[str] = field(default_factory=list)
-    stderr: list[str] = field(default_factory=list)
-
-
-def pump(stream: object, sink: list[str], events: queue.Queue[dict[str, object]] | None) -> None:
-    for line in stream:  # type: ignore[attr-defined]
-        sink.append(line.rstrip())
-        if events is not None:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                events.put(obj)
 
 
 @pytest.fixture
@@ -107,10 +85,7 @@ def cluster(windows_cli: tuple[list[str], dict[str, str]]) -> Iterator[list[Node
             proc = subprocess.Popen([*argv, "run", "--id", me, *peers, "--cluster", "wine", *TIMING], env=env,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True)
-            node = Node(me, proc)
-            threading.Thread(target=pump, args=(proc.stdout, node.stdout, node.events), daemon=True).start()
-            threading.Thread(target=pump, args=(proc.stderr, node.stderr, None), daemon=True).start()
-            nodes.append(node)
+            nodes.append(Node(me, proc))
         yield nodes
     finally:
         for n in nodes:
@@ -118,23 +93,6 @@ def cluster(windows_cli: tuple[list[str], dict[str, str]]) -> Iterator[list[Node
                 n.proc.kill()
         for n in nodes:
             n.proc.wait(30)
-
-
-def wait_for(nodes: list[Node], want: object, timeout: float) -> tuple[Node, dict[str, object]]:
-    """The first event from any of `nodes` for which want(event) holds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for n in nodes:
-            try:
-                e = n.events.get_nowait()
-            except queue.Empty:
-                continue
-            if want(e):  # type: ignore[operator]
-                return n, e
-        time.sleep(0.02)
-    logs = "\n".join(f"--- {n.id} (exit {n.proc.poll()})\n" + "\n".join(n.stdout[-15:] + n.stderr[-15:])
-                     for n in nodes)
-    raise AssertionError(f"no such event within {timeout} s:\n{logs}")
 
 
 def test_killed_leader_is_replaced_and_the_failover_path_is_named(cluster: list[Node]) -> None:
@@ -183,9 +141,13 @@ def test_ctrl_c_on_the_leader_hands_leadership_over(cluster: list[Node]) -> None
 
 
 def test_the_leader_only_command_and_the_death_notice_under_wine(windows_cli: tuple[list[str], dict[str, str]]) -> None:
+    """The archive's tenure.exe with the archive's tenure-supervise.exe beside it: the runtime
+    must start that helper as the supervisor (wine_command.py reads the supervisor's command
+    line and refuses tenure.exe started again)."""
     argv, env = windows_cli
     out = subprocess.run(["python3", str(WINE_BED / "wine_command.py"), "--exe", argv[-1]],
                          env=env, capture_output=True, text=True, timeout=900, check=False)
     print(out.stdout, out.stderr)
     assert out.returncode == 0, f"{out.stdout}\n{out.stderr}"
     assert "SKIP" not in out.stdout, out.stdout
+    assert "supervised by tenure-supervise.exe" in out.stdout, out.stdout

@@ -4,46 +4,63 @@ where each node's command is ticker.exe (it appends "TERM MS" to a file every 20
 copy of itself that does the same: a descendant). Two kills, each a SIGKILL of a Wine process (the
 Windows process ends as by TerminateProcess, and wineserver closes its handles):
 
-1. the leader's supervisor: the command and its descendant must stop at once (the supervisor held
-   the only handle of their Job Object, which has JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE): no line is
-   written between the kill and the next command's start (the runtime starts a supervisor again);
-2. the leader's runtime: its command and the command's descendant must stop (the supervisor reads
+1. the leader's runtime: its command and the command's descendant must stop (the supervisor reads
    the end of its orders pipe and ends the job), the new leader's command must start, and no line
    of the old leadership's files may be later than the first line of the new one's; the killed
-   leader's watchdog must send its death notice to both peers.
+   leader's watchdog must send its death notice to both peers;
+2. the new leader's supervisor: the command and its descendant must stop at once (the supervisor
+   held the only handle of their Job Object, which has JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE): no
+   line is written between the kill and the next command's start (the runtime starts a supervisor
+   again). This comes second: under Wine, a death notice from a supervisor started again after
+   such a kill was sometimes not sent (docs/platforms.md).
 
 Then an ordered stop: `transfer` on the new leader's stdin; its command is stopped (`cause`
 `stopped`) before the next leader's starts, and the script says how: Ctrl-Break reached the command
 (exit code STATUS_CONTROL_C_EXIT) or, with no console to send it on, the job was ended at once
 (exit code 1).
 
+The supervisor is `tenure-supervise.exe` when one sits beside tenure.exe (the runtime looks there
+first; the release archive ships it there), else tenure.exe started again. The script names the
+program from the supervisor process's command line, and with a tenure-supervise.exe given fails if
+tenure.exe supervised instead.
+
 Wine is a test bed, not Windows (docs/platforms.md): Wine 8 lacks bcryptprimitives.dll, from which
 Rust's standard library takes random bytes, so a stand-in (bcryptprimitives.c, built here with
 mingw-w64) goes next to tenure.exe; it is never shipped.
 
 Usage: tests/wine/wine_command.py [--exe PATH/tenure.exe]   (default: builds the debug
-x86_64-pc-windows-gnu tenure.exe with cargo). Prints `SKIP: why` and exits 0 without wine64 or
+x86_64-pc-windows-gnu tenure.exe and tenure-supervise.exe with cargo; with --exe, the
+tenure-supervise.exe beside it if there is one). Prints `SKIP: why` and exits 0 without wine64 or
 mingw-w64; exits 1 on a failed check.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import queue
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
-ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
+from wine_harness import (
+    HERE,
+    MINGW_GCC,
+    Node,
+    build_bcrypt_standin,
+    free_udp_ports,
+    wait_for,
+    windows_path,
+    wine_env,
+    wine_loader,
+)
+
+ROOT = HERE.parents[1]
+HELPER = "tenure-supervise.exe"
 TARGET = "x86_64-pc-windows-gnu"
 # Wine starts a Windows process in seconds on an idle machine, more on a busy one.
 START_TIMEOUT = 180
@@ -56,79 +73,14 @@ TIMING = ["--election-timeout-min", "4000", "--election-timeout-max", "8000", "-
           "--kill-grace", str(KILL_GRACE_MS)]
 
 
-def skip(why: str) -> None:
+def skip(why: str) -> NoReturn:
     print(f"SKIP: {why}")
     sys.exit(0)
 
 
-def fail(why: str) -> None:
+def fail(why: str) -> NoReturn:
     print(f"FAIL: {why}")
     sys.exit(1)
-
-
-def wine() -> str:
-    for candidate in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine")):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    skip("wine64 is not installed (Debian: apt-get install wine64): the Windows leader-only command is not run")
-    raise AssertionError
-
-
-def free_udp_ports(n: int) -> list[int]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def windows_path(p: Path) -> str:
-    """Wine's Z: drive is the Unix root."""
-    return "Z:" + str(p).replace("/", "\\")
-
-
-class Node:
-    def __init__(self, node_id: str, proc: subprocess.Popen[str]) -> None:
-        self.id = node_id
-        self.proc = proc
-        self.events: queue.Queue[dict[str, object]] = queue.Queue()
-        self.seen: list[dict[str, object]] = []
-        self.stderr: list[str] = []
-        threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
-
-    def _pump_out(self) -> None:
-        for line in self.proc.stdout:  # type: ignore[union-attr]
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                self.events.put(obj)
-
-    def _pump_err(self) -> None:
-        for line in self.proc.stderr:  # type: ignore[union-attr]
-            self.stderr.append(line.rstrip())
-
-
-def wait_for(nodes: list[Node], want, timeout: float) -> tuple[Node, dict[str, object]]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for n in nodes:
-            try:
-                e = n.events.get_nowait()
-            except queue.Empty:
-                continue
-            n.seen.append(e)
-            if want(e):
-                return n, e
-        time.sleep(0.02)
-    logs = "\n".join(f"--- {n.id} (exit {n.proc.poll()})\n" + "\n".join(
-        [json.dumps(e) for e in n.seen[-10:]] + n.stderr[-15:]) for n in nodes)
-    fail(f"no such event within {timeout} s:\n{logs}")
-    raise AssertionError
 
 
 def stamps(path: Path) -> list[tuple[int, int]]:
@@ -151,9 +103,9 @@ def wait_lines(path: Path, n: int, timeout: float) -> None:
         time.sleep(0.1)
 
 
-def supervisor_of(out_file: Path) -> int:
-    """The Unix pid of the Wine process that supervises the command writing to `out_file` (Wine
-    shows a Windows process's command line as its own)."""
+def supervisor_of(out_file: Path) -> tuple[int, str]:
+    """The Unix pid and the command line of the Wine process that supervises the command writing
+    to `out_file` (Wine shows a Windows process's command line as its own)."""
     needle = windows_path(out_file)
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -163,35 +115,62 @@ def supervisor_of(out_file: Path) -> int:
         except OSError:
             continue
         if "__supervise" in cmdline and needle in cmdline:
-            return int(proc.name)
+            return int(proc.name), cmdline
     fail(f"no supervisor process found for {needle}")
-    raise AssertionError
+
+
+def supervising_program(cmdline: str) -> str:
+    """The file name of the program a supervisor's command line runs: what precedes
+    `__supervise`, as Wine shows it (a Windows path, maybe after the loader's own)."""
+    program = cmdline.split("__supervise", 1)[0].strip().split()[-1]
+    return program.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exe", type=Path, help="tenure.exe to run (default: build the debug one)")
     args = ap.parse_args()
-    loader = wine()
-    gcc = shutil.which("x86_64-w64-mingw32-gcc")
+    loader = wine_loader()
+    if loader is None:
+        skip("wine64 is not installed (Debian: apt-get install wine64): the Windows leader-only command is not run")
+    gcc = shutil.which(MINGW_GCC)
     if gcc is None:
-        skip("x86_64-w64-mingw32-gcc (Debian's gcc-mingw-w64-x86-64) builds ticker.exe and the "
+        skip(f"{MINGW_GCC} (Debian's gcc-mingw-w64-x86-64) builds ticker.exe and the "
              "bcryptprimitives.dll stand-in Wine 8 needs")
     exe = args.exe
     if exe is None:
-        subprocess.run(["cargo", "build", "-p", "tenure-runtime", "--bin", "tenure", "--target", TARGET],
-                       cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "-p", "tenure-runtime", "--bin", "tenure", "--bin", "tenure-supervise",
+                        "--target", TARGET], cwd=ROOT, check=True)
         exe = ROOT / "target" / TARGET / "debug" / "tenure.exe"
+    helper = exe.with_name(HELPER)
     work = Path(tempfile.mkdtemp(prefix="tenure-wine-"))
     shutil.copy(exe, work / "tenure.exe")
-    subprocess.run([gcc, "-shared", "-O2", "-o", str(work / "bcryptprimitives.dll"),
-                    str(HERE / "bcryptprimitives.c"), "-ladvapi32"], check=True)
+    if helper.exists():
+        shutil.copy(helper, work / HELPER)
+    build_bcrypt_standin(gcc, work)
     subprocess.run([gcc, "-O2", "-o", str(work / "ticker.exe"), str(HERE / "ticker.c")], check=True)
     # One prefix for every run (creating it takes Wine tens of seconds), outside the sources; the
     # caller's, when it has one (test-dist shares its own).
-    prefix = Path(os.environ.get("WINEPREFIX") or ROOT / "target" / "wine-prefix")
-    prefix.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEARCH="win64")
+    env = wine_env(Path(os.environ.get("WINEPREFIX") or ROOT / "target" / "wine-prefix"))
+    try:
+        check(loader, work, env, supervisor=HELPER if helper.exists() else "tenure.exe")
+    except AssertionError as e:
+        fail(str(e))
+    finally:
+        # The supervisors read the end of their orders pipes and exit. What a failed check left
+        # running (a command that outlived its supervisor) is ended with the prefix's wineserver,
+        # which is this script's alone.
+        server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
+        try:
+            subprocess.run([server, "-w"], env=env, timeout=20, check=False)
+        except subprocess.TimeoutExpired:
+            subprocess.run([server, "-k"], env=env, timeout=60, check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check(loader: str, work: Path, env: dict[str, str], supervisor: str) -> None:
+    """The cluster and its kills (the module's docstring); `supervisor`: the program that must
+    supervise each command."""
     # Wine creates or updates the prefix at its first start: done here, before any timed step (a
     # node started while Wine sets the prefix up can wait there past the checks' limits).
     subprocess.run([loader, str(work / "tenure.exe"), "--version"], env=env, capture_output=True, timeout=600,
@@ -215,26 +194,6 @@ def main() -> None:
         wait_lines(child, 10, 30)
         print(f"wine: {leader.id} leads term {term}; its command and the command's child tick")
 
-        os.kill(supervisor_of(old), signal.SIGKILL)
-        sup_killed_at = time.time()
-        _, restarted = wait_for(nodes, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
-        restart_ms = int(restarted["ts_ms"])  # type: ignore[arg-type]
-        files_now = [f for f in [*files.values()] + [f.with_name(f.name + ".child") for f in files.values()]]
-        quiet_from, quiet_to = int(sup_killed_at * 1000) + 200, restart_ms - 200
-        late = [(f.name, ms) for f in files_now for _, ms in stamps(f) if quiet_from < ms < quiet_to]
-        print(f"wine: supervisor killed; the next command started {restart_ms / 1000 - sup_killed_at:.3f} s later; "
-              f"lines written in between (after the first 200 ms): {len(late)}")
-        if quiet_to - quiet_from < 300:
-            fail(f"the next command started too soon after the supervisor's kill to check a quiet gap: {restarted}")
-        if late:
-            fail(f"the command outlived its supervisor's kill: {late[:5]}")
-        leader, started = next(n for n in nodes if n.id == restarted["id"]), restarted
-        term = int(started["term"])  # type: ignore[arg-type]
-        old = files[leader.id]
-        child = old.with_name(old.name + ".child")
-        wait_lines(old, len(stamps(old)) + 10, 30)
-        wait_lines(child, len(stamps(child)) + 10, 30)
-
         leader.proc.send_signal(signal.SIGKILL)  # the Windows process itself: Wine's loader execs into it
         killed_at = time.time()
         leader.proc.wait(30)
@@ -248,7 +207,8 @@ def main() -> None:
               f"{int(notice['ts_ms']) / 1000 - killed_at:.3f} s after the kill; {successor.id} elected "
               f"{int(elected['ts_ms']) / 1000 - killed_at:.3f} s after it")  # type: ignore[arg-type]
         if notice["sent"] != 2 or notice["peers"] != 2 or int(notice["term"]) != term:  # type: ignore[arg-type]
-            fail(f"the death notice went to fewer than both peers, or for another term: {notice}")
+            fail(f"the death notice went to fewer than both peers, or for another term: {notice}; the killed "
+                 "leader's last stderr lines (its watchdog shares them):\n" + "\n".join(leader.stderr[-10:]))
         new = files[successor.id]
         wait_lines(new, 10, 30)
         time.sleep(2)
@@ -268,6 +228,28 @@ def main() -> None:
             fail(f"overlap: the old leadership's last line ({last_old}) is not before the new one's first ({first_new})")
         if ended_after > (LEASE_MS + KILL_GRACE_MS) / 1000 + 1.0:
             fail(f"the old command ended {ended_after:.3f} s after the kill, later than lease + grace + 1 s")
+
+        sup_pid, sup_cmdline = supervisor_of(new)
+        program = supervising_program(sup_cmdline)
+        print(f"wine: {successor.id}'s command is supervised by {program}")
+        if program.lower() != supervisor.lower():
+            fail(f"the supervisor is {program}, expected {supervisor}: {sup_cmdline}")
+        os.kill(sup_pid, signal.SIGKILL)
+        sup_killed_at = time.time()
+        _, restarted = wait_for(rest, lambda e: e.get("event") == "command_started", FAILOVER_TIMEOUT)
+        restart_ms = int(restarted["ts_ms"])  # type: ignore[arg-type]
+        files_now = [f for n in rest for f in (files[n.id], files[n.id].with_name(files[n.id].name + ".child"))]
+        quiet_from, quiet_to = int(sup_killed_at * 1000) + 200, restart_ms - 200
+        late = [(f.name, ms) for f in files_now for _, ms in stamps(f) if quiet_from < ms < quiet_to]
+        print(f"wine: supervisor killed; the next command started {restart_ms / 1000 - sup_killed_at:.3f} s later; "
+              f"lines written in between (after the first 200 ms): {len(late)}")
+        if quiet_to - quiet_from < 300:
+            fail(f"the next command started too soon after the supervisor's kill to check a quiet gap: {restarted}")
+        if late:
+            fail(f"the command outlived its supervisor's kill: {late[:5]}")
+        successor = next(n for n in rest if n.id == restarted["id"])
+        new = files[successor.id]
+        wait_lines(new, len(stamps(new)) + 10, 30)
 
         successor.proc.stdin.write("transfer\n")  # type: ignore[union-attr]
         successor.proc.stdin.flush()  # type: ignore[union-attr]
@@ -294,15 +276,6 @@ def main() -> None:
                 n.proc.kill()
         for n in nodes:
             n.proc.wait(30)
-        # The supervisors read the end of their orders pipes and exit. What a failed check left
-        # running (a command that outlived its supervisor) is ended with the prefix's wineserver,
-        # which is this script's alone.
-        server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
-        try:
-            subprocess.run([server, "-w"], env=env, timeout=20, check=False)
-        except subprocess.TimeoutExpired:
-            subprocess.run([server, "-k"], env=env, timeout=60, check=False)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
