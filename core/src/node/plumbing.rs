@@ -115,5 +115,5 @@ impl Node {
 /// so that the output buffer can be written while an envelope borrows the ids.
 pub(super) fn split_names(names: &str, id_len: u8) -> (&str, &str) {
     let at = usize::from(id_len);
-    (names.get(..at).unwrap_or(""), names.get(at..).unwrap_or(""))
+    (names.get(0..at).unwrap_or(""), names.get(at..names.len()).unwrap_or(""))
 }

@@ -6,11 +6,12 @@ use super::*;
 impl Node {
     /// This node's id.
     pub fn id(&self) -> &str {
-        self.names.get(..usize::from(self.id_len)).unwrap_or("")
+        // `0..n`, not `..n`: one `str::get` for every slice (see `vecmap::name`).
+        self.names.get(0..usize::from(self.id_len)).unwrap_or("")
     }
     /// The cluster id.
     pub fn cluster(&self) -> &str {
-        self.names.get(usize::from(self.id_len)..).unwrap_or("")
+        self.names.get(usize::from(self.id_len)..self.names.len()).unwrap_or("")
     }
     /// The current role.
     pub fn role(&self) -> Role {
