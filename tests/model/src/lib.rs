@@ -25,6 +25,7 @@
 
 use std::fmt::{self, Write as _};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tenure::{Bug, Config, DurableState, Node};
 
@@ -254,26 +255,45 @@ pub struct Dgram {
     pub bytes: Vec<u8>,
 }
 
-/// A running node and the fingerprint of its whole state.
-#[derive(Clone)]
+/// A running node, and the fingerprint of its `Debug` rendering once something asked for it.
 pub struct Running {
     /// The real core.
     pub node: Node,
-    /// Hash of the node's complete `Debug` rendering (every field, the PRNG included), refreshed
-    /// after every call that may change it: the model's notion of "the same node state".
-    pub fp: u64,
+    /// Hash of the node's complete `Debug` rendering (every field, the PRNG included), or 0 until
+    /// [`Running::fp`] computes it; cleared after every call that may change the node. Only
+    /// [`State::fingerprint`] reads it (it picks the states the liveness probe runs on): the
+    /// checker's own state hash hashes the node directly ([`Node`]'s `Hash`), which is much
+    /// cheaper than formatting it, so a node that no checked state's fingerprint needs is never
+    /// formatted. Atomic because the checker shares states between threads; a copy keeps the
+    /// value, so an unchanged node is formatted at most once along a path.
+    fp: AtomicU64,
+}
+
+impl Clone for Running {
+    fn clone(&self) -> Running {
+        Running { node: self.node.clone(), fp: AtomicU64::new(self.fp.load(Ordering::Relaxed)) }
+    }
 }
 
 impl Running {
     /// Wraps a node.
     pub fn new(node: Node) -> Running {
-        let mut r = Running { node, fp: 0 };
-        r.refresh();
-        r
+        Running { node, fp: AtomicU64::new(0) }
     }
-    /// Recomputes [`Running::fp`].
+    /// Forgets [`Running::fp`]: the node may have changed.
     pub fn refresh(&mut self) {
-        self.fp = node_fingerprint(&self.node);
+        *self.fp.get_mut() = 0;
+    }
+    /// The hash of the node's `Debug` rendering (computed at most once per node state; a hash
+    /// that happens to be 0 is recomputed each time, which costs time only).
+    pub fn fp(&self) -> u64 {
+        let fp = self.fp.load(Ordering::Relaxed);
+        if fp != 0 {
+            return fp;
+        }
+        let fp = node_fingerprint(&self.node);
+        self.fp.store(fp, Ordering::Relaxed);
+        fp
     }
 }
 
@@ -322,9 +342,31 @@ pub struct Host {
 /// core gave at the crash.
 pub type Armed = (u64, u64, Vec<(u8, Vec<u8>)>);
 
+/// The checker's state hash (stateright's fingerprint, which tells states apart): the node by
+/// every field of it (`Node`'s `Hash` hashes every field its `Debug` prints). The durable state's
+/// two fields are hashed one by one, as they always were.
 impl Hash for Host {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.node.as_ref().map(|r| r.fp).hash(h);
+        self.node.as_ref().map(|r| &r.node).hash(h);
+        self.hash_rest(h);
+    }
+}
+
+/// A host hashed as [`State::fingerprint`] hashes it: the node by its `Debug` rendering's hash.
+/// The fingerprint picks the states the liveness probe runs on (`Opts::probe_every`); keeping it
+/// as it was keeps that sample, and so what the probe checks, exactly as it was.
+struct ByDebug<'a>(&'a Host);
+
+impl Hash for ByDebug<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.node.as_ref().map(Running::fp).hash(h);
+        self.0.hash_rest(h);
+    }
+}
+
+impl Host {
+    /// Every field but the node.
+    fn hash_rest<H: Hasher>(&self, h: &mut H) {
         self.durable.term.hash(h);
         self.durable.voted_for.hash(h);
         self.clock.hash(h);
@@ -396,23 +438,30 @@ pub struct State {
 
 impl Hash for State {
     fn hash<H: Hasher>(&self, h: &mut H) {
+        self.hash_with(&self.hosts, h);
+    }
+}
+
+impl State {
+    /// A 64-bit fingerprint of the whole state (the nodes by their `Debug` rendering, see
+    /// [`ByDebug`]).
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        let hosts: Vec<ByDebug> = self.hosts.iter().map(ByDebug).collect();
+        self.hash_with(&hosts, &mut h);
+        h.finish()
+    }
+
+    /// Hashes the state with `hosts` standing for [`State::hosts`].
+    fn hash_with<T: Hash, H: Hasher>(&self, hosts: &[T], h: &mut H) {
         self.now.hash(h);
-        self.hosts.hash(h);
+        hosts.hash(h);
         self.net.hash(h);
         self.seen.hash(h);
         self.left.hash(h);
         self.ghost.hash(h);
         self.cut.hash(h);
         self.broken.hash(h);
-    }
-}
-
-impl State {
-    /// A 64-bit fingerprint of the whole state.
-    pub fn fingerprint(&self) -> u64 {
-        let mut h = DefaultHasher::new();
-        self.hash(&mut h);
-        h.finish()
     }
 }
 
