@@ -26,6 +26,7 @@
 use std::fmt::{self, Write as _};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use tenure::{Bug, Config, DurableState, Node};
 
@@ -255,46 +256,70 @@ pub struct Dgram {
     pub bytes: Vec<u8>,
 }
 
-/// A running node, and the fingerprint of its `Debug` rendering once something asked for it.
+/// A running node, shared between the states that hold it unchanged, and its hashes once
+/// something asked for them.
 pub struct Running {
-    /// The real core.
-    pub node: Node,
+    /// The real core. Shared: a state's copy shares its nodes with the state it was copied from,
+    /// and [`Running::node_mut`] copies a node only when an action changes it (an action changes
+    /// one node of three, and copying every node of every state was a large part of the run).
+    pub node: Arc<Node>,
+    /// Hash (SipHash) of the node by its `Hash` (every field of it), or 0 until [`Running::hash`]
+    /// computes it: the checker's state hash hashes this, so a node an action left alone is not
+    /// hashed again. 64 bits per node state, as the hash of the whole state is.
+    hash: AtomicU64,
     /// Hash of the node's complete `Debug` rendering (every field, the PRNG included), or 0 until
-    /// [`Running::fp`] computes it; cleared after every call that may change the node. Only
-    /// [`State::fingerprint`] reads it (it picks the states the liveness probe runs on): the
-    /// checker's own state hash hashes the node directly ([`Node`]'s `Hash`), which is much
-    /// cheaper than formatting it, so a node that no checked state's fingerprint needs is never
-    /// formatted. Atomic because the checker shares states between threads; a copy keeps the
-    /// value, so an unchanged node is formatted at most once along a path.
+    /// [`Running::fp`] computes it. Only [`State::fingerprint`] reads it (it picks the states the
+    /// liveness probe runs on); formatting a node is slow, so only the nodes of the states that
+    /// fingerprint needs are formatted.
     fp: AtomicU64,
 }
 
 impl Clone for Running {
     fn clone(&self) -> Running {
-        Running { node: self.node.clone(), fp: AtomicU64::new(self.fp.load(Ordering::Relaxed)) }
+        Running {
+            node: Arc::clone(&self.node),
+            hash: AtomicU64::new(self.hash.load(Ordering::Relaxed)),
+            fp: AtomicU64::new(self.fp.load(Ordering::Relaxed)),
+        }
     }
 }
 
 impl Running {
     /// Wraps a node.
     pub fn new(node: Node) -> Running {
-        Running { node, fp: AtomicU64::new(0) }
+        Running { node: Arc::new(node), hash: AtomicU64::new(0), fp: AtomicU64::new(0) }
     }
-    /// Forgets [`Running::fp`]: the node may have changed.
-    pub fn refresh(&mut self) {
+    /// The node, to change it (copied first if another state shares it); forgets the hashes.
+    pub fn node_mut(&mut self) -> &mut Node {
+        *self.hash.get_mut() = 0;
         *self.fp.get_mut() = 0;
+        Arc::make_mut(&mut self.node)
     }
-    /// The hash of the node's `Debug` rendering (computed at most once per node state; a hash
-    /// that happens to be 0 is recomputed each time, which costs time only).
+    /// The hash of the node's `Hash` (computed at most once per node state; the atomics only
+    /// because the checker moves states between threads; a hash that happens to be 0 is
+    /// recomputed each time, which costs time only).
+    pub fn hash(&self) -> u64 {
+        cached(&self.hash, || {
+            let mut h = DefaultHasher::new();
+            self.node.hash(&mut h);
+            h.finish()
+        })
+    }
+    /// The hash of the node's `Debug` rendering (computed at most once per node state).
     pub fn fp(&self) -> u64 {
-        let fp = self.fp.load(Ordering::Relaxed);
-        if fp != 0 {
-            return fp;
-        }
-        let fp = node_fingerprint(&self.node);
-        self.fp.store(fp, Ordering::Relaxed);
-        fp
+        cached(&self.fp, || node_fingerprint(&self.node))
     }
+}
+
+/// `slot`'s value, computed by `f` and stored there when it is 0 (unknown).
+fn cached(slot: &AtomicU64, f: impl FnOnce() -> u64) -> u64 {
+    let v = slot.load(Ordering::Relaxed);
+    if v != 0 {
+        return v;
+    }
+    let v = f();
+    slot.store(v, Ordering::Relaxed);
+    v
 }
 
 impl fmt::Debug for Running {
@@ -343,11 +368,11 @@ pub struct Host {
 pub type Armed = (u64, u64, Vec<(u8, Vec<u8>)>);
 
 /// The checker's state hash (stateright's fingerprint, which tells states apart): the node by
-/// every field of it (`Node`'s `Hash` hashes every field its `Debug` prints). The durable state's
-/// two fields are hashed one by one, as they always were.
+/// the hash of every field of it ([`Running::hash`]; `Node`'s `Hash` hashes every field its
+/// `Debug` prints). The durable state's two fields are hashed one by one, as they always were.
 impl Hash for Host {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.node.as_ref().map(|r| &r.node).hash(h);
+        self.node.as_ref().map(Running::hash).hash(h);
         self.hash_rest(h);
     }
 }

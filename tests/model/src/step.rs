@@ -43,11 +43,12 @@ impl State {
         let host = &mut self.hosts[i];
         let Some(run) = host.node.as_mut() else { return Err("down") };
         let led = run.node.is_leader().then(|| run.node.term());
-        let result = apply_input(&mut run.node, local, input);
+        let node = run.node_mut();
+        let result = apply_input(node, local, input);
         let mut outputs = Vec::new();
         let mut sends = Vec::new();
         let mut self_votes = Vec::new();
-        while let Some(o) = run.node.poll_output() {
+        while let Some(o) = node.poll_output() {
             if rec.is_some() {
                 outputs.push(output_json(&o));
             }
@@ -69,7 +70,6 @@ impl State {
         let term_now = run.node.term();
         let lease_after = run.node.lease_deadline();
         let next_deadline = run.node.poll_timeout();
-        run.refresh();
         let clock = host.clock;
         if let Some(rec) = rec {
             let step = Step {
