@@ -263,7 +263,7 @@ pub struct Running {
     /// and [`Running::node_mut`] copies a node only when an action changes it (an action changes
     /// one node of three, and copying every node of every state was a large part of the run).
     pub node: Arc<Node>,
-    /// Hash (SipHash) of the node by its `Hash` (every field of it), or 0 until [`Running::hash`]
+    /// Hash (aHash, fixed keys) of the node by its `Hash` (every field of it), or 0 until [`Running::hash`]
     /// computes it: the checker's state hash hashes this, so a node an action left alone is not
     /// hashed again. 64 bits per node state, as the hash of the whole state is.
     hash: AtomicU64,
@@ -299,17 +299,17 @@ impl Running {
     /// because the checker moves states between threads; a hash that happens to be 0 is
     /// recomputed each time, which costs time only).
     pub fn hash(&self) -> u64 {
-        cached(&self.hash, || {
-            let mut h = DefaultHasher::new();
-            self.node.hash(&mut h);
-            h.finish()
-        })
+        cached(&self.hash, || NODE_HASH.hash_one(&*self.node))
     }
     /// The hash of the node's `Debug` rendering (computed at most once per node state).
     pub fn fp(&self) -> u64 {
         cached(&self.fp, || node_fingerprint(&self.node))
     }
 }
+
+/// The hasher of [`Running::hash`]: aHash (what stateright fingerprints whole states with) with
+/// fixed keys, so that a run explores states in the same order every time.
+static NODE_HASH: ahash::RandomState = ahash::RandomState::with_seeds(0x7e57, 0x6e6f_6465, 0x6861_7368, 0x6d63);
 
 /// `slot`'s value, computed by `f` and stored there when it is 0 (unknown).
 fn cached(slot: &AtomicU64, f: impl FnOnce() -> u64) -> u64 {
