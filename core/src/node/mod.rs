@@ -493,6 +493,10 @@ struct Campaign {
 /// ```
 #[derive(Debug)]
 #[cfg_attr(feature = "model-check", derive(Clone))]
+// `Hash` (for model checkers, which tell node states apart by it) hashes every field, and every
+// field of what the fields hold, as derived `Debug` prints them: each may change what the node
+// does next. The one exception is `mac`, whose keyed states never change in a node's life (see
+// `NodeMac`'s `Hash`).
 #[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct Node {
     /// This node's id followed by the cluster id, in one allocation (see [`Node::id`]).

@@ -378,8 +378,8 @@ impl Hash for Host {
 }
 
 /// A host hashed as [`State::fingerprint`] hashes it: the node by its `Debug` rendering's hash.
-/// The fingerprint picks the states the liveness probe runs on (`Opts::probe_every`); keeping it
-/// as it was keeps that sample, and so what the probe checks, exactly as it was.
+/// The fingerprint picks the states the liveness probe runs on (`Opts::probe_every`): that sample
+/// depends on the nodes' renderings, not on how the checker's own state hash hashes them.
 struct ByDebug<'a>(&'a Host);
 
 impl Hash for ByDebug<'_> {
