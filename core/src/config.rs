@@ -471,6 +471,7 @@ fn check_id(field: &'static str, value: &str) -> Result<(), ConfigError> {
 
 /// The numbers a node runs with, after derivation, plus the warnings found.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct ValidConfig {
     /// Effective lower election timeout bound.
     pub election_timeout_min: u64,
@@ -503,6 +504,7 @@ pub struct ValidConfig {
 
 /// A configuration that works but is probably not what was meant.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub enum ConfigWarning {
     /// `min_cluster_size` of 1 or 2: a lone node (or a pair) can lead, so a partition can yield
     /// two leaders.
@@ -758,6 +760,7 @@ impl core::error::Error for ConfigError {}
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase", deny_unknown_fields))]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct DurableState {
     /// The current term.
     pub term: u64,

@@ -6,6 +6,7 @@
 
 /// A small deterministic PRNG (SplitMix64).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(crate) struct Rng {
     state: u64,
 }

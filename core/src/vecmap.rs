@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 
 /// Where a key's bytes are in [`IdMap::names`].
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct Name {
     at: u32,
     len: u32,
@@ -36,6 +37,7 @@ fn name(names: &str, n: Name) -> &str {
 /// ids (search, interning, compaction) lives here, compiled once: in `IdMap<V>` it would be copied
 /// into the WebAssembly builds once per value type.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct Keys {
     /// The fixed prefix, then the appended ids.
     names: String,
@@ -115,6 +117,7 @@ impl Keys {
 
 /// A map from id to `V`, sorted by id.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(crate) struct IdMap<V> {
     keys: Keys,
     /// The value of `keys.keys[i]` at `i`.

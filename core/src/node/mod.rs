@@ -106,6 +106,7 @@ impl PeerDownReason {
 
 /// Something the node wants the host to know or do, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub enum Event {
     /// This node is now the leader of `term` (the fencing token). Start leader-only work.
     BecameLeader {
@@ -247,6 +248,7 @@ const SPEAKS: u8 = 32;
 /// What this node knows of one peer. The optional instants are packed (five `u64`s and one byte
 /// of presence bits, not five 16-byte `Option<u64>`s): a view of N peers holds N of these.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct Peer {
     /// [`DECLARED`] (by the host: bootstrap or `join`, as opposed to admitted because it wrote to
     /// us), [`ANSWERED`], [`SEND_FAILING`].
@@ -352,6 +354,7 @@ impl Peer {
 /// A peer removed by `leave` or `peer_down(terminated)`, or a retired run of a member: the
 /// leader whose death notice this node accepted (`until` is then the instant of the notice).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct Removed {
     /// Its messages are refused until this instant (traffic in flight must not re-admit it).
     until: u64,
@@ -374,6 +377,7 @@ const APP_WINDOW: u64 = 64;
 /// sequence number seen and a bitmap of the [`APP_WINDOW`] below it (the IPsec anti-replay
 /// window). The last [`APP_INCARNATIONS`] incarnations are remembered.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct AppWindows {
     /// (incarnation, highest seq, bit i set = seq `highest - i` delivered), oldest first.
     seen: Vec<(u64, u64, u64)>,
@@ -410,6 +414,7 @@ impl AppWindows {
 /// Optional instants of a node, packed as eight `u64`s and a byte of presence bits instead of
 /// eight 16-byte `Option<u64>`s (indices: the constants below).
 #[derive(Debug, Clone, Copy, Default)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct Times {
     present: u8,
     values: [u64; 8],
@@ -452,6 +457,7 @@ impl Times {
 }
 
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct Campaign {
     pre: bool,
     term: u64,
@@ -487,6 +493,11 @@ struct Campaign {
 /// ```
 #[derive(Debug)]
 #[cfg_attr(feature = "model-check", derive(Clone))]
+// `Hash` (for model checkers, which tell node states apart by it) hashes every field, and every
+// field of what the fields hold, as derived `Debug` prints them: each may change what the node
+// does next. The one exception is `mac`, whose keyed states never change in a node's life (see
+// `NodeMac`'s `Hash`).
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub struct Node {
     /// This node's id followed by the cluster id, in one allocation (see [`Node::id`]).
     names: Box<str>,

@@ -62,6 +62,7 @@ impl OutputRef<'_> {
 /// A persist or an event, waiting in [`Outbox::other`].
 #[derive(Debug)]
 #[cfg_attr(feature = "model-check", derive(Clone))]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(super) enum Other {
     Persist(DurableState),
     Event(Event),
@@ -75,6 +76,7 @@ const CURSOR: usize = 4;
 /// The node's outputs, in order.
 #[derive(Debug, Default)]
 #[cfg_attr(feature = "model-check", derive(Clone))]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(super) struct Outbox {
     /// Empty, or the read position (the offset of the next record to poll, `u32` little-endian)
     /// then the records, in queue order.

@@ -26,6 +26,7 @@ pub const PREEMPT_BACKOFF_FACTOR: u64 = 8;
 
 /// What this node knows of one peer's rank, and, while leading, how steadily it answers.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 struct PeerRank {
     /// The run (incarnation) of the peer the rank below came from; another run has the defaults
     /// until it says otherwise.
@@ -47,6 +48,7 @@ struct PeerRank {
 /// A node's priority state (boxed in [`Node`]; absent while the node and every peer it heard of
 /// have the default rank).
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(super) struct Ranks {
     priority: u32,
     never_lead: bool,

@@ -16,6 +16,7 @@ use super::*;
 
 /// A node's proclaimed-value state (boxed in [`Node`]; absent while there is none).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "model-check", derive(Hash))]
 pub(super) struct Values {
     /// What each of this node's leaderships starts with (`Config::value`).
     configured: Option<Box<str>>,

@@ -25,6 +25,8 @@
 
 use std::fmt::{self, Write as _};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use tenure::{Bug, Config, DurableState, Node};
 
@@ -254,27 +256,70 @@ pub struct Dgram {
     pub bytes: Vec<u8>,
 }
 
-/// A running node and the fingerprint of its whole state.
-#[derive(Clone)]
+/// A running node, shared between the states that hold it unchanged, and its hashes once
+/// something asked for them.
 pub struct Running {
-    /// The real core.
-    pub node: Node,
-    /// Hash of the node's complete `Debug` rendering (every field, the PRNG included), refreshed
-    /// after every call that may change it: the model's notion of "the same node state".
-    pub fp: u64,
+    /// The real core. Shared: a state's copy shares its nodes with the state it was copied from,
+    /// and [`Running::node_mut`] copies a node only when an action changes it (an action changes
+    /// one node of three, and copying every node of every state was a large part of the run).
+    pub node: Arc<Node>,
+    /// Hash (aHash, fixed keys) of the node by its `Hash` (every field of it), or 0 until [`Running::hash`]
+    /// computes it: the checker's state hash hashes this, so a node an action left alone is not
+    /// hashed again. 64 bits per node state, as the hash of the whole state is.
+    hash: AtomicU64,
+    /// Hash of the node's complete `Debug` rendering (every field, the PRNG included), or 0 until
+    /// [`Running::fp`] computes it. Only [`State::fingerprint`] reads it (it picks the states the
+    /// liveness probe runs on); formatting a node is slow, so only the nodes of the states that
+    /// fingerprint needs are formatted.
+    fp: AtomicU64,
+}
+
+impl Clone for Running {
+    fn clone(&self) -> Running {
+        Running {
+            node: Arc::clone(&self.node),
+            hash: AtomicU64::new(self.hash.load(Ordering::Relaxed)),
+            fp: AtomicU64::new(self.fp.load(Ordering::Relaxed)),
+        }
+    }
 }
 
 impl Running {
     /// Wraps a node.
     pub fn new(node: Node) -> Running {
-        let mut r = Running { node, fp: 0 };
-        r.refresh();
-        r
+        Running { node: Arc::new(node), hash: AtomicU64::new(0), fp: AtomicU64::new(0) }
     }
-    /// Recomputes [`Running::fp`].
-    pub fn refresh(&mut self) {
-        self.fp = node_fingerprint(&self.node);
+    /// The node, to change it (copied first if another state shares it); forgets the hashes.
+    pub fn node_mut(&mut self) -> &mut Node {
+        *self.hash.get_mut() = 0;
+        *self.fp.get_mut() = 0;
+        Arc::make_mut(&mut self.node)
     }
+    /// The hash of the node's `Hash` (computed at most once per node state; the atomics only
+    /// because the checker moves states between threads; a hash that happens to be 0 is
+    /// recomputed each time, which costs time only).
+    pub fn hash(&self) -> u64 {
+        cached(&self.hash, || NODE_HASH.hash_one(&*self.node))
+    }
+    /// The hash of the node's `Debug` rendering (computed at most once per node state).
+    pub fn fp(&self) -> u64 {
+        cached(&self.fp, || node_fingerprint(&self.node))
+    }
+}
+
+/// The hasher of [`Running::hash`]: aHash (what stateright fingerprints whole states with) with
+/// fixed keys, so that a run explores states in the same order every time.
+static NODE_HASH: ahash::RandomState = ahash::RandomState::with_seeds(0x7e57, 0x6e6f_6465, 0x6861_7368, 0x6d63);
+
+/// `slot`'s value, computed by `f` and stored there when it is 0 (unknown).
+fn cached(slot: &AtomicU64, f: impl FnOnce() -> u64) -> u64 {
+    let v = slot.load(Ordering::Relaxed);
+    if v != 0 {
+        return v;
+    }
+    let v = f();
+    slot.store(v, Ordering::Relaxed);
+    v
 }
 
 impl fmt::Debug for Running {
@@ -322,9 +367,31 @@ pub struct Host {
 /// core gave at the crash.
 pub type Armed = (u64, u64, Vec<(u8, Vec<u8>)>);
 
+/// The checker's state hash (stateright's fingerprint, which tells states apart): the node by
+/// the hash of every field of it ([`Running::hash`]; `Node`'s `Hash` hashes every field its
+/// `Debug` prints). The durable state's two fields are hashed one by one, as they always were.
 impl Hash for Host {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.node.as_ref().map(|r| r.fp).hash(h);
+        self.node.as_ref().map(Running::hash).hash(h);
+        self.hash_rest(h);
+    }
+}
+
+/// A host hashed as [`State::fingerprint`] hashes it: the node by its `Debug` rendering's hash.
+/// The fingerprint picks the states the liveness probe runs on (`Opts::probe_every`): that sample
+/// depends on the nodes' renderings, not on how the checker's own state hash hashes them.
+struct ByDebug<'a>(&'a Host);
+
+impl Hash for ByDebug<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.node.as_ref().map(Running::fp).hash(h);
+        self.0.hash_rest(h);
+    }
+}
+
+impl Host {
+    /// Every field but the node.
+    fn hash_rest<H: Hasher>(&self, h: &mut H) {
         self.durable.term.hash(h);
         self.durable.voted_for.hash(h);
         self.clock.hash(h);
@@ -396,23 +463,30 @@ pub struct State {
 
 impl Hash for State {
     fn hash<H: Hasher>(&self, h: &mut H) {
+        self.hash_with(&self.hosts, h);
+    }
+}
+
+impl State {
+    /// A 64-bit fingerprint of the whole state (the nodes by their `Debug` rendering, see
+    /// [`ByDebug`]).
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        let hosts: Vec<ByDebug> = self.hosts.iter().map(ByDebug).collect();
+        self.hash_with(&hosts, &mut h);
+        h.finish()
+    }
+
+    /// Hashes the state with `hosts` standing for [`State::hosts`].
+    fn hash_with<T: Hash, H: Hasher>(&self, hosts: &[T], h: &mut H) {
         self.now.hash(h);
-        self.hosts.hash(h);
+        hosts.hash(h);
         self.net.hash(h);
         self.seen.hash(h);
         self.left.hash(h);
         self.ghost.hash(h);
         self.cut.hash(h);
         self.broken.hash(h);
-    }
-}
-
-impl State {
-    /// A 64-bit fingerprint of the whole state.
-    pub fn fingerprint(&self) -> u64 {
-        let mut h = DefaultHasher::new();
-        self.hash(&mut h);
-        h.finish()
     }
 }
 

@@ -43,11 +43,12 @@ impl State {
         let host = &mut self.hosts[i];
         let Some(run) = host.node.as_mut() else { return Err("down") };
         let led = run.node.is_leader().then(|| run.node.term());
-        let result = apply_input(&mut run.node, local, input);
+        let node = run.node_mut();
+        let result = apply_input(node, local, input);
         let mut outputs = Vec::new();
         let mut sends = Vec::new();
         let mut self_votes = Vec::new();
-        while let Some(o) = run.node.poll_output() {
+        while let Some(o) = node.poll_output() {
             if rec.is_some() {
                 outputs.push(output_json(&o));
             }
@@ -69,7 +70,6 @@ impl State {
         let term_now = run.node.term();
         let lease_after = run.node.lease_deadline();
         let next_deadline = run.node.poll_timeout();
-        run.refresh();
         let clock = host.clock;
         if let Some(rec) = rec {
             let step = Step {
@@ -117,17 +117,25 @@ impl State {
             }
         }
         let transfer = matches!(input, Input::Transfer(_));
-        for (to, bytes) in &sends {
-            let Ok(env) = wire::decode(bytes, None) else { continue };
+        // Each datagram decoded once, for every check below.
+        let sends: Vec<(u8, Vec<u8>, Option<wire::Envelope>)> = sends
+            .into_iter()
+            .map(|(to, bytes)| {
+                let env = wire::decode(&bytes, None).ok();
+                (to, bytes, env)
+            })
+            .collect();
+        for (to, _, env) in &sends {
+            let Some(env) = env else { continue };
             self.roles_sent(opts, i, *to, &env.message);
             if env.message == Message::TimeoutNow && !transfer {
                 self.preempted(opts, i, *to, led, (leader_term, lease_after));
             }
         }
-        for (to, bytes) in sends {
+        for (to, bytes, env) in sends {
             self.gate(opts, i as u8, to, &bytes);
             if track {
-                if let Ok(env) = wire::decode(&bytes, None) {
+                if let Some(env) = &env {
                     if let Message::VoteReply { granted: true } = env.message {
                         self.vote(i as u8, env.term, to);
                     }
@@ -137,7 +145,7 @@ impl State {
                 continue;
             }
             let d = Dgram { from: i as u8, to, bytes };
-            self.remember(opts, &d);
+            self.remember(opts, &d, env.as_ref());
             if self.net.len() < opts.max_in_flight {
                 let k = self.net.binary_search(&d).unwrap_or_else(|k| k);
                 self.net.insert(k, d);
@@ -149,10 +157,10 @@ impl State {
     /// Adds a datagram a member sent to [`State::seen`]. Without an adversary that replays
     /// anything, only what the liveness probe's recorder replays is kept: per sender and
     /// destination, the newest heartbeat and the vote requests of the newest term (older history
-    /// would only tell otherwise equal states apart).
-    fn remember(&mut self, opts: &Opts, d: &Dgram) {
+    /// would only tell otherwise equal states apart). `env`: `d` decoded (`None`: undecodable).
+    fn remember(&mut self, opts: &Opts, d: &Dgram, env: Option<&wire::Envelope>) {
         if opts.budget.adversary == 0 {
-            let Ok(env) = wire::decode(&d.bytes, None) else { return };
+            let Some(env) = env else { return };
             let heartbeat = matches!(env.message, Message::Heartbeat { .. });
             if !heartbeat && !matches!(env.message, Message::Vote { .. }) {
                 return;
