@@ -96,14 +96,18 @@ def cluster(windows_cli: tuple[list[str], dict[str, str]]) -> Iterator[list[Node
 
 
 def test_killed_leader_is_replaced_and_the_failover_path_is_named(cluster: list[Node]) -> None:
-    """A SIGKILLed leader is replaced, by one of two paths told apart by their evidence: the
-    refused-port probe (a survivor logs the refusal, and the election follows the lease, LEASE_MS)
-    or the election timeout (no refusal logged, at least ELECTION_MIN_MS). A refusal logged while
-    the election still waited for the timeout, or a quick election without one, fails.
+    """A SIGKILLed leader is replaced, by one of three paths told apart by their evidence: the
+    death notice (the killed leader's watchdog, which shares its stdout, reports `death_notice`
+    with the notices it sent, and the election follows at once), the refused-port probe (a
+    survivor logs the refusal, and the election follows the lease, LEASE_MS) or the election
+    timeout (neither, and at least ELECTION_MIN_MS). Evidence of a fast path with a slow election,
+    or a quick election without any, fails.
 
-    Under Wine 8 the path observed here is the election timeout: the leader's port does refuse at
-    once (wineserver closes it when the process dies), but the survivors' connected probe socket
-    reports the refusal only when Wine's winsock tracing slows it down (docs/platforms.md)."""
+    Under Wine 8 the path observed is the death notice (on by default where the runtime can prove
+    its own death: on Windows a handle of its process that the watchdog waits on). Without it, the
+    leader's port does refuse at once (wineserver closes it when the process dies), but the
+    survivors' connected probe socket reports the refusal only when Wine's winsock tracing slows it
+    down (docs/platforms.md), so the election timeout would follow."""
     leader, won = wait_for(cluster, lambda e: e.get("event") == "leader", START_TIMEOUT)
     leader.proc.send_signal(signal.SIGKILL)  # the Windows process itself: Wine's loader execs into it
     killed_at = time.monotonic()
@@ -115,9 +119,18 @@ def test_killed_leader_is_replaced_and_the_failover_path_is_named(cluster: list[
     assert successor.id != leader.id and again["term"] > won["term"]
     time.sleep(0.5)  # stderr is read by another thread
     refused = [line for n in rest for line in n.stderr if "port refused a datagram" in line and leader.id in line]
-    path = "refused-port probe" if refused else "election timeout"
-    print(f"wine: {leader.id} killed, {successor.id} leads term {again['term']} after {took:.2f} s: {path}")
-    if refused:
+    try:
+        _, notice = wait_for([leader], lambda e: e.get("event") == "death_notice", 5)
+    except AssertionError:
+        notice = None  # the watchdog reports whether it sent or not: no line means no watchdog
+    sent = int(notice["sent"]) if notice else 0  # type: ignore[arg-type]
+    path = "death notice" if sent else "refused-port probe" if refused else "election timeout"
+    print(f"wine: {leader.id} killed, {successor.id} leads term {again['term']} after {took:.2f} s: {path} "
+          f"(watchdog: {notice})")
+    if sent:
+        assert notice is not None and notice["term"] == won["term"], notice
+        assert took < LEASE_MS / 1000, f"the death notice was sent, yet the election took {took:.2f} s"
+    elif refused:
         assert took < ELECTION_MIN_MS / 1000, f"a refusal was logged, yet the election took {took:.2f} s"
     else:
         # The last heartbeat came at most one interval before the kill.
