@@ -109,6 +109,9 @@ def test_killed_leader_is_replaced_and_the_failover_path_is_named(cluster: list[
     survivors' connected probe socket reports the refusal only when Wine's winsock tracing slows it
     down (docs/platforms.md), so the election timeout would follow."""
     leader, won = wait_for(cluster, lambda e: e.get("event") == "leader", START_TIMEOUT)
+    # A leader arms its notice for the members that acknowledged it: a few heartbeat rounds first,
+    # so that both followers are among them (killed at once, only its voter may be).
+    time.sleep(1.0)
     leader.proc.send_signal(signal.SIGKILL)  # the Windows process itself: Wine's loader execs into it
     killed_at = time.monotonic()
     leader.proc.wait(30)
@@ -124,12 +127,19 @@ def test_killed_leader_is_replaced_and_the_failover_path_is_named(cluster: list[
     except AssertionError:
         notice = None  # the watchdog reports whether it sent or not: no line means no watchdog
     sent = int(notice["sent"]) if notice else 0  # type: ignore[arg-type]
-    path = "death notice" if sent else "refused-port probe" if refused else "election timeout"
+    everyone = notice is not None and sent == len(rest) == int(notice["peers"])  # type: ignore[arg-type]
+    path = ("death notice" if everyone else "death notice to some" if sent else
+            "refused-port probe" if refused else "election timeout")
     print(f"wine: {leader.id} killed, {successor.id} leads term {again['term']} after {took:.2f} s: {path} "
           f"(watchdog: {notice})")
     if sent:
         assert notice is not None and notice["term"] == won["term"], notice
-        assert took < LEASE_MS / 1000, f"the death notice was sent, yet the election took {took:.2f} s"
+    if everyone:
+        assert took < LEASE_MS / 1000, f"the death notice reached both followers, yet the election took {took:.2f} s"
+    elif sent:
+        # A follower without the notice keeps its promise and refuses the campaign it starts, which
+        # then waits for an election timeout: no bound but the failover timeout.
+        pass
     elif refused:
         assert took < ELECTION_MIN_MS / 1000, f"a refusal was logged, yet the election took {took:.2f} s"
     else:
