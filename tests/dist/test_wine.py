@@ -1,6 +1,6 @@
 """The Windows command line from dist/ (`tenure.exe`, the GNU-toolchain build) as a 3-node cluster
 on loopback under Wine: it elects; a SIGKILLed leader is replaced, and the test names the path that
-noticed (the refused-port probe or the election timeout) from its evidence; Ctrl-C on a leader is a
+noticed (the death notice, the refused-port probe or the election timeout) from its evidence; Ctrl-C on a leader is a
 graceful stop that hands leadership over before the process exits 0. The same tenure.exe, with the
 archive's tenure-supervise.exe beside it, then runs tests/wine/wine_command.py: the leader-only
 command under the shipped Windows supervisor (its Job Object ends the command's tree when the

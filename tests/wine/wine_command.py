@@ -7,7 +7,9 @@ Windows process ends as by TerminateProcess, and wineserver closes its handles):
 1. the leader's runtime: its command and the command's descendant must stop (the supervisor reads
    the end of its orders pipe and ends the job), the new leader's command must start, and no line
    of the old leadership's files may be later than the first line of the new one's; the killed
-   leader's watchdog must send its death notice to both peers;
+   leader's watchdog reports its death notice for both peers, and the election must match what it
+   sent (to both: within the lease; a notice Wine failed to send is reported as an anomaly, and
+   then the election must wait for the election timeout);
 2. the new leader's supervisor: the command and its descendant must stop at once (the supervisor
    held the only handle of their Job Object, which has JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE): no
    line is written between the kill and the next command's start (the runtime starts a supervisor
